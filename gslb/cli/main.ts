@@ -1,0 +1,130 @@
+/**
+ * The `gridsteer` command. Exit codes: 0 success, 1 failure (bad config, cannot listen),
+ * 2 usage error. Messages go to stderr, results to stdout.
+ */
+import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../config/load.js';
+import { prepare } from '../serving.js';
+import { startGridSteer, type Running } from '../main.js';
+import { hashToken } from '../api/auth.js';
+
+const USAGE = `usage: gridsteer <command> [options]
+
+commands:
+  serve          answer DNS and serve the HTTP API
+                   --config FILE        (default: $GRIDSTEER_CONFIG or gridsteer.yaml)
+                   --workers N|auto     DNS worker processes; 0 answers in the primary
+                   --dns-listen ADDR    host:port, repeatable (overrides dns.listen)
+                   --http-listen ADDR   host:port (overrides http.listen)
+                   --log-level LEVEL    fatal|error|warn|info|debug|trace|silent
+  check-config   validate the configuration and exit (--config FILE)
+  token-hash     read a token on stdin, print its sha256 for a tokens file
+  version        print the version
+`;
+
+function usage(msg?: string): never {
+  if (msg) process.stderr.write(`gridsteer: ${msg}\n`);
+  process.stderr.write(USAGE);
+  process.exit(2);
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      options: {
+        config: { type: 'string' },
+        workers: { type: 'string' },
+        'dns-listen': { type: 'string', multiple: true },
+        'http-listen': { type: 'string' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (e) {
+    usage((e as Error).message);
+  }
+  const v = parsed.values;
+  if (v.help) usage();
+  const configFile = v.config ?? process.env.GRIDSTEER_CONFIG ?? 'gridsteer.yaml';
+  switch (cmd) {
+    case 'check-config': {
+      try {
+        const p = prepare(configFile);
+        const c = p.loaded.config;
+        process.stdout.write(
+          `ok ${p.loaded.file}: version ${p.loaded.hash}, ${c.zones.length} zone(s), ${c.names.length} steered name(s), ${p.loaded.regions.length} region(s)\n`,
+        );
+        return 0;
+      } catch (e) {
+        if (e instanceof ConfigError) {
+          process.stderr.write(e.message + '\n');
+          return 1;
+        }
+        throw e;
+      }
+    }
+    case 'serve': {
+      let workers: number | 'auto' | undefined;
+      if (v.workers !== undefined) {
+        if (v.workers === 'auto') workers = 'auto';
+        else if (/^\d{1,3}$/.test(v.workers)) workers = Number(v.workers);
+        else usage(`--workers takes a number or "auto" (got "${v.workers}")`);
+      }
+      let running: Running;
+      try {
+        running = await startGridSteer({ configFile, workers, dnsListen: v['dns-listen'], httpListen: v['http-listen'], logLevel: v['log-level'] });
+      } catch (e) {
+        if (e instanceof ConfigError) process.stderr.write(e.message + '\n');
+        else process.stderr.write(`gridsteer: cannot start: ${(e as Error).message}\n`);
+        return 1;
+      }
+      process.on('SIGHUP', () => {
+        running.reload().catch((e: Error) => process.stderr.write(`gridsteer: reload failed, still serving the previous config:\n${e.message}\n`));
+      });
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once('SIGTERM', stop);
+        process.once('SIGINT', stop);
+      });
+      await running.close();
+      return 0;
+    }
+    case 'token-hash': {
+      const token = readFileSync(0, 'utf8').trim();
+      if (!token) usage('token-hash reads the token on standard input');
+      process.stdout.write(hashToken(token) + '\n');
+      return 0;
+    }
+    case 'version':
+      process.stdout.write(`gridsteer ${version()}\n`);
+      return 0;
+    case undefined:
+      usage();
+      break;
+    default:
+      usage(`unknown command "${cmd}"`);
+  }
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+    if (code !== 0 || process.argv[2] === 'serve') setTimeout(() => process.exit(code), 100).unref();
+  },
+  (e: Error) => {
+    process.stderr.write(`gridsteer: ${e.stack ?? e.message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,233 @@
+/**
+ * The configuration schema: `gridsteer.yaml` (zones, names, policy, server settings) and
+ * one file per region in `regions/`. One declaration per setting, with its default and
+ * help text (the `description`). Unknown keys are errors everywhere
+ * (`additionalProperties: false`). Types come from the same declarations.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+const strict = { additionalProperties: false } as const;
+
+/** A DNS name in presentation format: letters, digits, hyphen, underscore; optional trailing dot. */
+const DnsName = (description: string) =>
+  Type.String({
+    description,
+    minLength: 1,
+    maxLength: 254,
+    pattern: '^(@|([A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\\.)*[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\\.?|\\.)$',
+  });
+
+const Ttl = (description: string, dflt?: number) =>
+  Type.Integer({ description, minimum: 0, maximum: 2147483647, ...(dflt === undefined ? {} : { default: dflt }) });
+
+/** `host:port` with IPv6 hosts in brackets, e.g. `127.0.0.1:5353` or `[::1]:5353`. */
+const ListenAddress = Type.String({
+  description: 'host:port to listen on; IPv6 in brackets, e.g. [::1]:5353; port 0 picks a free port',
+  pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+|localhost):[0-9]{1,5}$',
+});
+
+export const RecordType = Type.Union(
+  ['A', 'AAAA', 'CNAME', 'TXT', 'MX', 'SRV', 'CAA', 'PTR', 'NS'].map((t) => Type.Literal(t)),
+  { description: 'record type: A, AAAA, CNAME, TXT, MX, SRV, CAA, PTR or NS (NS below the apex delegates)' },
+);
+
+export const StaticRecordSchema = Type.Object(
+  {
+    name: DnsName('owner: "@" for the apex, a name relative to the zone, or an absolute name ending in a dot'),
+    type: RecordType,
+    ttl: Type.Optional(Ttl('TTL in seconds; default: the zone ttl')),
+    data: Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })], {
+      description:
+        'record data in zone-file presentation format (one string or a list, one per record): ' +
+        'A "192.0.2.1", AAAA "2001:db8::1", CNAME/NS/PTR "target" (relative to the zone unless it ends in a dot), ' +
+        'TXT "any text" (split into 255-byte strings), MX "10 mail", SRV "10 5 443 target", CAA \'0 issue "ca.example"\'',
+    }),
+  },
+  strict,
+);
+
+export const NameserverSchema = Type.Object(
+  {
+    name: DnsName('the nameserver host name (absolute, or relative to the zone)'),
+    addresses: Type.Optional(
+      Type.Array(Type.String({ format: 'ip' }), {
+        description: 'glue addresses (IPv4/IPv6); required when the name is inside the zone',
+        default: [],
+      }),
+    ),
+  },
+  strict,
+);
+
+export const SoaSchema = Type.Object(
+  {
+    mname: Type.Optional(DnsName('primary nameserver; default: the first nameserver')),
+    rname: DnsName('responsible mailbox as a name, e.g. hostmaster.example.com.'),
+    serial: Type.Integer({ minimum: 0, maximum: 4294967295, description: 'zone serial' }),
+    refresh: Ttl('seconds', 3600),
+    retry: Ttl('seconds', 600),
+    expire: Ttl('seconds', 1209600),
+    minimum: Ttl('negative-caching TTL bound in seconds (RFC 2308)', 60),
+    ttl: Type.Optional(Ttl('TTL of the SOA record; default: the zone ttl')),
+  },
+  strict,
+);
+
+export const ZoneSchema = Type.Object(
+  {
+    name: DnsName('the zone apex, e.g. gslb.example.com'),
+    ttl: Ttl('default TTL of the zone records in seconds', 3600),
+    soa: SoaSchema,
+    nameservers: Type.Array(NameserverSchema, { minItems: 1, description: 'the NS set at the apex (at least one)' }),
+    records: Type.Array(StaticRecordSchema, { default: [], description: 'static records' }),
+  },
+  strict,
+);
+
+export const WhenAllDown = Type.Union(
+  [Type.Literal('nearest'), Type.Literal('all'), Type.Literal('empty'), Type.Literal('servfail')],
+  { description: 'what to answer when no region admits the client: nearest, all, empty (NODATA) or servfail' },
+);
+
+export const GslbNameSchema = Type.Object(
+  {
+    name: DnsName('the steered name (absolute, inside one of the zones)'),
+    ttl: Ttl('TTL0: the TTL of its answers in seconds when nothing is scheduled', 30),
+    regions: Type.Optional(
+      Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9-]*$' }), {
+        minItems: 1,
+        description: 'region ids that serve this name; default: every region',
+      }),
+    ),
+    whenAllDown: Type.Optional(WhenAllDown),
+  },
+  strict,
+);
+
+export const PolicySchema = Type.Object(
+  {
+    minTtl: Ttl('Tmin: the smallest TTL ever answered, in seconds', 5),
+    resolverMinTtl: Ttl('F: the TTL floor resolvers are assumed to clamp to, in seconds', 30),
+    whenAllDown: Type.Optional(WhenAllDown),
+    defaultLocation: Type.Object(
+      {
+        lat: Type.Number({ minimum: -90, maximum: 90 }),
+        lon: Type.Number({ minimum: -180, maximum: 180 }),
+      },
+      { ...strict, description: 'where a client without a known location is placed', default: { lat: 39.0, lon: -77.5 } },
+    ),
+  },
+  { ...strict, default: {} },
+);
+
+export const DnsServerSchema = Type.Object(
+  {
+    listen: Type.Array(ListenAddress, {
+      minItems: 1,
+      description: 'addresses for UDP and TCP; all must share one port when any port is 0',
+      default: ['127.0.0.1:5353'],
+    }),
+    udpPayloadMax: Type.Integer({
+      minimum: 512,
+      maximum: 4096,
+      default: 1232,
+      description: 'largest UDP reply in bytes (RFC 9715 / DNS flag day 2020: 1232)',
+    }),
+    tcp: Type.Object(
+      {
+        idleTimeoutMs: Type.Integer({ minimum: 100, default: 10000, description: 'close an idle TCP connection after this many ms' }),
+        maxConnections: Type.Integer({ minimum: 1, default: 1024, description: 'open TCP connections per process' }),
+        maxConnectionsPerClient: Type.Integer({ minimum: 1, default: 32, description: 'open TCP connections per client address per process' }),
+        maxPipelined: Type.Integer({ minimum: 1, default: 128, description: 'queries answered per connection before the connection is read again' }),
+      },
+      { ...strict, default: {} },
+    ),
+  },
+  { ...strict, default: {} },
+);
+
+export const HttpServerSchema = Type.Object(
+  {
+    listen: Type.String({ ...ListenAddress, default: '127.0.0.1:8053', description: 'host:port of the HTTP API' }),
+    tokensFile: Type.Optional(
+      Type.String({ description: 'YAML file of API tokens (hashes) and roles; see docs/api.md. Env GRIDSTEER_TOKENS also works.' }),
+    ),
+  },
+  { ...strict, default: {} },
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    dns: DnsServerSchema,
+    http: HttpServerSchema,
+    workers: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 0, maximum: 256 })], {
+      default: 'auto',
+      description: 'DNS worker processes: auto = one per core, 0 = answer in the primary',
+    }),
+    regionsDir: Type.String({ default: 'regions', description: 'folder of region files, relative to this file' }),
+    policy: PolicySchema,
+    zones: Type.Array(ZoneSchema, { minItems: 1, description: 'the zones served with authority' }),
+    names: Type.Array(GslbNameSchema, { default: [], description: 'the steered (GSLB) names' }),
+  },
+  strict,
+);
+
+export const EndpointSchema = Type.Object(
+  {
+    address: Type.String({ format: 'ip', description: 'an IPv4 or IPv6 address answered for this region' }),
+  },
+  strict,
+);
+
+export const RegionSchema = Type.Object(
+  {
+    id: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'the region id: lowercase letters, digits, hyphens' }),
+    name: Type.String({ minLength: 1, description: 'a human name, e.g. "Virginia (US East)"' }),
+    location: Type.Object(
+      {
+        lat: Type.Number({ minimum: -90, maximum: 90, description: 'latitude in degrees' }),
+        lon: Type.Number({ minimum: -180, maximum: 180, description: 'longitude in degrees' }),
+        country: Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 country code' }),
+        city: Type.Optional(Type.String()),
+      },
+      strict,
+    ),
+    bias: Type.Number({
+      minimum: -99,
+      maximum: 99,
+      default: 0,
+      description: 'Route 53 geoproximity bias: +b scales distance by (1 - b/100), -b divides it by (1 + b/100)',
+    }),
+    endpoints: Type.Array(EndpointSchema, { minItems: 1, description: 'the addresses answered for this region' }),
+    capacity: Type.Optional(
+      Type.Object(
+        {
+          units: Type.Number({ exclusiveMinimum: 0, description: 'serving capacity in the fleet\'s own unit (e.g. GPUs)' }),
+        },
+        strict,
+      ),
+    ),
+    power: Type.Optional(
+      Type.Object(
+        {
+          site: Type.Union([Type.Literal('grid'), Type.Literal('behind-the-meter')], {
+            description: 'grid: fed from the grid; behind-the-meter: on-site generation/storage with a grid connection',
+          }),
+          balancingAuthority: Type.Optional(Type.String({ description: 'grid operator, e.g. ERCOT, AESO, PJM, EirGrid' })),
+          importLimitW: Type.Optional(Type.Number({ minimum: 0, description: 'contracted grid import limit in watts' })),
+        },
+        strict,
+      ),
+    ),
+    labels: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'free-form labels' })),
+  },
+  strict,
+);
+
+export type Config = Static<typeof ConfigSchema>;
+export type ZoneConfig = Static<typeof ZoneSchema>;
+export type StaticRecordConfig = Static<typeof StaticRecordSchema>;
+export type GslbNameConfig = Static<typeof GslbNameSchema>;
+export type RegionConfig = Static<typeof RegionSchema>;
+export type WhenAllDownPolicy = Static<typeof WhenAllDown>;
+export type AnySchema = TSchema;

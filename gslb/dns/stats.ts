@@ -1,0 +1,88 @@
+/**
+ * Hot-path counters: plain typed arrays bumped per query, turned into Prometheus metrics
+ * only when scraped (metrics.ts), so answering never touches prom-client's label maps.
+ */
+import { QTYPE, rcodeName, typeName } from './constants.js';
+
+export const TRANSPORT_UDP = 0;
+export const TRANSPORT_TCP = 1;
+export const TRANSPORTS = ['udp', 'tcp'] as const;
+
+/** Query types counted under their own label; everything else is `other`. */
+const COUNTED_TYPES = [QTYPE.A, QTYPE.AAAA, QTYPE.ANY, QTYPE.NS, QTYPE.SOA, QTYPE.CNAME, QTYPE.TXT, QTYPE.MX, QTYPE.SRV, QTYPE.CAA, QTYPE.PTR, QTYPE.HINFO, QTYPE.AXFR, QTYPE.IXFR];
+const TYPE_INDEX = new Map<number, number>(COUNTED_TYPES.map((t, i) => [t, i]));
+const OTHER_TYPE = COUNTED_TYPES.length;
+/** -1 (no question parsed) */
+const NO_QUESTION = COUNTED_TYPES.length + 1;
+const NTYPES = COUNTED_TYPES.length + 2;
+const RCODES = [0, 1, 2, 3, 4, 5, 16];
+const RCODE_INDEX = new Map<number, number>(RCODES.map((r, i) => [r, i]));
+const NRCODES = RCODES.length;
+
+export interface QueryCount {
+  transport: string;
+  qtype: string;
+  rcode: string;
+  value: number;
+}
+
+/** Counters of one process. `snapshot()` is cumulative since start. */
+export class DnsStats {
+  private readonly queries = new Float64Array(2 * NTYPES * NRCODES);
+  private readonly malformedBy = new Map<string, number>();
+  private readonly droppedBy = new Map<string, number>();
+  truncated = 0;
+  tcpAccepted = 0;
+  tcpRejected = 0;
+  tcpRejectedPerClient = 0;
+  tcpIdleClosed = 0;
+  tcpOpen = 0;
+
+  count(transport: number, qtype: number, rcode: number): void {
+    const ti = qtype < 0 ? NO_QUESTION : TYPE_INDEX.get(qtype) ?? OTHER_TYPE;
+    const ri = RCODE_INDEX.get(rcode) ?? RCODE_INDEX.get(2)!;
+    this.queries[(transport * NTYPES + ti) * NRCODES + ri]!++;
+  }
+
+  malformed(reason: string): void {
+    this.malformedBy.set(reason, (this.malformedBy.get(reason) ?? 0) + 1);
+  }
+
+  dropped(reason: string): void {
+    this.droppedBy.set(reason, (this.droppedBy.get(reason) ?? 0) + 1);
+  }
+
+  /** Plain data, safe to send to the primary over IPC. */
+  snapshot(): DnsStatsSnapshot {
+    const queries: QueryCount[] = [];
+    for (let tr = 0; tr < 2; tr++)
+      for (let ti = 0; ti < NTYPES; ti++)
+        for (let ri = 0; ri < NRCODES; ri++) {
+          const value = this.queries[(tr * NTYPES + ti) * NRCODES + ri]!;
+          if (value === 0) continue;
+          const qtype = ti === OTHER_TYPE ? 'other' : ti === NO_QUESTION ? 'none' : typeName(COUNTED_TYPES[ti]!);
+          queries.push({ transport: TRANSPORTS[tr]!, qtype, rcode: rcodeName(RCODES[ri]!), value });
+        }
+    return {
+      queries,
+      malformed: Object.fromEntries(this.malformedBy),
+      dropped: Object.fromEntries(this.droppedBy),
+      truncated: this.truncated,
+      tcp: {
+        accepted: this.tcpAccepted,
+        rejected: this.tcpRejected,
+        rejectedPerClient: this.tcpRejectedPerClient,
+        idleClosed: this.tcpIdleClosed,
+        open: this.tcpOpen,
+      },
+    };
+  }
+}
+
+export interface DnsStatsSnapshot {
+  queries: QueryCount[];
+  malformed: Record<string, number>;
+  dropped: Record<string, number>;
+  truncated: number;
+  tcp: { accepted: number; rejected: number; rejectedPerClient: number; idleClosed: number; open: number };
+}

@@ -1,0 +1,254 @@
+/**
+ * The primary process: wiring only. config → (store, collectors, planner: later issues) →
+ * DNS (in this process with workers = 0, else in forked workers) + HTTP API + metrics.
+ *
+ * startGridSteer() is what `gridsteer serve` runs and what integration tests call in
+ * process. It resolves once DNS and HTTP listen, and logs one line `"msg":"ready"` with the
+ * addresses. It never calls process.exit; the CLI owns signals and exit codes.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import pino, { type Logger } from 'pino';
+
+import { Responder, type ResponderOptions } from './dns/respond.js';
+import { parseListen, reservePorts, startDnsServer, type DnsServer, type ListenAddress, type TcpLimits } from './dns/server.js';
+import { prepare, servingState, type Prepared } from './serving.js';
+import { aggregateMetrics, createRegistry, type MetricsJson } from './metrics.js';
+import { buildApi, type ReadinessCheck } from './api/app.js';
+import { loadTokens } from './api/auth.js';
+import type { FromWorker, ToWorker } from './worker.js';
+
+export interface StartOptions {
+  configFile: string;
+  /** Overrides config `workers`: 0 = answer in this process. */
+  workers?: number | 'auto';
+  /** Overrides config `dns.listen`. */
+  dnsListen?: string[];
+  /** Overrides config `http.listen`. */
+  httpListen?: string;
+  logLevel?: string;
+  /** Logger to use (default: pino JSON to stdout). */
+  log?: Logger;
+  /** Environment for tokens (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface Running {
+  /** `udp://host:port` and `tcp://host:port` per DNS address. */
+  dns: string[];
+  /** `http://host:port`. */
+  http: string;
+  /** Re-reads the configuration (SIGHUP, POST /v1/config/reload). Throws ConfigError. */
+  reload(): Promise<{ version: string; changed: boolean }>;
+  close(): Promise<void>;
+}
+
+interface WorkerSlot {
+  worker: Worker;
+  bound: boolean;
+  acked: string;
+}
+
+export async function startGridSteer(o: StartOptions): Promise<Running> {
+  const log = o.log ?? pino({ level: o.logLevel ?? 'info', base: { pid: process.pid, role: 'primary' }, timestamp: pino.stdTimeFunctions.isoTime });
+  let prepared: Prepared = prepare(o.configFile);
+  let loadedAt = Date.now();
+  const cfg = prepared.loaded.config;
+  const workersWanted = o.workers ?? cfg.workers;
+  const nWorkers = workersWanted === 'auto' ? availableParallelism() : workersWanted;
+  const listenSpec = (o.dnsListen ?? cfg.dns.listen).map(parseListen);
+  const responderOpts: ResponderOptions = { udpPayloadMax: cfg.dns.udpPayloadMax, minTtl: cfg.policy.minTtl };
+  const tcpLimits: TcpLimits = { ...cfg.dns.tcp };
+  const tokens = loadTokens({ file: cfg.http.tokensFile, env: (o.env ?? process.env).GRIDSTEER_TOKENS });
+
+  let local: { responder: Responder; server: DnsServer } | undefined;
+  const slots = new Map<number, WorkerSlot>();
+  let closing = false;
+  let dnsAddresses: string[] = [];
+  let metricsSeq = 0;
+  const pendingMetrics = new Map<number, (data: MetricsJson) => void>();
+
+  if (nWorkers === 0) {
+    const responder = new Responder(servingState(prepared.state, prepared.zones), responderOpts);
+    const server = await startDnsServer(listenSpec, responder, tcpLimits, log);
+    local = { responder, server };
+    dnsAddresses = server.addresses;
+  } else {
+    const listen = await reservePorts(listenSpec);
+    dnsAddresses = await forkWorkers(listen);
+  }
+
+  function forkOne(listen: ListenAddress[]): Promise<string[]> {
+    const worker = cluster.fork();
+    const slot: WorkerSlot = { worker, bound: false, acked: '' };
+    slots.set(worker.id, slot);
+    return new Promise((resolve, reject) => {
+      worker.on('message', (m: FromWorker) => {
+        switch (m.t) {
+          case 'hello': {
+            const msg: ToWorker = { t: 'serve', state: prepared.state, listen, opts: responderOpts, tcp: tcpLimits, logLevel: log.level };
+            worker.send(msg);
+            break;
+          }
+          case 'bound':
+            slot.bound = true;
+            slot.acked = m.version;
+            resolve(m.addresses);
+            break;
+          case 'ack':
+            slot.acked = m.version;
+            break;
+          case 'metrics':
+            pendingMetrics.get(m.id)?.(m.data as MetricsJson);
+            break;
+          case 'fatal':
+            log.error({ worker: worker.id, err: m.message }, 'dns worker failed');
+            reject(new Error(`dns worker: ${m.message}`));
+            break;
+        }
+      });
+      worker.on('exit', (code, signal) => {
+        slots.delete(worker.id);
+        reject(new Error(`dns worker exited (${signal ?? code}) before binding`));
+        if (closing) return;
+        log.error({ worker: worker.id, code, signal }, 'dns worker exited; starting another');
+        setTimeout(() => {
+          if (!closing) forkOne(listen).catch((e) => log.error({ err: (e as Error).message }, 'dns worker restart failed'));
+        }, 500);
+      });
+    });
+  }
+
+  async function forkWorkers(listen: ListenAddress[]): Promise<string[]> {
+    cluster.setupPrimary({ exec: fileURLToPath(new URL('./worker.js', import.meta.url)), args: [], silent: false });
+    const results = await Promise.all(Array.from({ length: nWorkers }, () => forkOne(listen)));
+    return results[0]!;
+  }
+
+  const readiness = (): { ready: boolean; checks: ReadinessCheck[] } => {
+    const want = prepared.state.version;
+    const checks: ReadinessCheck[] = [{ name: 'config', ok: true, detail: `version ${prepared.loaded.hash} from ${prepared.loaded.file}` }];
+    if (local) {
+      checks.push({ name: 'dns', ok: local.responder.version === want, detail: `answering in the primary on ${dnsAddresses.join(' ')}` });
+    } else {
+      const s = [...slots.values()];
+      const behind = s.filter((w) => !w.bound || w.acked !== want);
+      checks.push({
+        name: 'dns-workers',
+        ok: s.length === nWorkers && behind.length === 0,
+        detail:
+          behind.length === 0 && s.length === nWorkers
+            ? `${s.length} workers serve version ${want}`
+            : `${s.length}/${nWorkers} workers up; behind: ${behind.map((w) => `#${w.worker.id} at ${w.acked || 'nothing'}`).join(', ') || 'none'}`,
+      });
+    }
+    checks.push({ name: 'geo', ok: true, detail: 'not enabled: every client is placed at the default location' });
+    return { ready: !closing && checks.every((c) => c.ok), checks };
+  };
+
+  const registry = createRegistry(() => local?.responder.stats);
+  const metrics = async () => {
+    const parts: MetricsJson[] = [await registry.getMetricsAsJSON()];
+    const workers = [...slots.values()].filter((w) => w.bound);
+    const replies = await Promise.all(
+      workers.map(
+        (w) =>
+          new Promise<MetricsJson | null>((resolve) => {
+            const id = ++metricsSeq;
+            const timer = setTimeout(() => {
+              pendingMetrics.delete(id);
+              resolve(null);
+            }, 2000);
+            pendingMetrics.set(id, (data) => {
+              clearTimeout(timer);
+              pendingMetrics.delete(id);
+              resolve(data);
+            });
+            w.worker.send({ t: 'metrics', id } satisfies ToWorker);
+          }),
+      ),
+    );
+    for (const r of replies) if (r) parts.push(r);
+    return aggregateMetrics(parts);
+  };
+
+  let reloading: Promise<{ version: string; changed: boolean }> | null = null;
+  const reload = () => {
+    reloading ??= (async () => {
+      try {
+        const next = prepare(o.configFile);
+        const changed = next.state.version !== prepared.state.version;
+        const listenNow = (o.dnsListen ?? next.loaded.config.dns.listen).join(',');
+        if (!o.dnsListen && listenNow !== cfg.dns.listen.join(',')) log.warn('config: dns.listen changed; restart to listen on the new addresses');
+        if (changed) {
+          prepared = next;
+          loadedAt = Date.now();
+          if (local) local.responder.swap(servingState(next.state, next.zones));
+          for (const w of slots.values()) w.worker.send({ t: 'state', state: next.state } satisfies ToWorker);
+          log.info({ version: next.state.version }, 'config reloaded');
+        }
+        return { version: next.loaded.hash, changed };
+      } finally {
+        reloading = null;
+      }
+    })();
+    return reloading;
+  };
+
+  const api = await buildApi({
+    log,
+    tokens,
+    readiness,
+    metrics,
+    configInfo: () => ({
+      version: prepared.loaded.hash,
+      file: prepared.loaded.file,
+      loadedAt,
+      zones: prepared.loaded.config.zones.map((z) => z.name),
+      names: prepared.loaded.config.names.map((n) => n.name),
+      regions: prepared.loaded.regions.map((r) => r.id),
+    }),
+    reload,
+  });
+  const httpAddr = parseListen(o.httpListen ?? cfg.http.listen);
+  let httpUrl: string;
+  try {
+    httpUrl = await api.listen({ host: httpAddr.host, port: httpAddr.port });
+  } catch (e) {
+    closing = true;
+    await local?.server.close();
+    for (const w of slots.values()) w.worker.kill();
+    throw e;
+  }
+  log.info({ dns: dnsAddresses, http: httpUrl, workers: nWorkers, version: prepared.state.version }, 'ready');
+
+  return {
+    dns: dnsAddresses,
+    http: httpUrl,
+    reload,
+    async close() {
+      if (closing) return;
+      closing = true;
+      await api.close();
+      await local?.server.close();
+      await Promise.all(
+        [...slots.values()].map(
+          (w) =>
+            new Promise<void>((resolve) => {
+              if (w.worker.isDead()) return resolve();
+              const t = setTimeout(() => {
+                w.worker.kill('SIGKILL');
+                resolve();
+              }, 3000);
+              w.worker.once('exit', () => {
+                clearTimeout(t);
+                resolve();
+              });
+              w.worker.disconnect();
+            }),
+        ),
+      );
+    },
+  };
+}

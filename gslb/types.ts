@@ -1,0 +1,125 @@
+/**
+ * The shared types every part of GridSteer builds on (fixed by docs/adr/0001-shared-types.md).
+ *
+ * Time base everywhere: milliseconds since the Unix epoch (UTC), as numbers.
+ * Power in watts (W), energy in watt-hours (Wh), fractions in [0, 1].
+ * None of these types carries behaviour: they are plain, JSON-serialisable data, so they
+ * cross process boundaries (primary → workers) and the store unchanged.
+ */
+
+/** Region identifier: the `id` of a file in regions/ (lowercase, [a-z0-9-]). */
+export type RegionId = string;
+
+/** The kinds of fact a collector may emit (dotted names, see CONVENTIONS.md). */
+export type SignalKind =
+  | 'health.probe'
+  | 'load.metrics'
+  | 'capacity'
+  | 'power.budget'
+  | 'grid.event'
+  | 'grid.alert'
+  | 'carbon'
+  | 'demand';
+
+/**
+ * A fact about one region at one time. Collectors emit these and nothing else.
+ * The latest signal per (region, kind, source, key) by `observedAt` wins.
+ * After `expiresAt` the fact is no longer known: the kind's stale policy applies
+ * (never a silent default).
+ */
+export interface Signal<V = unknown> {
+  region: RegionId;
+  kind: SignalKind;
+  /** Who observed it: collector name plus instance, e.g. `health/node-a`. */
+  source: string;
+  /** Tells apart facts of one source about one region, e.g. an endpoint or a meter id. */
+  key: string;
+  /** When the fact was true at its source (ms epoch). Rejected if > now + 5 s. */
+  observedAt: number;
+  /** When the fact stops being known (ms epoch), > observedAt. */
+  expiresAt: number;
+  /** Kind-specific payload; validated per kind by the state layer. */
+  value: V;
+}
+
+/** What an operator (or automation acting for one) asks of a region. */
+export type OverrideAction = 'drain' | 'undrain' | 'force-up' | 'force-down' | 'weight';
+
+/**
+ * An operator override: first-class state that survives restarts (CONVENTIONS.md habit 3).
+ * Precedence (DESIGN.md): force-down > health down > drain/cap > grid obligations > power
+ * budget > compute capacity > carbon. `force-up` overrides health alone and must have `end`.
+ */
+export interface Override {
+  /** Unique id (assigned by the store). */
+  id: string;
+  region: RegionId;
+  action: OverrideAction;
+  /** For `drain` the cap to reach (0 = full drain, 0.3 = keep 30 %); for `weight` the weight; else absent. */
+  value?: number;
+  /** Length of the weight ramp in ms (0 = at once). */
+  ramp: number;
+  /** Optional: a name this override applies to; absent = every name the region serves. */
+  by?: string;
+  /** Who: a token's subject or `automation/<rule>`. */
+  actor: string;
+  /** Why, in words; mandatory and shown in explain, audit and the dashboard. */
+  reason: string;
+  /** In force from (ms epoch). */
+  start: number;
+  /** In force until (ms epoch); mandatory for `force-up`. */
+  end?: number;
+}
+
+/** One step of a plan's schedule: from `at` on, these weights and TTL caps hold. */
+export interface PlanStep {
+  /** ms epoch at which this step takes effect. */
+  at: number;
+  /** Admission weights w[home][target] in [0, 1]; a missing entry means 1. */
+  weights: Record<RegionId, Record<RegionId, number>>;
+  /** Per-region hard cap on the TTL (seconds) while this step holds; missing = no cap. */
+  ttlCap: Record<RegionId, number>;
+  /** Regions that must not receive traffic at all in this step (down or forced down). */
+  down: RegionId[];
+  /** Why this step exists, in words (signal expiry, ramp k/n of event X, restore …). */
+  reasons: string[];
+}
+
+/**
+ * The planner's output: pure function of (configHash, storeRevision, state).
+ * `version` is the hash of those inputs, so nodes with the same revision hold
+ * byte-identical plans and switch steps at the same instants.
+ */
+export interface Plan {
+  version: string;
+  configHash: string;
+  storeRevision: number;
+  /** When the plan was computed (ms epoch) — informational only, never read by decide. */
+  computedAt: number;
+  /** Ordered by `at`; the step in force at `now` is the last with at ≤ now. Never empty. */
+  steps: PlanStep[];
+}
+
+/** One region's addresses for an answer. */
+export interface AnswerAddresses {
+  v4: string[];
+  v6: string[];
+}
+
+/**
+ * What `decide` returns for one (client cell, subnet, name, qtype, now).
+ * `region` is null when nothing was admitted and whenAllDown gave `empty` or `servfail`.
+ */
+export interface Answer {
+  region: RegionId | null;
+  /** Addresses of the answer's qtype (A → IPv4, AAAA → IPv6). */
+  addresses: string[];
+  /** Seconds; never below the policy's minimum TTL. */
+  ttl: number;
+  /** ECS scope prefix length to return (0 = valid for every client). */
+  ecsScope: number;
+  /** `servfail` when whenAllDown says so, else `answer` (possibly empty = NODATA). */
+  rcode: 'answer' | 'servfail';
+  /** Why, in order: each step of the decision in words (shown by explain). */
+  reasons: string[];
+}
