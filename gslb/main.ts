@@ -9,6 +9,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { dirname, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 
 import { Responder, type ResponderOptions } from './dns/respond.js';
@@ -60,7 +61,8 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   const listenSpec = (o.dnsListen ?? cfg.dns.listen).map(parseListen);
   const responderOpts: ResponderOptions = { udpPayloadMax: cfg.dns.udpPayloadMax, minTtl: cfg.policy.minTtl };
   const tcpLimits: TcpLimits = { ...cfg.dns.tcp };
-  const tokens = loadTokens({ file: cfg.http.tokensFile, env: (o.env ?? process.env).GRIDSTEER_TOKENS });
+  const tokensFile = cfg.http.tokensFile === undefined ? undefined : resolve(dirname(prepared.loaded.file), cfg.http.tokensFile);
+  const tokens = loadTokens({ file: tokensFile, env: (o.env ?? process.env).GRIDSTEER_TOKENS });
 
   let local: { responder: Responder; server: DnsServer } | undefined;
   const slots = new Map<number, WorkerSlot>();

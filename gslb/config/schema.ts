@@ -150,7 +150,7 @@ export const HttpServerSchema = Type.Object(
   {
     listen: Type.String({ ...ListenAddress, default: '127.0.0.1:8053', description: 'host:port of the HTTP API' }),
     tokensFile: Type.Optional(
-      Type.String({ description: 'YAML file of API tokens (hashes) and roles; see docs/api.md. Env GRIDSTEER_TOKENS also works.' }),
+      Type.String({ description: 'YAML file of API tokens (hashes) and roles, relative to this file; see docs/api.md. Env GRIDSTEER_TOKENS also works.' }),
     ),
   },
   { ...strict, default: {} },

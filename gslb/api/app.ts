@@ -1,0 +1,174 @@
+/**
+ * The HTTP API: a fastify app with schema-first routes, bearer-token auth and one error table.
+ *
+ * Contract of every response:
+ * - errors are `{ error: { code, message, field?, details? } }` with a code from
+ *   gslb/api/errors.ts (also for unknown routes, bad JSON, wrong content types, oversized
+ *   bodies and schema violations); bad input is always a 4xx naming the field;
+ * - request bodies are JSON only (`application/json`), at most BODY_LIMIT bytes;
+ *   an empty JSON body counts as no body;
+ * - `Cache-Control: no-store`; the client address is the socket's (`trustProxy` off);
+ * - once closing starts, every route but /healthz and /readyz answers 503 GSLB_ERR_NOT_READY
+ *   and /readyz reports not ready.
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { apiError, toApiError, type ApiError } from './errors.js';
+import { registerAuth, type TokenStore } from './auth.js';
+import type { ApiInstance, TypeBoxTypeProvider } from './schemas.js';
+import { probeRoutes } from './routes/probes.js';
+import { configRoutes } from './routes/config.js';
+
+/** One line of /readyz. */
+export interface ReadinessCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+/** What the API needs from the rest of the process. The API never reads config or state otherwise. */
+export interface ApiDeps {
+  /** Root logger; the API logs through `log.child({ module: 'api' })`. */
+  log: Logger;
+  tokens: TokenStore;
+  /** Called per /readyz request; must be cheap and synchronous. A throw counts as not ready. */
+  readiness(): { ready: boolean; checks: ReadinessCheck[] };
+  /** Prometheus exposition, already aggregated across processes. */
+  metrics(): Promise<{ contentType: string; body: string }>;
+  /** The configuration in force; `loadedAt` in ms since the Unix epoch. */
+  configInfo(): { version: string; file: string; loadedAt: number; zones: string[]; names: string[]; regions: string[] };
+  /**
+   * Re-reads and applies the configuration. Rejects with an Error carrying
+   * `issues: {file, line?, column?, path, message}[]` (a ConfigError) when the files are
+   * invalid: the API answers 422 GSLB_ERR_CONFIG_INVALID with the issues. Never called
+   * concurrently by the API.
+   */
+  reload(): Promise<{ version: string; changed: boolean }>;
+}
+
+/** Largest accepted request body, in bytes (1 MiB). */
+export const BODY_LIMIT = 1024 * 1024;
+
+/** Routes that keep answering while the API closes (orchestrators watch them). */
+const OPEN_WHILE_CLOSING = new Set(['/healthz', '/readyz']);
+/** Routes logged at debug rather than info (polled by machines). */
+const QUIET_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** Answers any error with its table code and logs it: faults at error, refusals of access at info, bad input at debug. */
+function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const e: ApiError = toApiError(err, {
+    requestId: request.id,
+    bodyLimit: request.routeOptions?.bodyLimit ?? BODY_LIMIT,
+    contentType: request.headers['content-type'],
+  });
+  if (e.code === 'GSLB_ERR_INTERNAL') request.log.error({ err: e.cause ?? err }, 'api: internal error');
+  else if (e.statusCode === 401 || e.statusCode === 403 || e.statusCode === 429) request.log.info({ code: e.code }, e.message);
+  else request.log.debug({ code: e.code, field: e.field }, e.message);
+  for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
+  // Also set here for errors raised before routing, which skip the onSend hook.
+  reply.header('cache-control', 'no-store');
+  reply.header('x-content-type-options', 'nosniff');
+  return reply.code(e.statusCode).send(e.toBody());
+}
+
+/**
+ * Builds the API. The instance is not yet ready: callers may register more routes
+ * (`app.register(plugin)`, which inherit auth and the error handlers) before `listen`,
+ * `ready` or `inject`. Logs a warning once here when no API token is configured.
+ * Never listens by itself; the caller owns `listen` and `close`.
+ */
+export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
+  const log = deps.log.child({ module: 'api' });
+  const fastify = Fastify({
+    // Errors raised before routing (bad percent-encoding, over-long path parameters) take the same path.
+    frameworkErrors: (err, request, reply) => sendError(err, request, reply),
+    loggerInstance: log as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT,
+    trustProxy: false,
+    return503OnClosing: false,
+    requestTimeout: 30_000,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    // Unknown properties are errors (schemas say additionalProperties: false), never silently dropped.
+    ajv: { customOptions: { removeAdditional: false } },
+  });
+  const app: ApiInstance = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+
+  // JSON only. An empty body with a JSON content type is "no body" (curl -X POST -H … sends that).
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = String(body); // parseAs: 'string' delivers a string
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    defaultJson(request, text, (err, value) => {
+      if (err === null) {
+        done(null, value);
+        return;
+      }
+      let reason = 'it does not parse';
+      try {
+        JSON.parse(text);
+        reason = 'it contains a "__proto__" or "constructor.prototype" key';
+      } catch (e) {
+        reason = (e as Error).message;
+      }
+      done(apiError('GSLB_ERR_BAD_JSON', { reason }, { field: 'body' }), undefined);
+    });
+  });
+
+  registerAuth(fastify, deps.tokens);
+  if (deps.tokens.size === 0) {
+    log.warn(
+      'api: no API tokens are configured: read-only routes are open to anyone who can reach the HTTP port and ' +
+        'every change is refused; set http.tokensFile in gridsteer.yaml or GRIDSTEER_TOKENS (docs/api.md)',
+    );
+  } else {
+    log.info({ tokens: deps.tokens.list().map((t) => `${t.name}/${t.role}`) }, `api: ${deps.tokens.size} API token(s) configured`);
+  }
+
+  app.addHook('onRequest', async (request) => {
+    if (closing && !OPEN_WHILE_CLOSING.has(request.routeOptions.url ?? '')) {
+      throw apiError('GSLB_ERR_NOT_READY', { reason: 'the server is shutting down; retry on another node' });
+    }
+  });
+
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('cache-control', 'no-store');
+    reply.header('x-content-type-options', 'nosniff');
+    return payload;
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const line = {
+      method: request.method,
+      url: request.url.length > 200 ? `${request.url.slice(0, 200)}…` : request.url,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      actor: request.identity?.name,
+    };
+    if (QUIET_ROUTES.has(request.routeOptions.url ?? '')) request.log.debug(line, 'api: request');
+    else request.log.info(line, 'api: request');
+  });
+
+  app.setErrorHandler(sendError);
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
+    const e = apiError('GSLB_ERR_NOT_FOUND', { what: `route ${request.method} ${shown}`, hint: 'the routes are listed in docs/api.md' });
+    return reply.code(e.statusCode).send(e.toBody());
+  });
+
+  await app.register(probeRoutes, { readiness: deps.readiness, metrics: deps.metrics, closing: () => closing });
+  await app.register(configRoutes, { configInfo: deps.configInfo, reload: deps.reload });
+  return fastify;
+}

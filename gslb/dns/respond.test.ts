@@ -1,0 +1,268 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Responder } from './respond.js';
+import { compileZones, type ZoneSnapshot } from './zone.js';
+import { decodeMessage, encodeMessage, type Edns, type Message } from './message.js';
+import { newParsedQuery, parseQuery, Verdict } from './query.js';
+import { FLAG, QTYPE, RCODE } from './constants.js';
+import { initialPlan } from '../policy/decide.js';
+
+export const SNAP: ZoneSnapshot = {
+  zones: [
+    {
+      name: 'gslb.example.com',
+      ttl: 3600,
+      soa: { rname: 'hostmaster.example.com.', serial: 1, refresh: 3600, retry: 600, expire: 1209600, minimum: 60, ttl: 300 },
+      nameservers: [
+        { name: 'ns1', addresses: ['192.0.2.53', '2001:db8::53'] },
+        { name: 'ns.example.net.', addresses: [] },
+      ],
+      records: [
+        { name: 'www', type: 'CNAME', data: 'api' },
+        { name: 'alias', type: 'CNAME', data: 'www' },
+        { name: 'dangling', type: 'CNAME', data: 'missing' },
+        { name: 'outside', type: 'CNAME', data: 'api.example.org.' },
+        { name: '@', type: 'TXT', data: 'v=spf1 -all' },
+        { name: 'big', type: 'TXT', data: Array.from({ length: 8 }, (_, i) => `${i}`.repeat(200)) },
+        { name: 'deep.a.b', type: 'A', data: '192.0.2.99' },
+        { name: '@', type: 'MX', data: '10 mail' },
+        { name: 'mail', type: 'A', data: '192.0.2.25' },
+        { name: 'sub', type: 'NS', data: ['ns.sub', 'ns.example.net.'] },
+        { name: 'ns.sub', type: 'A', data: '192.0.2.77' },
+        { name: '_https._tcp', type: 'SRV', data: '10 5 443 api' },
+        { name: '@', type: 'CAA', data: '0 issue "ca.example.net"' },
+      ],
+    },
+  ],
+  names: [
+    { name: 'api.gslb.example.com', ttl: 30 },
+    { name: 'v4only.gslb.example.com', ttl: 20, regions: ['b'] },
+  ],
+  regions: [
+    { id: 'a', endpoints: [{ address: '192.0.2.10' }, { address: '2001:db8:a::1' }] },
+    { id: 'b', endpoints: [{ address: '198.51.100.20' }] },
+  ],
+};
+
+export function makeResponder(snap: ZoneSnapshot = SNAP, ranking = ['a', 'b']): Responder {
+  return new Responder({ zones: compileZones(snap), plan: initialPlan('test'), cell: { ranking, origin: 'test' }, version: 'v1' }, { udpPayloadMax: 1232, minTtl: 5 });
+}
+
+const EDNS: Edns = { udpSize: 1232, extRcode: 0, version: 0, flags: 0, options: [] };
+
+export function query(name: string, type: number, o: { edns?: Edns | null; flags?: number; id?: number } = {}): Buffer {
+  const m: Message = {
+    id: o.id ?? 0x1234,
+    flags: o.flags ?? FLAG.RD,
+    questions: [{ name, type, class: 1 }],
+    answers: [],
+    authority: [],
+    additional: [],
+    edns: o.edns === null ? undefined : o.edns ?? EDNS,
+  };
+  return encodeMessage(m);
+}
+
+const rcodeOf = (m: Message) => (m.flags & 0xf) | ((m.edns?.extRcode ?? 0) << 4);
+const ans = (m: Message) => m.answers.map((a) => `${a.name} ${a.type} ${a.ttl}`);
+
+test('answers: a case table over the example zone', () => {
+  const r = makeResponder();
+  type Case = [string, string, number, { rcode: number; aa: boolean; an: string[]; ns?: string[]; ar?: number }];
+  const cases: Case[] = [
+    ['steered A (nearest region a)', 'api.gslb.example.com.', QTYPE.A, { rcode: 0, aa: true, an: ['api.gslb.example.com. 1 30'] }],
+    ['steered AAAA', 'api.gslb.example.com.', QTYPE.AAAA, { rcode: 0, aa: true, an: ['api.gslb.example.com. 28 30'] }],
+    ['region without IPv6 is skipped: NODATA', 'v4only.gslb.example.com.', QTYPE.AAAA, { rcode: 0, aa: true, an: [], ns: ['gslb.example.com. 6 60'] }],
+    ['steered name, other type: NODATA', 'api.gslb.example.com.', QTYPE.TXT, { rcode: 0, aa: true, an: [], ns: ['gslb.example.com. 6 60'] }],
+    ['CNAME chased to a steered name', 'www.gslb.example.com.', QTYPE.A, { rcode: 0, aa: true, an: ['www.gslb.example.com. 5 3600', 'api.gslb.example.com. 1 30'] }],
+    ['two-link chain', 'alias.gslb.example.com.', QTYPE.A, { rcode: 0, aa: true, an: ['alias.gslb.example.com. 5 3600', 'www.gslb.example.com. 5 3600', 'api.gslb.example.com. 1 30'] }],
+    ['CNAME asked for itself', 'www.gslb.example.com.', QTYPE.CNAME, { rcode: 0, aa: true, an: ['www.gslb.example.com. 5 3600'] }],
+    ['CNAME to a missing name in zone: NXDOMAIN (RFC 6604)', 'dangling.gslb.example.com.', QTYPE.A, { rcode: 3, aa: true, an: ['dangling.gslb.example.com. 5 3600'], ns: ['gslb.example.com. 6 60'] }],
+    ['CNAME out of our zones: not chased', 'outside.gslb.example.com.', QTYPE.A, { rcode: 0, aa: true, an: ['outside.gslb.example.com. 5 3600'] }],
+    ['SOA at apex', 'gslb.example.com.', QTYPE.SOA, { rcode: 0, aa: true, an: ['gslb.example.com. 6 300'] }],
+    ['NS at apex with in-zone glue', 'gslb.example.com.', QTYPE.NS, { rcode: 0, aa: true, an: ['gslb.example.com. 2 3600', 'gslb.example.com. 2 3600'], ar: 2 }],
+    ['MX with additional address', 'gslb.example.com.', QTYPE.MX, { rcode: 0, aa: true, an: ['gslb.example.com. 15 3600'], ar: 1 }],
+    ['TXT', 'gslb.example.com.', QTYPE.TXT, { rcode: 0, aa: true, an: ['gslb.example.com. 16 3600'] }],
+    ['CAA', 'gslb.example.com.', QTYPE.CAA, { rcode: 0, aa: true, an: ['gslb.example.com. 257 3600'] }],
+    ['SRV', '_https._tcp.gslb.example.com.', QTYPE.SRV, { rcode: 0, aa: true, an: ['_https._tcp.gslb.example.com. 33 3600'] }],
+    ['NXDOMAIN: SOA with min(TTL, MINIMUM)', 'nope.gslb.example.com.', QTYPE.A, { rcode: 3, aa: true, an: [], ns: ['gslb.example.com. 6 60'] }],
+    ['NXDOMAIN deep below', 'x.y.z.nope.gslb.example.com.', QTYPE.A, { rcode: 3, aa: true, an: [], ns: ['gslb.example.com. 6 60'] }],
+    ['empty non-terminal: NODATA', 'a.b.gslb.example.com.', QTYPE.A, { rcode: 0, aa: true, an: [], ns: ['gslb.example.com. 6 60'] }],
+    ['below an existing name: NXDOMAIN', 'x.deep.a.b.gslb.example.com.', QTYPE.A, { rcode: 3, aa: true, an: [], ns: ['gslb.example.com. 6 60'] }],
+    ['delegation: referral, not authoritative', 'host.sub.gslb.example.com.', QTYPE.A, { rcode: 0, aa: false, an: [], ns: ['sub.gslb.example.com. 2 3600', 'sub.gslb.example.com. 2 3600'], ar: 1 }],
+    ['outside our zones: REFUSED', 'example.org.', QTYPE.A, { rcode: 5, aa: false, an: [] }],
+    ['parent of our zone: REFUSED', 'example.com.', QTYPE.A, { rcode: 5, aa: false, an: [] }],
+    ['ANY: RFC 8482 HINFO', 'gslb.example.com.', QTYPE.ANY, { rcode: 0, aa: true, an: ['gslb.example.com. 13 3600'] }],
+    ['AXFR: REFUSED', 'gslb.example.com.', QTYPE.AXFR, { rcode: 5, aa: false, an: [] }],
+    ['unknown type at existing name: NODATA', 'mail.gslb.example.com.', 65400, { rcode: 0, aa: true, an: [], ns: ['gslb.example.com. 6 60'] }],
+  ];
+  for (const [what, name, type, want] of cases) {
+    const out = r.answer(query(name, type), false);
+    assert.ok(out, what);
+    const m = decodeMessage(out);
+    assert.equal(rcodeOf(m), want.rcode, `${what}: rcode`);
+    assert.equal(Boolean(m.flags & FLAG.AA), want.aa, `${what}: AA`);
+    assert.equal(Boolean(m.flags & FLAG.RA), false, `${what}: RA clear`);
+    assert.equal(Boolean(m.flags & FLAG.RD), true, `${what}: RD copied`);
+    assert.equal(m.id, 0x1234, `${what}: id`);
+    assert.deepEqual(m.questions, [{ name, type, class: 1 }], `${what}: question echoed`);
+    assert.deepEqual(ans(m), want.an, `${what}: answer`);
+    if (want.ns) assert.deepEqual(ans({ ...m, answers: m.authority }), want.ns, `${what}: authority`);
+    if (want.ar !== undefined) assert.equal(m.additional.length, want.ar, `${what}: additional`);
+    assert.ok(m.edns, `${what}: OPT kept`);
+  }
+});
+
+test('question case is returned byte for byte, and answers compress against it', () => {
+  const r = makeResponder();
+  for (const name of ['ApI.GsLb.ExAmPlE.CoM.', 'NOPE.gslb.EXAMPLE.com.', 'X.y.Deep.A.B.gslb.example.COM.']) {
+    const q = query(name, QTYPE.A);
+    const out = r.answer(q, false)!;
+    const qEnd = 12 + name.length + 1 + 4;
+    assert.deepEqual(out.subarray(12, qEnd), q.subarray(12, qEnd), name);
+    decodeMessage(out); // every pointer (shifted for longer names) resolves
+  }
+});
+
+test('malformed queries: a case table of verdicts and replies', () => {
+  const r = makeResponder();
+  const ok = query('api.gslb.example.com.', QTYPE.A, { edns: null });
+  const withOpt = (opts: { code: number; data: number[] }[], version = 0) =>
+    query('api.gslb.example.com.', QTYPE.A, { edns: { ...EDNS, version, options: opts.map((o) => ({ code: o.code, data: Buffer.from(o.data) })) } });
+  const set16 = (b: Buffer, at: number, v: number) => {
+    const c = Buffer.from(b);
+    c.writeUInt16BE(v, at);
+    return c;
+  };
+  type Case = [string, Buffer, Verdict, number | null];
+  const cases: Case[] = [
+    ['well formed', ok, Verdict.OK, RCODE.NOERROR],
+    ['shorter than a header', ok.subarray(0, 11), Verdict.DROP, null],
+    ['a response (QR=1)', set16(ok, 2, FLAG.QR), Verdict.DROP, null],
+    ['opcode STATUS', set16(ok, 2, 2 << 11), Verdict.NOTIMP, RCODE.NOTIMP],
+    ['opcode NOTIFY', set16(ok, 2, 4 << 11), Verdict.NOTIMP, RCODE.NOTIMP],
+    ['QDCOUNT 0', set16(ok, 4, 0), Verdict.FORMERR, RCODE.FORMERR],
+    ['QDCOUNT 2', set16(ok, 4, 2), Verdict.FORMERR, RCODE.FORMERR],
+    ['question truncated', ok.subarray(0, ok.length - 2), Verdict.FORMERR, RCODE.FORMERR],
+    ['compression pointer in question', Buffer.concat([ok.subarray(0, 12), Buffer.from([0xc0, 0x0c, 0, 1, 0, 1])]), Verdict.FORMERR, RCODE.FORMERR],
+    ['label type 0x40', Buffer.concat([ok.subarray(0, 12), Buffer.from([0x41, 0, 0, 1, 0, 1])]), Verdict.FORMERR, RCODE.FORMERR],
+    ['name over 255 bytes', Buffer.concat([ok.subarray(0, 12), ...Array(5).fill(Buffer.concat([Buffer.from([60]), Buffer.alloc(60, 97)])), Buffer.from([0, 0, 1, 0, 1])]), Verdict.FORMERR, RCODE.FORMERR],
+    ['trailing garbage', Buffer.concat([ok, Buffer.from([1, 2, 3])]), Verdict.FORMERR, RCODE.FORMERR],
+    ['ARCOUNT too high', set16(ok, 10, 1), Verdict.FORMERR, RCODE.FORMERR],
+    ['two OPT records', (() => { const q = withOpt([]); const opt = q.subarray(q.length - 11); const c = Buffer.concat([q, opt]); c.writeUInt16BE(2, 10); return c; })(), Verdict.FORMERR, RCODE.FORMERR],
+    ['OPT owner not root', (() => { const q = withOpt([]); const c = Buffer.concat([q.subarray(0, q.length - 11), Buffer.from([1, 97, 0]), q.subarray(q.length - 10)]); return c; })(), Verdict.FORMERR, RCODE.FORMERR],
+    ['OPT option overruns RDATA', (() => { const q = withOpt([{ code: 65001, data: [1, 2] }]); q.writeUInt16BE(9, q.length - 4); return q; })(), Verdict.FORMERR, RCODE.FORMERR],
+    ['OPT RDATA overruns packet', (() => { const q = withOpt([]); q.writeUInt16BE(4, q.length - 2); return q; })(), Verdict.FORMERR, RCODE.FORMERR],
+    ['ECS /33 for IPv4', withOpt([{ code: 8, data: [0, 1, 33, 0, 1, 2, 3, 4, 5] }]), Verdict.FORMERR, RCODE.FORMERR],
+    ['ECS /129 for IPv6', withOpt([{ code: 8, data: [0, 2, 129, 0, ...Array(17).fill(0)] }]), Verdict.FORMERR, RCODE.FORMERR],
+    ['ECS address longer than prefix', withOpt([{ code: 8, data: [0, 1, 24, 0, 192, 0, 2, 0] }]), Verdict.FORMERR, RCODE.FORMERR],
+    ['ECS address shorter than prefix', withOpt([{ code: 8, data: [0, 1, 24, 0, 192, 0] }]), Verdict.FORMERR, RCODE.FORMERR],
+    ['ECS bits beyond the prefix', withOpt([{ code: 8, data: [0, 1, 23, 0, 192, 0, 3] }]), Verdict.FORMERR, RCODE.FORMERR],
+    ['ECS scope non-zero in a query', withOpt([{ code: 8, data: [0, 1, 24, 24, 192, 0, 2] }]), Verdict.FORMERR, RCODE.FORMERR],
+    ['ECS unknown family', withOpt([{ code: 8, data: [0, 3, 8, 0, 1] }]), Verdict.FORMERR, RCODE.FORMERR],
+    ['ECS shorter than its fixed part', withOpt([{ code: 8, data: [0, 1, 0] }]), Verdict.FORMERR, RCODE.FORMERR],
+    ['ECS twice', withOpt([{ code: 8, data: [0, 1, 0, 0] }, { code: 8, data: [0, 1, 0, 0] }]), Verdict.FORMERR, RCODE.FORMERR],
+    ['ECS /0 (valid)', withOpt([{ code: 8, data: [0, 1, 0, 0] }]), Verdict.OK, RCODE.NOERROR],
+    ['ECS IPv6 /56 (valid)', withOpt([{ code: 8, data: [0, 2, 56, 0, 0x20, 1, 0xd, 0xb8, 0xab, 0xcd, 0] }]), Verdict.OK, RCODE.NOERROR],
+    ['ECS IPv4 /22 (valid)', withOpt([{ code: 8, data: [0, 1, 22, 0, 198, 51, 100] }]), Verdict.OK, RCODE.NOERROR],
+    ['unknown EDNS option ignored', withOpt([{ code: 65001, data: [0xab, 0xcd] }]), Verdict.OK, RCODE.NOERROR],
+    ['EDNS version 1', withOpt([], 1), Verdict.BADVERS, RCODE.BADVERS],
+  ];
+  const p = newParsedQuery();
+  for (const [what, buf, verdict, rcode] of cases) {
+    assert.equal(parseQuery(buf, p), verdict, `${what}: verdict (${p.reason})`);
+    const out = r.answer(buf, false);
+    if (rcode === null) {
+      assert.equal(out, null, `${what}: dropped`);
+      continue;
+    }
+    assert.ok(out, `${what}: answered`);
+    const m = decodeMessage(out);
+    assert.equal(rcodeOf(m), rcode, `${what}: rcode`);
+    assert.equal(m.id, buf.readUInt16BE(0), `${what}: id`);
+    assert.ok(m.flags & FLAG.QR, `${what}: QR`);
+  }
+});
+
+test('EDNS in replies: ECS echoed with scope 0, DO copied, BADVERS carries version 0', () => {
+  const r = makeResponder();
+  const ecs4 = { code: 8, data: Buffer.from([0, 1, 24, 0, 198, 51, 100]) };
+  const ecs6 = { code: 8, data: Buffer.from([0, 2, 56, 0, 0x20, 1, 0xd, 0xb8, 0xab, 0xcd, 0]) };
+  for (const opt of [ecs4, ecs6]) {
+    const m = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A, { edns: { ...EDNS, flags: 0x8000, options: [opt] } }), false)!);
+    assert.equal(m.edns!.flags & 0x8000, 0x8000, 'DO copied');
+    assert.equal(m.edns!.udpSize, 1232);
+    assert.equal(m.edns!.options.length, 1);
+    const echoed = Buffer.from(opt.data);
+    assert.deepEqual(m.edns!.options[0]!.data, echoed, 'family, source, scope 0 and address echoed');
+  }
+  const noDo = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A), false)!);
+  assert.equal(noDo.edns!.flags & 0x8000, 0, 'DO clear when the query had it clear');
+  const unknown = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A, { edns: { ...EDNS, options: [{ code: 65001, data: Buffer.from([1]) }] } }), false)!);
+  assert.deepEqual(unknown.edns!.options, [], 'unknown options are not echoed');
+  const bad = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A, { edns: { ...EDNS, version: 3 } }), false)!);
+  assert.equal(bad.flags & 0xf, 0);
+  assert.equal(bad.edns!.extRcode, 1, 'BADVERS = 16: upper bits 1 in the OPT');
+  assert.equal(bad.edns!.version, 0);
+  assert.equal(bad.answers.length, 0);
+});
+
+test('UDP size: max(512, min(advertised, 1232)); truncation sets TC and keeps the OPT; TCP gets it all', () => {
+  const r = makeResponder();
+  const big = 'big.gslb.example.com.';
+  const cases: [string, Edns | null, boolean, boolean][] = [
+    ['no EDNS: 512', null, false, true],
+    ['EDNS 4096 → capped at 1232', { ...EDNS, udpSize: 4096 }, false, true],
+    ['EDNS 100 → raised to 512', { ...EDNS, udpSize: 100 }, false, true],
+    ['TCP: whole answer', { ...EDNS, udpSize: 512 }, true, false],
+  ];
+  for (const [what, edns, tcp, truncated] of cases) {
+    const out = r.answer(query(big, QTYPE.TXT, { edns }), tcp)!;
+    const m = decodeMessage(out);
+    assert.equal(Boolean(m.flags & FLAG.TC), truncated, `${what}: TC`);
+    if (truncated) {
+      assert.ok(out.length <= (edns ? Math.max(512, Math.min(edns.udpSize, 1232)) : 512), `${what}: size ${out.length}`);
+      assert.equal(m.answers.length, 0);
+      assert.equal(Boolean(m.edns), Boolean(edns), `${what}: OPT kept`);
+    } else assert.equal(m.answers.length, 8, `${what}: all 8 TXT records`);
+  }
+  // A small answer with a tiny advertised size is not truncated (512 floor).
+  const small = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A, { edns: { ...EDNS, udpSize: 1 } }), false)!);
+  assert.equal(small.flags & FLAG.TC, 0);
+});
+
+test('class other than IN is REFUSED; qtype OPT is FORMERR', () => {
+  const r = makeResponder();
+  const q = query('api.gslb.example.com.', QTYPE.A);
+  const ch = Buffer.from(q);
+  ch.writeUInt16BE(3, 12 + 22 + 2);
+  assert.equal(decodeMessage(r.answer(ch, false)!).flags & 0xf, RCODE.REFUSED);
+  assert.equal(decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.OPT), false)!).flags & 0xf, RCODE.FORMERR);
+});
+
+test('whenAllDown policies when every serving region is down', () => {
+  for (const [policy, rcode, count] of [
+    ['nearest', RCODE.NOERROR, 1],
+    ['all', RCODE.NOERROR, 2],
+    ['empty', RCODE.NOERROR, 0],
+    ['servfail', RCODE.SERVFAIL, 0],
+  ] as const) {
+    const snap: ZoneSnapshot = { ...SNAP, names: [{ name: 'api.gslb.example.com', ttl: 30, whenAllDown: policy }] };
+    const plan = initialPlan('t');
+    plan.steps[0]!.down = ['a', 'b'];
+    const r = new Responder({ zones: compileZones(snap), plan, cell: { ranking: ['a', 'b'], origin: 't' }, version: 'v' }, { udpPayloadMax: 1232, minTtl: 5 });
+    const m = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A), false)!);
+    assert.equal(m.flags & 0xf, rcode, policy);
+    assert.equal(m.answers.length, count, policy);
+  }
+});
+
+test('swap replaces what is served for the next query', () => {
+  const r = makeResponder();
+  const before = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A), false)!);
+  assert.deepEqual(before.answers[0]!.data, { kind: 'raw', bytes: Buffer.from([192, 0, 2, 10]) });
+  r.swap({ zones: compileZones(SNAP), plan: initialPlan('t'), cell: { ranking: ['b', 'a'], origin: 't' }, version: 'v2' });
+  const after = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A), false)!);
+  assert.deepEqual(after.answers[0]!.data, { kind: 'raw', bytes: Buffer.from([198, 51, 100, 20]) });
+  assert.equal(r.version, 'v2');
+});
