@@ -1,0 +1,126 @@
+/**
+ * Fuzz: 120k random and mutated packets through the responder in process. Every input
+ * must be answered with a well-formed reply of the right size or dropped, never throw,
+ * and never reach the responder's internal-error path (which would hide a bug).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeMessage } from './message.js';
+import { FLAG, QTYPE, UDP_MIN } from './constants.js';
+import { makeResponder, query } from './testing.js';
+import { newParsedQuery, parseQuery, Verdict } from './query.js';
+
+/** xorshift32: deterministic, so a failure names a reproducible seed and index. */
+function rng(seed: number) {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s / 0x100000000;
+  };
+}
+
+const SEEDS: Buffer[] = [
+  query('api.gslb.example.com.', QTYPE.A),
+  query('API.gslb.example.com.', QTYPE.AAAA, { edns: { udpSize: 4096, extRcode: 0, version: 0, flags: 0x8000, options: [{ code: 8, data: Buffer.from([0, 1, 24, 0, 198, 51, 100]) }] } }),
+  query('www.gslb.example.com.', QTYPE.A, { edns: { udpSize: 1232, extRcode: 0, version: 0, flags: 0, options: [{ code: 8, data: Buffer.from([0, 2, 56, 0, 0x20, 1, 0xd, 0xb8, 0xab, 0xcd, 0]) }] } }),
+  query('big.gslb.example.com.', QTYPE.TXT, { edns: null }),
+  query('nope.x.gslb.example.com.', QTYPE.MX),
+  query('host.sub.gslb.example.com.', QTYPE.A),
+  query('gslb.example.com.', QTYPE.ANY),
+  query('example.org.', QTYPE.NS),
+];
+
+function mutate(r: () => number, seed: Buffer): Buffer {
+  const pick = Math.floor(r() * 7);
+  const b = Buffer.from(seed);
+  switch (pick) {
+    case 0: {
+      // Bit flips.
+      const n = 1 + Math.floor(r() * 8);
+      for (let i = 0; i < n; i++) b[Math.floor(r() * b.length)]! ^= 1 << Math.floor(r() * 8);
+      return b;
+    }
+    case 1:
+      // Truncation.
+      return b.subarray(0, Math.floor(r() * b.length));
+    case 2: {
+      // Wrong section counts.
+      b.writeUInt16BE(Math.floor(r() * 4) === 0 ? 0xffff : Math.floor(r() * 4), 4 + 2 * Math.floor(r() * 4));
+      return b;
+    }
+    case 3: {
+      // Random bytes overwritten.
+      const at = Math.floor(r() * b.length);
+      const n = Math.min(b.length - at, 1 + Math.floor(r() * 16));
+      for (let i = 0; i < n; i++) b[at + i] = Math.floor(r() * 256);
+      return b;
+    }
+    case 4: {
+      // Appended garbage.
+      return Buffer.concat([b, Buffer.from(Array.from({ length: 1 + Math.floor(r() * 40) }, () => Math.floor(r() * 256)))]);
+    }
+    case 5: {
+      // Entirely random packet.
+      return Buffer.from(Array.from({ length: Math.floor(r() * 600) }, () => Math.floor(r() * 256)));
+    }
+    default: {
+      // Compression pointers and label bytes sprinkled over the name area.
+      const n = 1 + Math.floor(r() * 3);
+      for (let i = 0; i < n; i++) {
+        const at = 12 + Math.floor(r() * Math.max(1, b.length - 13));
+        if (at + 1 < b.length) {
+          b[at] = r() < 0.5 ? 0xc0 | Math.floor(r() * 4) : Math.floor(r() * 256);
+          b[at + 1] = Math.floor(r() * 256);
+        }
+      }
+      return b;
+    }
+  }
+}
+
+test('fuzz: 120,000 random and mutated packets never break the responder', () => {
+  const resp = makeResponder();
+  const r = rng(0x5eed2026);
+  const p = newParsedQuery();
+  const verdicts = new Map<Verdict, number>();
+  let answered = 0;
+  for (let i = 0; i < 120_000; i++) {
+    const seed = SEEDS[i % SEEDS.length]!;
+    const pkt = mutate(r, seed);
+    const tcp = i % 5 === 0;
+    const verdict = parseQuery(pkt, p);
+    verdicts.set(verdict, (verdicts.get(verdict) ?? 0) + 1);
+    const udpLimit = p.edns && verdict !== Verdict.DROP ? Math.max(UDP_MIN, Math.min(p.udpSize, 1232)) : UDP_MIN;
+    let out: Buffer | null;
+    try {
+      out = resp.answer(pkt, tcp);
+    } catch (e) {
+      assert.fail(`packet ${i} (${pkt.toString('hex')}) threw: ${(e as Error).message}`);
+    }
+    if (out === null) {
+      assert.ok(pkt.length < 12 || (pkt.readUInt16BE(2) & FLAG.QR) !== 0, `packet ${i} dropped without reason: ${pkt.toString('hex')}`);
+      continue;
+    }
+    answered++;
+    let m;
+    try {
+      m = decodeMessage(out);
+    } catch (e) {
+      assert.fail(`reply to packet ${i} (${pkt.toString('hex')}) does not decode: ${(e as Error).message}: ${out.toString('hex')}`);
+    }
+    assert.equal(m.id, pkt.readUInt16BE(0), `packet ${i}: id`);
+    assert.ok(m.flags & FLAG.QR, `packet ${i}: QR`);
+    if (!tcp) assert.ok(out.length <= udpLimit, `packet ${i}: UDP reply of ${out.length} bytes exceeds ${udpLimit}`);
+  }
+  const s = resp.stats.snapshot();
+  assert.equal(s.malformed.internal_error, undefined, 'the internal-error path was never taken');
+  // The corpus really exercised both sides: many well-formed and many malformed inputs.
+  assert.ok((verdicts.get(Verdict.OK) ?? 0) > 10_000, `OK verdicts: ${verdicts.get(Verdict.OK)}`);
+  assert.ok((verdicts.get(Verdict.FORMERR) ?? 0) > 10_000, `FORMERR verdicts: ${verdicts.get(Verdict.FORMERR)}`);
+  assert.ok((verdicts.get(Verdict.DROP) ?? 0) > 1_000, `DROP verdicts: ${verdicts.get(Verdict.DROP)}`);
+  assert.ok(answered > 100_000);
+});

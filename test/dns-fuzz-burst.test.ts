@@ -1,0 +1,123 @@
+/**
+ * A burst of random and mutated packets over UDP and TCP at a running server (its own
+ * process, two DNS workers), after which real `dig +tries=3` still gets its answer and
+ * the server's malformed-packet counters show the burst arrived.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFile } from 'node:child_process';
+import dgram from 'node:dgram';
+import net from 'node:net';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s / 0x100000000;
+  };
+}
+
+/** A well-formed A query for api.gslb.example.com with an ECS option. */
+function seedQuery(id: number): Buffer {
+  const name = Buffer.from([3, ...Buffer.from('api'), 4, ...Buffer.from('gslb'), 7, ...Buffer.from('example'), 3, ...Buffer.from('com'), 0]);
+  const hdr = Buffer.from([id >> 8, id & 0xff, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1]);
+  const opt = Buffer.from([0, 0, 41, 4, 208, 0, 0, 0, 0, 0, 11, 0, 8, 0, 7, 0, 1, 24, 0, 198, 51, 100]);
+  return Buffer.concat([hdr, name, Buffer.from([0, 1, 0, 1]), opt]);
+}
+
+function mutated(r: () => number, i: number): Buffer {
+  const b = seedQuery(i & 0xffff);
+  switch (i % 4) {
+    case 0:
+      for (let k = 0; k < 4; k++) b[Math.floor(r() * b.length)]! ^= 1 << Math.floor(r() * 8);
+      return b;
+    case 1:
+      return b.subarray(0, Math.floor(r() * b.length));
+    case 2:
+      b.writeUInt16BE(Math.floor(r() * 65536), 4 + 2 * Math.floor(r() * 4));
+      return b;
+    default:
+      return Buffer.from(Array.from({ length: Math.floor(r() * 300) }, () => Math.floor(r() * 256)));
+  }
+}
+
+test('a burst of 30,000 malformed packets over UDP and TCP leaves the server answering dig', async (t) => {
+  const child = spawn(process.execPath, [`${root}dist/gslb/cli/main.js`, 'serve', '--config', `${root}gridsteer.yaml`, '--workers', '2', '--dns-listen', '127.0.0.1:0', '--http-listen', '127.0.0.1:0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  t.after(() => child.kill('SIGKILL'));
+  const ready = await new Promise<{ dns: string[]; http: string }>((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => reject(new Error('server did not log "ready" within 30 s')), 30_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      for (const line of buf.split('\n')) {
+        if (line.includes('"msg":"ready"')) {
+          clearTimeout(timer);
+          resolve(JSON.parse(line) as { dns: string[]; http: string });
+        }
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`server exited early (${code})`)));
+  });
+  const port = Number(/:(\d+)$/.exec(ready.dns[0]!)![1]);
+  const r = rng(20261130);
+
+  // UDP: 25,000 packets in paced batches (bounded count and time).
+  const sock = dgram.createSocket('udp4');
+  t.after(() => sock.close());
+  let replies = 0;
+  sock.on('message', () => replies++);
+  await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', () => resolve()));
+  for (let i = 0; i < 25_000; i++) {
+    sock.send(mutated(r, i), port, '127.0.0.1');
+    if (i % 500 === 499) await new Promise((res) => setTimeout(res, 5));
+  }
+
+  // TCP: 10 connections, each sending 500 framed garbage messages and junk frames.
+  await Promise.all(
+    Array.from({ length: 10 }, (_, c) =>
+      new Promise<void>((resolve) => {
+        const s = net.connect(port, '127.0.0.1');
+        s.on('error', () => resolve());
+        s.on('close', () => resolve());
+        s.on('data', () => {});
+        s.on('connect', () => {
+          for (let i = 0; i < 500; i++) {
+            const m = mutated(r, c * 1000 + i);
+            const len = Buffer.alloc(2);
+            len.writeUInt16BE(i % 97 === 0 ? 65535 : m.length);
+            s.write(Buffer.concat([len, m]));
+          }
+          s.end();
+          setTimeout(() => {
+            s.destroy();
+            resolve();
+          }, 3000).unref();
+        });
+      }),
+    ),
+  );
+
+  // The server still answers, over UDP and TCP.
+  for (const transport of ['+notcp', '+tcp']) {
+    const { stdout } = await run('dig', ['@127.0.0.1', '-p', String(port), '+tries=3', '+time=2', transport, 'api.gslb.example.com', 'A', '+short']);
+    assert.match(stdout, /^192\.0\.2\.10$/m, `dig ${transport}`);
+  }
+  assert.ok(replies > 0, 'replies reached the client');
+  const metrics = await (await fetch(`${ready.http}/metrics`)).text();
+  const answered = [...metrics.matchAll(/^gridsteer_dns_queries_total\{[^}]*\} (\d+)/gm)].reduce((a, m) => a + Number(m[1]), 0);
+  assert.ok(answered > 5_000, `the server answered the packets it could (${answered})`);
+  const malformed = [...metrics.matchAll(/^gridsteer_dns_malformed_total\{reason="[^"]+"\} (\d+)/gm)].reduce((a, m) => a + Number(m[1]), 0);
+  assert.ok(malformed > 10_000, `malformed packets were counted (${malformed})`);
+  assert.doesNotMatch(metrics, /reason="internal_error"/, 'no packet reached the internal-error path');
+});
