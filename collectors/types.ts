@@ -1,0 +1,42 @@
+/**
+ * The collector contract (CONVENTIONS.md habit 2: observers write facts, deciders read them).
+ * A collector learns facts about regions from a system operators already run and hands them
+ * to `ctx.emit`; it never touches the store or the plan and never decides what a fact means
+ * for traffic (config's gridPolicy does).
+ */
+import type { Logger } from 'pino';
+import type { TSchema } from '@sinclair/typebox';
+import type { Signal } from '../gslb/types.js';
+
+export type { Signal, SignalKind } from '../gslb/types.js';
+
+/** What a running collector is given. */
+export interface CollectorContext<C = unknown> {
+  /** This collector's validated, frozen config section. */
+  config: C;
+  /** `log.child({ module: 'collectors/<name>' })`. */
+  log: Logger;
+  /** Hands one fact to the state layer. Never throws; a rejected signal is logged and counted. */
+  emit(signal: Signal): void;
+  /** Current time in ms epoch (injected so tests control it). */
+  now(): number;
+  /** Aborted when the collector must stop. */
+  signal: AbortSignal;
+}
+
+/**
+ * A collector: one folder under collectors/ (index.ts, README.md with Name, Signals,
+ * Config and Example sections, tests, fixtures/) and one line in collectors/index.ts.
+ * `start` resolves once running and returns the function that stops it.
+ * A collector's failure (peer down, garbage payload) is logged once per state change and
+ * counted; it must never throw out of its timers or handlers.
+ */
+export interface Collector<C = unknown> {
+  /** The registry name: the folder's name. */
+  name: string;
+  /** Schema of its config section (TypeBox; unknown keys are errors). */
+  configSchema: TSchema;
+  /** `poller` runs on one node under the store's lease; `receiver` runs on every node. */
+  mode: 'poller' | 'receiver';
+  start(ctx: CollectorContext<C>): Promise<() => Promise<void>>;
+}
