@@ -1,0 +1,137 @@
+/**
+ * `serve --workers 2`: the primary forks two DNS worker processes; answers come from the
+ * workers over UDP and TCP, /metrics on the primary adds up the counters of both workers,
+ * and SIGTERM stops the primary and its workers.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { dig, digSummary } from './helpers/dig.js';
+import { VIRGINIA_A, VIRGINIA_AAAA, sorted } from './helpers/fleet.js';
+import { QUERIES, describeMetric, scrape, sumOf } from './helpers/metrics.js';
+import { sleep, tcpExchange, udpExchange } from './helpers/net.js';
+import { spawnServer, writeTestConfig, type RunningServer, type TestConfig } from './helpers/server.js';
+import { QTYPE, RCODE, buildQuery, parseMessage, rdataAddress } from './helpers/wire.js';
+
+let cfg: TestConfig;
+let srv: RunningServer;
+
+before(async () => {
+  cfg = writeTestConfig();
+  srv = await spawnServer({ configFile: cfg.file, workers: 2, readyTimeoutMs: 60000 });
+});
+
+after(async () => {
+  await srv?.stop();
+  // Workers that outlived their primary (a failure reported below) must not linger.
+  for (const pid of workerPids.filter(alive)) process.kill(pid, 'SIGKILL');
+  cfg?.cleanup();
+});
+
+/** PIDs of the live processes whose parent is `ppid` (from /proc). */
+function childrenOf(ppid: number): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      // pid (comm) state ppid ...; comm may contain spaces, so split after the last ')'.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === ppid && fields[0] !== 'Z') out.push(Number(d));
+    } catch {
+      // the process went away meanwhile
+    }
+  }
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+const N = 20;
+let workerPids: number[] = [];
+
+test('the primary has forked two worker processes', () => {
+  assert.ok(srv.proc?.pid, 'spawned');
+  workerPids = childrenOf(srv.proc.pid).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('node');
+    } catch {
+      return false;
+    }
+  });
+  assert.equal(workerPids.length, 2, `node children of ${srv.proc.pid}: ${JSON.stringify(workerPids)}`);
+});
+
+test('dig gets authoritative answers from the workers over UDP and TCP', async () => {
+  const udp = await dig(srv.udp, ['api.gslb.example.com', 'A']);
+  assert.equal(udp.msg.status, 'NOERROR', digSummary(udp));
+  assert.ok(udp.msg.flags.includes('aa'), digSummary(udp));
+  assert.deepEqual(sorted(udp.msg.answer.map((x) => x.data)), VIRGINIA_A, digSummary(udp));
+  const tcp = await dig(srv.tcp, ['+tcp', 'api.gslb.example.com', 'AAAA']);
+  assert.equal(tcp.msg.status, 'NOERROR', digSummary(tcp));
+  assert.deepEqual(tcp.msg.answer.map((x) => x.data), VIRGINIA_AAAA, digSummary(tcp));
+});
+
+test(`/metrics adds up both workers: ${N} UDP and ${N} TCP queries from distinct sockets are all counted`, async () => {
+  const base = await scrape(srv.http);
+  const udp0 = sumOf(base, QUERIES, { transport: 'udp' });
+  const tcp0 = sumOf(base, QUERIES, { transport: 'tcp' });
+
+  // Each query from a fresh socket (a new source port, a new TCP connection), so that the
+  // kernel or the cluster scheduler spreads them over both workers.
+  for (let i = 0; i < N; i++) {
+    const reply = await udpExchange(srv.udp, buildQuery({ name: 'api.gslb.example.com', qtype: QTYPE.A }));
+    assert.ok(reply, `UDP query ${i + 1} unanswered`);
+    const m = parseMessage(reply);
+    assert.equal(m.rcode, RCODE.NOERROR);
+    assert.deepEqual(sorted(m.answers.map(rdataAddress)), VIRGINIA_A);
+  }
+  for (let i = 0; i < N; i++) {
+    const [reply] = await tcpExchange(srv.tcp, [buildQuery({ name: 'api.gslb.example.com', qtype: QTYPE.AAAA })]);
+    assert.ok(reply, `TCP query ${i + 1} unanswered`);
+    assert.deepEqual(parseMessage(reply).answers.map(rdataAddress), VIRGINIA_AAAA);
+  }
+
+  // Counters are collected from the workers at scrape time; allow a few scrapes for the
+  // last increments to land (bounded), then require the exact totals.
+  let udpDelta = -1;
+  let tcpDelta = -1;
+  let last = base;
+  for (let attempt = 0; attempt < 10; attempt++) {
+    last = await scrape(srv.http);
+    udpDelta = sumOf(last, QUERIES, { transport: 'udp' }) - udp0;
+    tcpDelta = sumOf(last, QUERIES, { transport: 'tcp' }) - tcp0;
+    if (udpDelta === N && tcpDelta === N) break;
+    await sleep(300);
+  }
+  assert.equal(udpDelta, N, `UDP queries counted across workers\n${describeMetric(last, QUERIES)}`);
+  assert.equal(tcpDelta, N, `TCP queries counted across workers\n${describeMetric(last, QUERIES)}`);
+});
+
+test('/healthz and /readyz answer 200 with workers', async () => {
+  for (const path of ['/healthz', '/readyz']) {
+    const res = await fetch(`${srv.http}${path}`, { signal: AbortSignal.timeout(5000) });
+    assert.equal(res.status, 200, `${path}: ${await res.text()}`);
+  }
+});
+
+test('SIGTERM stops the primary (exit 0) and both workers', async () => {
+  const pids = workerPids.length ? workerPids : childrenOf(srv.proc!.pid!);
+  assert.ok(pids.length > 0, 'workers found before stopping');
+  const exit = await srv.stop();
+  assert.equal(exit.killed, false, 'SIGTERM alone must stop the server');
+  assert.equal(exit.code, 0, `exit: ${JSON.stringify(exit)}\n${srv.logs.slice(-10).join('\n')}`);
+  let left = pids.filter(alive);
+  for (let i = 0; i < 20 && left.length > 0; i++) {
+    await sleep(250);
+    left = pids.filter(alive);
+  }
+  assert.deepEqual(left, [], 'no worker outlives the primary');
+});
