@@ -1,26 +1,30 @@
 /**
  * Loads, validates and freezes the configuration: `gridsteer.yaml` plus every `*.yaml` in
  * its regions folder. Every problem is reported as a ConfigIssue naming the file, the line,
- * the path inside the file and what is expected; loading never half-succeeds.
+ * the path inside the file, what is expected and how to fix it; loading never half-succeeds.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { LineCounter, parseDocument, isMap, isSeq, isScalar, type Node as YamlNode } from 'yaml';
+import { LineCounter, parseDocument, isMap, isPair, isSeq, isScalar, isCollection, type Node as YamlNode, type YAMLError } from 'yaml';
 import { ConfigSchema, RegionSchema, type Config, type RegionConfig } from './schema.js';
+import { expected, type SchemaLike } from './describe.js';
 
-/** One problem in one file. `path` is JSON-pointer-like, rendered as `zones[0].soa.serial`. */
+/** One problem in one file. `path` is rendered as `zones[0].soa.serial` ('' for the whole file). */
 export interface ConfigIssue {
+  /** Absolute path of the file at fault. */
   file: string;
+  /** 1-based line and column of the offending key or value, when the file could be parsed. */
   line?: number;
   column?: number;
   path: string;
+  /** What is wrong, what is expected, and how to fix it. */
   message: string;
 }
 
-/** Thrown by loadConfig: carries every issue found, each printable on one line. */
+/** Thrown by loadConfig (and prepare): carries every issue found, each printable on one line. */
 export class ConfigError extends Error {
   readonly issues: ConfigIssue[];
   constructor(issues: ConfigIssue[]) {
@@ -30,6 +34,7 @@ export class ConfigError extends Error {
   }
 }
 
+/** One line: `  FILE:LINE:COL: path: message` (`FILE: …` when there is no line). */
 export function formatIssue(i: ConfigIssue): string {
   const where = i.line ? `${i.file}:${i.line}:${i.column ?? 1}` : i.file;
   return `  ${where}: ${i.path || '(top level)'}: ${i.message}`;
@@ -37,25 +42,38 @@ export function formatIssue(i: ConfigIssue): string {
 
 /** A region file as loaded: its content plus where it came from. */
 export interface LoadedRegion extends RegionConfig {
+  /** Absolute path of the region file. */
   file: string;
 }
 
-/** The validated, defaulted, frozen configuration. */
+/** The validated, defaulted, deeply frozen configuration. */
 export interface LoadedConfig {
   /** Absolute path of gridsteer.yaml. */
   file: string;
   config: Config;
+  /** Sorted by file name. */
   regions: LoadedRegion[];
-  /** sha256 over the raw bytes of every file read, in a fixed order: the config version. */
+  /**
+   * 16 hex digits of a sha256 over the bytes of every file read and its path relative to
+   * gridsteer.yaml's folder: the config version. Equal for equal files wherever they are.
+   */
   hash: string;
-  /** Maps an issue path in a file to a line number (for errors found after validation). */
+  /** Maps a path in a file to the line and column of its value (for errors found after validation). */
   locate(file: string, path: (string | number)[]): { line?: number; column?: number };
 }
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, allowUnionTypes: true });
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, allowUnionTypes: true, verbose: true });
 ajv.addFormat('ip', { type: 'string', validate: (s: string) => isIP(s) !== 0 });
+ajv.addFormat('listen-address', { type: 'string', validate: isListenAddress });
 const validateConfig = ajv.compile(ConfigSchema) as ValidateFunction<Config>;
 const validateRegion = ajv.compile(RegionSchema) as ValidateFunction<RegionConfig>;
+
+/** `host:port`: IPv4 or localhost, or IPv6 in brackets; port 0–65535. */
+function isListenAddress(s: string): boolean {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(s);
+  if (!m || Number(m[3]) > 65535) return false;
+  return m[1] !== undefined ? isIP(m[1]) === 6 : m[2] === 'localhost' || isIP(m[2]!) === 4;
+}
 
 interface ParsedFile {
   file: string;
@@ -65,48 +83,82 @@ interface ParsedFile {
   lines: LineCounter;
 }
 
+/** How to fix a YAML syntax error, by the parser's error code. */
+const YAML_FIXES: Partial<Record<YAMLError['code'], string>> = {
+  DUPLICATE_KEY: 'a key appears twice in the same mapping: remove one or merge them',
+  TAB_AS_INDENT: 'indent with spaces, not tabs',
+  BAD_INDENT: 'check the indentation and that every [ and { is closed',
+  MULTIPLE_DOCS: 'keep a single document: remove the second "---"',
+  BLOCK_AS_IMPLICIT_KEY: 'put a value containing ": " in quotes, or start the nested mapping on its own line',
+  MULTILINE_IMPLICIT_KEY: 'put a key on one line, and quote values that contain ": " or " #"',
+  BAD_ALIAS: 'define the anchor (&name) before using it (*name)',
+};
+
 function parseYamlFile(file: string, issues: ConfigIssue[]): ParsedFile | null {
   let raw: Buffer;
   try {
     raw = readFileSync(file);
   } catch (e) {
-    issues.push({ file, path: '', message: `cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)}): check the path` });
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'it does not exist' : code === 'EISDIR' ? 'it is a folder' : code ?? String(e);
+    issues.push({ file, path: '', message: `cannot read the file (${why}): check the path` });
     return null;
   }
+  const text = raw.toString('utf8');
   const lines = new LineCounter();
-  const doc = parseDocument(raw.toString('utf8'), { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
-    for (const err of doc.errors) {
-      const pos = lines.linePos(err.pos[0]);
-      issues.push({ file, line: pos.line, column: pos.col, path: '', message: `YAML syntax: ${err.message.split('\n')[0]}` });
-    }
+    // The parser reports an unclosed bracket or quote at the end of the file; point at the last line with content instead.
+    // Later errors mostly follow from the first (the parser resynchronises badly): report the first.
+    const end = text.trimEnd().length;
+    const err = doc.errors[0]!;
+    const pos = lines.linePos(Math.min(err.pos[0], Math.max(0, end - 1)));
+    const fix = YAML_FIXES[err.code] ?? 'check the indentation (spaces), brackets and quotes';
+    const more = doc.errors.length > 1 ? ` (then check again: ${doc.errors.length - 1} more YAML error${doc.errors.length > 2 ? 's' : ''} after it may follow from this one)` : '';
+    issues.push({ file, line: pos.line, column: pos.col, path: '', message: `YAML syntax: ${err.message.split('\n')[0]}: ${fix}${more}` });
     return null;
   }
-  return { file, raw, data: doc.toJS({ maxAliasCount: 100 }), doc, lines };
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    issues.push({ file, path: '', message: `YAML: ${(e as Error).message.split('\n')[0]}: define every anchor (&name) before its aliases (*name), and use few aliases` });
+    return null;
+  }
+  return { file, raw, data, doc, lines };
 }
 
-/** Finds the YAML node at a path and returns its position (the key's, for a missing child). */
-function locateIn(pf: ParsedFile, path: (string | number)[]): { line?: number; column?: number } {
+/**
+ * Finds the YAML node at a path and returns its position. `at: 'key'` gives the position of
+ * the last key on the path (for unknown or missing keys); 'value' the value's, or the key's
+ * when the value is a block collection starting on a later line. A path that leaves the
+ * document stops at the deepest node found.
+ */
+function locateIn(pf: ParsedFile, path: (string | number)[], at: 'key' | 'value' = 'value'): { line?: number; column?: number } {
   let node: unknown = pf.doc.contents;
-  let last: YamlNode | null = (node as YamlNode) ?? null;
+  let keyNode: YamlNode | null = null;
+  let valueNode: YamlNode | null = (node as YamlNode) ?? null;
   for (const seg of path) {
     if (isMap(node)) {
-      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg));
+      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg));
       if (!pair) break;
-      last = (pair.key as YamlNode) ?? last;
+      keyNode = (pair.key as YamlNode) ?? keyNode;
       node = pair.value;
-      if (node) last = node as YamlNode;
+      valueNode = (node as YamlNode) ?? keyNode;
     } else if (isSeq(node)) {
       const item = node.items[Number(seg)];
       if (!item) break;
       node = item;
-      last = item as YamlNode;
+      keyNode = null;
+      valueNode = item as YamlNode;
     } else break;
   }
-  const range = last?.range;
-  if (!range) return {};
-  const pos = pf.lines.linePos(range[0]);
-  return { line: pos.line, column: pos.col };
+  const pos = (n: YamlNode | null) => (n?.range ? pf.lines.linePos(n.range[0]) : undefined);
+  const k = pos(keyNode);
+  const v = pos(valueNode);
+  let p = at === 'key' ? (k ?? v) : v;
+  if (at === 'value' && k && v && v.line > k.line && isCollection(valueNode)) p = k;
+  return p ? { line: p.line, column: p.col } : {};
 }
 
 function pointerToPath(pointer: string): (string | number)[] {
@@ -125,54 +177,148 @@ export function renderPath(path: (string | number)[]): string {
   return out;
 }
 
-function describeAjvError(e: ErrorObject): { path: (string | number)[]; message: string } {
+/** The known key closest to an unknown one (a typo or different case), if any is close. */
+function closest(word: string, candidates: string[]): string | undefined {
+  // Edit distance counting a swap of two neighbours as one edit (optimal string alignment).
+  const dist = (a: string, b: string): number => {
+    const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+    for (let i = 1; i <= a.length; i++) {
+      for (let j = 1; j <= b.length; j++) {
+        const row = d[i]!;
+        row[j] = Math.min(d[i - 1]![j]! + 1, row[j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+        if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j]!, d[i - 2]![j - 2]! + 1);
+      }
+    }
+    return d[a.length]![b.length]!;
+  };
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const c of candidates) {
+    const dd = c.toLowerCase() === word.toLowerCase() ? 0 : dist(word.toLowerCase(), c.toLowerCase());
+    if (dd < bestD) [best, bestD] = [c, dd];
+  }
+  return best !== undefined && bestD <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
+}
+
+/** The value found, for a message: ` (got 5)`, ` (got an empty value)`. */
+function got(v: unknown): string {
+  if (v === undefined) return '';
+  if (v === null) return ' (got an empty value)';
+  const s = JSON.stringify(v) ?? String(v);
+  return ` (got ${s.length > 60 ? s.slice(0, 59) + '…' : s})`;
+}
+
+interface Described {
+  path: (string | number)[];
+  /** Where to point: the value at `path`, the key at `path`, or the key of its parent (a missing key). */
+  at: 'key' | 'value' | 'parent';
+  /** The schema the value failed. */
+  schema?: SchemaLike;
+  message: string;
+  /** Append the value found to the message. */
+  showValue: boolean;
+}
+
+/** One Ajv error as a sentence: what is wrong, what is expected, how to fix it. */
+function describeAjvError(e: ErrorObject): Described {
   const path = pointerToPath(e.instancePath);
   const p = e.params as Record<string, unknown>;
+  const schema = (e.parentSchema ?? {}) as SchemaLike;
   switch (e.keyword) {
-    case 'additionalProperties':
+    case 'additionalProperties': {
+      const key = String(p.additionalProperty);
+      const known = Object.keys(schema.properties ?? {});
+      const near = closest(key, known);
+      const hint = near ? `did you mean "${near}"? ` : '';
       return {
-        path: [...path, String(p.additionalProperty)],
-        message: `unknown key "${String(p.additionalProperty)}": remove it or check its spelling`,
+        path: [...path, key],
+        at: 'key',
+        message: `unknown key "${key}": ${hint}remove it or fix its spelling; the keys allowed here are ${known.join(', ')}`,
+        showValue: false,
       };
-    case 'required':
-      return { path: [...path, String(p.missingProperty)], message: `missing: add "${String(p.missingProperty)}"` };
-    case 'enum':
-      return { path, message: `must be one of ${JSON.stringify(p.allowedValues)}` };
-    case 'const':
-      return { path, message: `must be ${JSON.stringify(p.allowedValue)}` };
+    }
+    case 'required': {
+      const key = String(p.missingProperty);
+      const desc = schema.properties?.[key]?.description;
+      return { path: [...path, key], at: 'parent', message: `missing key "${key}": add it${desc ? ` (${desc})` : ''}`, showValue: false };
+    }
+    case 'type':
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
     case 'pattern':
-      return { path, message: `has the wrong form (expected to match ${String(p.pattern)})` };
     case 'format':
-      return { path, message: `must be a valid ${String(p.format) === 'ip' ? 'IPv4 or IPv6 address' : String(p.format)}` };
+    case 'const':
+    case 'enum':
+      return { path, at: 'value', schema, message: `must be ${expected(schema)}`, showValue: true };
+    case 'minLength':
+      return { path, at: 'value', message: schema.minLength === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters long`, showValue: true };
+    case 'maxLength':
+      return { path, at: 'value', message: `must be at most ${String(p.limit)} characters long`, showValue: true };
+    case 'minItems':
+      return { path, at: 'value', message: `must list at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}`, showValue: true };
     default:
-      return { path, message: e.message ?? e.keyword };
+      return { path, at: 'value', message: e.message ?? e.keyword, showValue: true };
   }
 }
 
+/** A hint on how to fix a wrong value, from what was expected and what was found. */
+function fixFor(schema: SchemaLike | undefined, v: unknown): string {
+  if (!schema) return '';
+  const wantsNumber = (s: SchemaLike): boolean => s.type === 'integer' || s.type === 'number' || (s.anyOf ?? []).some(wantsNumber);
+  const wantsString = (s: SchemaLike): boolean => s.type === 'string' || (s.anyOf ?? []).some(wantsString);
+  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) && wantsNumber(schema)) return ': write the number without quotes';
+  if ((typeof v === 'number' || typeof v === 'boolean') && wantsString(schema) && !wantsNumber(schema)) return ': put the value in quotes';
+  if (v === null) return ': write a value after the colon, or remove the key';
+  if (typeof schema.default !== 'object' && schema.default !== undefined) return `; the default is ${JSON.stringify(schema.default)}`;
+  return '';
+}
+
 /**
- * Ajv reports every branch of a union; keep the most specific messages: drop `anyOf`
- * summaries when a branch error under the same path exists, and merge literal branches.
+ * Ajv reports every branch of a union (anyOf). When the value's shape matched a branch
+ * (errors deeper inside it), keep that branch's errors; when no branch matched even its
+ * shape, replace them all by one "must be A or B" for the union.
  */
+function resolveUnions(errors: ErrorObject[]): (ErrorObject | Described)[] {
+  const unions = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').sort((a, b) => b.schemaPath.length - a.schemaPath.length);
+  let kept = errors.filter((e) => e.keyword !== 'anyOf' && e.keyword !== 'oneOf');
+  const merged: Described[] = [];
+  for (const u of unions) {
+    const prefix = u.schemaPath + '/';
+    const branchOf = (e: ErrorObject) => e.schemaPath.slice(prefix.length).split('/')[0];
+    const inUnion = kept.filter((e) => e.schemaPath.startsWith(prefix));
+    const deeper = new Set(inUnion.filter((e) => e.instancePath !== u.instancePath).map(branchOf));
+    if (deeper.size > 0) {
+      kept = kept.filter((e) => !e.schemaPath.startsWith(prefix) || deeper.has(branchOf(e)));
+    } else {
+      kept = kept.filter((e) => !e.schemaPath.startsWith(prefix));
+      merged.push({ ...describeAjvError({ ...u, keyword: 'type' }), showValue: true });
+    }
+  }
+  return [...kept, ...merged];
+}
+
 function ajvIssues(pf: ParsedFile, errors: ErrorObject[]): ConfigIssue[] {
-  const byPath = new Map<string, { path: (string | number)[]; messages: string[]; literals: unknown[] }>();
-  for (const e of errors) {
-    if (e.keyword === 'anyOf' || e.keyword === 'oneOf') continue;
-    const d = describeAjvError(e);
-    const key = renderPath(d.path);
-    const entry = byPath.get(key) ?? { path: d.path, messages: [], literals: [] };
-    if (e.keyword === 'const') entry.literals.push((e.params as { allowedValue: unknown }).allowedValue);
-    else if (!entry.messages.includes(d.message)) entry.messages.push(d.message);
+  const byPath = new Map<string, { d: Described; messages: string[] }>();
+  for (const item of resolveUnions(errors)) {
+    const d = 'keyword' in item ? describeAjvError(item) : item;
+    const key = `${d.at} ${renderPath(d.path)}`;
+    const entry = byPath.get(key) ?? { d, messages: [] };
+    if (!entry.messages.includes(d.message)) entry.messages.push(d.message);
     byPath.set(key, entry);
   }
   const out: ConfigIssue[] = [];
-  for (const [key, entry] of byPath) {
-    const messages = [...entry.messages];
-    if (entry.literals.length > 0) messages.unshift(`must be one of ${entry.literals.map((l) => JSON.stringify(l)).join(', ')}`);
-    const got = valueAt(pf.data, entry.path);
-    const gotText = got === undefined ? '' : ` (got ${JSON.stringify(got)?.slice(0, 60)})`;
-    out.push({ file: pf.file, ...locateIn(pf, entry.path), path: key, message: messages.join('; or ') + gotText });
+  for (const { d, messages } of byPath.values()) {
+    let message = messages.join('; ');
+    if (d.showValue) {
+      const v = valueAt(pf.data, d.path);
+      message += got(v) + fixFor(d.schema, v);
+    }
+    const where = d.at === 'parent' ? locateIn(pf, d.path.slice(0, -1), 'key') : locateIn(pf, d.path, d.at);
+    out.push({ file: pf.file, ...where, path: renderPath(d.path), message });
   }
-  return out;
+  return out.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
 }
 
 function valueAt(data: unknown, path: (string | number)[]): unknown {
@@ -192,76 +338,141 @@ function deepFreeze<T>(o: T): T {
   return o;
 }
 
+/** One spelling per address (2001:DB8::0:1 and 2001:db8::1 are the same), via the WHATWG URL host parser. */
+function canonicalIp(a: string): string {
+  return isIP(a) === 6 ? new URL(`http://[${a}]/`).hostname : a;
+}
+
+/** An issue when a file's top level is not a mapping (empty, a list, a single value). */
+function notAMapping(pf: ParsedFile, what: string, help: string): ConfigIssue | null {
+  const d = pf.data;
+  if (d !== null && typeof d === 'object' && !Array.isArray(d)) return null;
+  const found = d === null || d === undefined ? 'the file is empty' : Array.isArray(d) ? 'found a list' : `found the single value ${JSON.stringify(d)}`;
+  return {
+    file: pf.file,
+    ...(d === null || d === undefined ? {} : locateIn(pf, [])),
+    path: '',
+    message: `expected a mapping (key: value lines) at the top level, but ${found}: write the ${what} as "key: value" lines (see ${help})`,
+  };
+}
+
 /**
  * Reads and validates gridsteer.yaml and its regions folder.
  * Throws ConfigError listing every problem; returns a deeply frozen LoadedConfig.
  * Checks that need the DNS layer (record data, zone contents) run in the zone compiler,
- * which reports through `locate` in the same format.
+ * which reports through `locate` in the same format (see serving.ts prepare()).
  */
 export function loadConfig(configFile: string): LoadedConfig {
   const file = resolve(configFile);
   const issues: ConfigIssue[] = [];
   const pf = parseYamlFile(file, issues);
   if (!pf) throw new ConfigError(issues);
-  if (pf.data === null || typeof pf.data !== 'object' || Array.isArray(pf.data)) {
-    throw new ConfigError([{ file, path: '', message: 'expected a mapping (key: value) at the top level' }]);
-  }
-  if (!validateConfig(pf.data)) {
-    throw new ConfigError(ajvIssues(pf, validateConfig.errors ?? []));
-  }
+  const top = notAMapping(pf, 'settings (zones:, names:, …)', 'docs/configuration.md');
+  if (top) throw new ConfigError([top]);
+  // Problems in gridsteer.yaml do not stop the region files from being checked, so one run reports both.
+  const configOk = validateConfig(pf.data);
+  if (!configOk) issues.push(...ajvIssues(pf, validateConfig.errors ?? []));
   const config = pf.data as Config;
+  if (typeof config.regionsDir !== 'string') throw new ConfigError(issues);
 
   const files = new Map<string, ParsedFile>([[file, pf]]);
   const regionsDir = resolve(dirname(file), config.regionsDir);
+  const regionsDirAt = { file, ...locateIn(pf, ['regionsDir']), path: 'regionsDir' };
+  const setBy = isMap(pf.doc.contents) && pf.doc.contents.has('regionsDir') ? `regionsDir "${config.regionsDir}"` : `regionsDir (default "${config.regionsDir}")`;
   let regionFiles: string[] = [];
+  let folderRead = false;
   try {
-    if (!statSync(regionsDir).isDirectory()) throw new Error('not a folder');
+    if (!statSync(regionsDir).isDirectory()) throw Object.assign(new Error(), { code: 'ENOTDIR' });
     regionFiles = readdirSync(regionsDir)
-      .filter((n) => n.endsWith('.yaml') || n.endsWith('.yml'))
+      .filter((n) => (n.endsWith('.yaml') || n.endsWith('.yml')) && !n.startsWith('.'))
       .sort()
-      .map((n) => join(regionsDir, n));
+      .map((n) => join(regionsDir, n))
+      .filter((f) => f !== file); // regionsDir "." keeps the regions beside gridsteer.yaml
+    folderRead = true;
   } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'it does not exist' : code === 'ENOTDIR' ? 'it is not a folder' : code ?? (e as Error).message;
     issues.push({
-      file,
-      ...locateIn(pf, ['regionsDir']),
-      path: 'regionsDir',
-      message: `cannot read the regions folder ${regionsDir} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): create it or fix the path`,
+      ...regionsDirAt,
+      message: `cannot read the regions folder ${regionsDir} set by ${setBy}, relative to this file (${why}): create it with one file per region, or set regionsDir to the right folder`,
     });
   }
   const regions: LoadedRegion[] = [];
   const seenIds = new Map<string, string>();
+  /** Region ids of files that failed to load: names may refer to them without a second complaint. */
+  const brokenIds = new Set<string>();
   for (const rf of regionFiles) {
+    const expectedId = basename(rf).replace(/\.ya?ml$/, '');
     const rp = parseYamlFile(rf, issues);
-    if (!rp) continue;
+    if (!rp) {
+      brokenIds.add(expectedId);
+      continue;
+    }
     files.set(rf, rp);
-    if (!validateRegion(rp.data)) {
-      issues.push(...ajvIssues(rp, validateRegion.errors ?? []));
+    const top = notAMapping(rp, 'region (id:, name:, location:, endpoints:, …)', 'regions/README.md');
+    if (top || !validateRegion(rp.data)) {
+      issues.push(...(top ? [top] : ajvIssues(rp, validateRegion.errors ?? [])));
+      brokenIds.add(expectedId);
       continue;
     }
     const region = rp.data as RegionConfig;
-    const expected = basename(rf).replace(/\.ya?ml$/, '');
-    if (region.id !== expected) {
-      issues.push({ file: rf, ...locateIn(rp, ['id']), path: 'id', message: `must equal the file name "${expected}" (got "${region.id}"): rename the file or the id` });
+    if (region.id !== expectedId) {
+      issues.push({
+        file: rf,
+        ...locateIn(rp, ['id']),
+        path: 'id',
+        message: `"${region.id}" differs from the file name: a region's id must equal its file name without .yaml; set id: ${expectedId}, or rename the file to ${region.id}.yaml`,
+      });
+      brokenIds.add(expectedId);
     }
     const other = seenIds.get(region.id);
-    if (other) issues.push({ file: rf, ...locateIn(rp, ['id']), path: 'id', message: `region id "${region.id}" is also used by ${other}` });
+    if (other) {
+      issues.push({
+        file: rf,
+        ...locateIn(rp, ['id']),
+        path: 'id',
+        message: `region id "${region.id}" is also used by ${other}: every region needs its own id; remove one of the two files, or rename one (file and id)`,
+      });
+    }
+    const seenAddr = new Map<string, number>();
+    region.endpoints.forEach((ep, i) => {
+      const key = canonicalIp(ep.address);
+      const first = seenAddr.get(key);
+      if (first !== undefined) {
+        issues.push({ file: rf, ...locateIn(rp, ['endpoints', i, 'address']), path: renderPath(['endpoints', i, 'address']), message: `${ep.address} is listed twice (also endpoints[${first}]): remove one` });
+      } else seenAddr.set(key, i);
+    });
     seenIds.set(region.id, rf);
     regions.push({ ...region, file: rf });
   }
-  if (regionFiles.length === 0 && issues.length === 0) {
-    issues.push({ file, ...locateIn(pf, ['regionsDir']), path: 'regionsDir', message: `no region files (*.yaml) in ${regionsDir}: add at least one (see regions/README.md)` });
+  if (regionFiles.length === 0 && folderRead) {
+    issues.push({
+      ...regionsDirAt,
+      message: `no region files (*.yaml) in the regions folder ${regionsDir} set by ${setBy}: add one file per region, e.g. us-va.yaml (format: regions/README.md)`,
+    });
   }
-  config.names.forEach((n, i) => {
+  if (configOk) config.names.forEach((n, i) => {
     for (const [j, r] of (n.regions ?? []).entries()) {
-      if (!seenIds.has(r)) {
-        issues.push({ file, ...locateIn(pf, ['names', i, 'regions', j]), path: renderPath(['names', i, 'regions', j]), message: `unknown region "${r}": known are ${[...seenIds.keys()].join(', ') || '(none)'}` });
+      // Without region files, the issue above says it all.
+      if (regionFiles.length > 0 && !seenIds.has(r) && !brokenIds.has(r)) {
+        const known = [...seenIds.keys()].sort();
+        const near = closest(r, known);
+        issues.push({
+          file,
+          ...locateIn(pf, ['names', i, 'regions', j]),
+          path: renderPath(['names', i, 'regions', j]),
+          message:
+            `unknown region "${r}": no file ${r}.yaml in ${regionsDir}; ${near ? `did you mean "${near}"? ` : ''}` +
+            `use one of ${known.join(', ') || '(none loaded)'}, or add ${r}.yaml there`,
+        });
       }
     }
   });
   if (issues.length > 0) throw new ConfigError(issues);
 
+  const base = dirname(file);
   const h = createHash('sha256');
-  for (const [name, p] of [...files.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  for (const [name, p] of [...files.entries()].map(([f, p]) => [relative(base, f), p] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     h.update(name).update('\0').update(p.raw).update('\0');
   }
   const loaded: LoadedConfig = {
@@ -274,5 +485,5 @@ export function loadConfig(configFile: string): LoadedConfig {
       return p ? locateIn(p, path) : {};
     },
   };
-  return loaded;
+  return Object.freeze(loaded);
 }

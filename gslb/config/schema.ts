@@ -8,10 +8,21 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 const strict = { additionalProperties: false } as const;
 
+/**
+ * GridSteer annotations, ignored by validators: `x-type` names a kind of string (singular,
+ * lowercase: "DNS name") and `x-form` says in words what its pattern or format accepts.
+ * The loader's messages and the reference (doc.ts) use them.
+ */
+const DNS_NAME_FORM =
+  'a DNS name: labels of letters, digits, "-" and "_" (at most 63 characters each) separated by dots, ' +
+  'e.g. api or api.gslb.example.com; "@" is the zone apex, and a trailing dot makes a name absolute';
+
 /** A DNS name in presentation format: letters, digits, hyphen, underscore; optional trailing dot. */
 const DnsName = (description: string) =>
   Type.String({
     description,
+    'x-type': 'DNS name',
+    'x-form': DNS_NAME_FORM,
     minLength: 1,
     maxLength: 254,
     pattern: '^(@|([A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\\.)*[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\\.?|\\.)$',
@@ -23,7 +34,10 @@ const Ttl = (description: string, dflt?: number) =>
 /** `host:port` with IPv6 hosts in brackets, e.g. `127.0.0.1:5353` or `[::1]:5353`. */
 const ListenAddress = Type.String({
   description: 'host:port to listen on; IPv6 in brackets, e.g. [::1]:5353; port 0 picks a free port',
+  'x-type': 'listen address',
+  'x-form': 'host:port with an IP address or localhost and a port 0–65535, e.g. 127.0.0.1:5353 or [::1]:5353',
   pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+|localhost):[0-9]{1,5}$',
+  format: 'listen-address',
 });
 
 export const RecordType = Type.Union(
@@ -70,7 +84,7 @@ export const SoaSchema = Type.Object(
     minimum: Ttl('negative-caching TTL bound in seconds (RFC 2308)', 60),
     ttl: Type.Optional(Ttl('TTL of the SOA record; default: the zone ttl')),
   },
-  strict,
+  { ...strict, description: 'the SOA record at the apex (RFC 1035 §3.3.13)' },
 );
 
 export const ZoneSchema = Type.Object(
@@ -84,6 +98,8 @@ export const ZoneSchema = Type.Object(
   strict,
 );
 
+const REGION_ID_FORM = 'a region id: at most 63 lowercase letters, digits and hyphens, starting with a letter or digit, e.g. us-va';
+
 export const WhenAllDown = Type.Union(
   [Type.Literal('nearest'), Type.Literal('all'), Type.Literal('empty'), Type.Literal('servfail')],
   { description: 'what to answer when no region admits the client: nearest, all, empty (NODATA) or servfail' },
@@ -94,7 +110,7 @@ export const GslbNameSchema = Type.Object(
     name: DnsName('the steered name (absolute, inside one of the zones)'),
     ttl: Ttl('TTL0: the TTL of its answers in seconds when nothing is scheduled', 30),
     regions: Type.Optional(
-      Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9-]*$' }), {
+      Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', 'x-type': 'region id', 'x-form': REGION_ID_FORM }), {
         minItems: 1,
         description: 'region ids that serve this name; default: every region',
       }),
@@ -111,20 +127,20 @@ export const PolicySchema = Type.Object(
     whenAllDown: Type.Optional(WhenAllDown),
     defaultLocation: Type.Object(
       {
-        lat: Type.Number({ minimum: -90, maximum: 90 }),
-        lon: Type.Number({ minimum: -180, maximum: 180 }),
+        lat: Type.Number({ minimum: -90, maximum: 90, description: 'latitude in degrees' }),
+        lon: Type.Number({ minimum: -180, maximum: 180, description: 'longitude in degrees' }),
       },
       { ...strict, description: 'where a client without a known location is placed', default: { lat: 39.0, lon: -77.5 } },
     ),
   },
-  { ...strict, default: {} },
+  { ...strict, default: {}, description: 'how answers are chosen and how long they may be cached' },
 );
 
 export const DnsServerSchema = Type.Object(
   {
     listen: Type.Array(ListenAddress, {
       minItems: 1,
-      description: 'addresses for UDP and TCP; all must share one port when any port is 0',
+      description: 'addresses for UDP and TCP (each address gets both on one port; port 0 picks a free one per address)',
       default: ['127.0.0.1:5353'],
     }),
     udpPayloadMax: Type.Integer({
@@ -140,10 +156,10 @@ export const DnsServerSchema = Type.Object(
         maxConnectionsPerClient: Type.Integer({ minimum: 1, default: 32, description: 'open TCP connections per client address per process' }),
         maxPipelined: Type.Integer({ minimum: 1, default: 128, description: 'queries answered per connection before the connection is read again' }),
       },
-      { ...strict, default: {} },
+      { ...strict, default: {}, description: 'limits of DNS over TCP' },
     ),
   },
-  { ...strict, default: {} },
+  { ...strict, default: {}, description: 'the DNS server (UDP and TCP)' },
 );
 
 export const HttpServerSchema = Type.Object(
@@ -153,7 +169,7 @@ export const HttpServerSchema = Type.Object(
       Type.String({ description: 'YAML file of API tokens (hashes) and roles, relative to this file; see docs/api.md. Env GRIDSTEER_TOKENS also works.' }),
     ),
   },
-  { ...strict, default: {} },
+  { ...strict, default: {}, description: 'the HTTP API' },
 );
 
 export const ConfigSchema = Type.Object(
@@ -176,27 +192,34 @@ export const EndpointSchema = Type.Object(
   {
     address: Type.String({ format: 'ip', description: 'an IPv4 or IPv6 address answered for this region' }),
   },
-  strict,
+  { ...strict, description: 'one address answered for the region' },
 );
 
 export const RegionSchema = Type.Object(
   {
-    id: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'the region id: lowercase letters, digits, hyphens' }),
+    id: Type.String({
+      pattern: '^[a-z0-9][a-z0-9-]{0,62}$',
+      'x-type': 'region id',
+      'x-form': REGION_ID_FORM,
+      description: 'the region id; must equal the file name without .yaml (us-va in us-va.yaml)',
+    }),
     name: Type.String({ minLength: 1, description: 'a human name, e.g. "Virginia (US East)"' }),
     location: Type.Object(
       {
         lat: Type.Number({ minimum: -90, maximum: 90, description: 'latitude in degrees' }),
         lon: Type.Number({ minimum: -180, maximum: 180, description: 'longitude in degrees' }),
-        country: Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 country code' }),
-        city: Type.Optional(Type.String()),
+        country: Type.String({ pattern: '^[A-Z]{2}$', 'x-type': 'country code', 'x-form': 'two capital letters, e.g. US', description: 'ISO 3166-1 alpha-2 country code' }),
+        city: Type.Optional(Type.String({ description: 'the nearest city, for people' })),
       },
-      strict,
+      { ...strict, description: 'where the region is: distances to clients are measured from here' },
     ),
     bias: Type.Number({
       minimum: -99,
       maximum: 99,
       default: 0,
-      description: 'Route 53 geoproximity bias: +b scales distance by (1 - b/100), -b divides it by (1 + b/100)',
+      description:
+        'Route 53 geoproximity bias B: B > 0 scales the distance to clients by (1 - B/100), so the region looks nearer; ' +
+        'B < 0 divides it by (1 + B/100), so -50 doubles it',
     }),
     endpoints: Type.Array(EndpointSchema, { minItems: 1, description: 'the addresses answered for this region' }),
     capacity: Type.Optional(
@@ -204,7 +227,7 @@ export const RegionSchema = Type.Object(
         {
           units: Type.Number({ exclusiveMinimum: 0, description: 'serving capacity in the fleet\'s own unit (e.g. GPUs)' }),
         },
-        strict,
+        { ...strict, description: 'how much the region can serve' },
       ),
     ),
     power: Type.Optional(
@@ -216,7 +239,7 @@ export const RegionSchema = Type.Object(
           balancingAuthority: Type.Optional(Type.String({ description: 'grid operator, e.g. ERCOT, AESO, PJM, EirGrid' })),
           importLimitW: Type.Optional(Type.Number({ minimum: 0, description: 'contracted grid import limit in watts' })),
         },
-        strict,
+        { ...strict, description: 'how the region is powered' },
       ),
     ),
     labels: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'free-form labels' })),

@@ -35,7 +35,7 @@ export const GLUE: Record<string, { A: string[]; AAAA: string[] }> = {
 };
 
 export const APEX_TXT = 'v=spf1 -all';
-export const STATUS_TXT = 'GridSteer example fleet: six regions on four continents';
+export const STATUS_TXT = 'GridSteer example fleet: seven regions on four continents';
 export const APEX_CAA = '0 issue "ca.example.net"';
 
 /** A TXT record far over 1232 bytes: only TCP can carry it. */
