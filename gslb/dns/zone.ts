@@ -18,6 +18,7 @@ import { parseRData, RDataError } from './rdata.js';
 import type { Config, RegionConfig, WhenAllDownPolicy } from '../config/schema.js';
 import type { DecideName } from '../policy/decide.js';
 import { isIP } from 'node:net';
+import { renderPath } from '../config/load.js';
 
 /** What the responder copies: see the module comment. Offsets are relative to `body`. */
 export interface Template {
@@ -86,7 +87,7 @@ export interface ZoneIssue {
 
 export class ZoneError extends Error {
   constructor(readonly issues: ZoneIssue[]) {
-    super(`zones: ${issues.length} problem(s): ${issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    super(`zones: ${issues.length} problem(s): ${issues.map((i) => `${renderPath(i.path)}: ${i.message}`).join('; ')}`);
   }
 }
 
@@ -121,6 +122,8 @@ export function compileZones(snap: ZoneSnapshot): CompiledZones {
   const builds = new Map<string, NodeBuild>();
   const zoneKeys: string[] = [];
   const zoneInfos: { key: string; name: string; soa: ResourceRecord; negativeTtl: number; ttl: number }[] = [];
+  /** Index into snap.zones of the entry each zone came from (duplicates are skipped). */
+  const zoneEntry: number[] = [];
 
   const zoneOf = (key: string): number => {
     let best = -1;
@@ -157,10 +160,11 @@ export function compileZones(snap: ZoneSnapshot): CompiledZones {
     const zname = absoluteName(z.name, '');
     const key = nameKey(zname);
     if (zoneKeys.includes(key)) {
-      issues.push({ path: ['zones', zi, 'name'], message: `zone ${zname} is configured twice: merge the two entries` });
+      issues.push({ path: ['zones', zi, 'name'], message: `zone ${zname} is configured twice (also zones[${zoneEntry[zoneKeys.indexOf(key)]}]): merge the two entries` });
       return;
     }
     zoneKeys.push(key);
+    zoneEntry.push(zi);
     const nsNames = z.nameservers.map((n) => absoluteName(n.name, zname));
     const soaTtl = z.soa.ttl ?? z.ttl;
     const soa: ResourceRecord = {
@@ -184,7 +188,7 @@ export function compileZones(snap: ZoneSnapshot): CompiledZones {
   snap.zones.forEach((z, zi) => {
     const zname = absoluteName(z.name, '');
     const zix = zoneKeys.indexOf(nameKey(zname));
-    if (zix < 0 || zoneInfos[zix]!.name !== zname) return;
+    if (zix < 0 || zoneEntry[zix] !== zi) return;
     add(zname, zix, zoneInfos[zix]!.soa, ['zones', zi, 'soa']);
     z.nameservers.forEach((ns, ni) => {
       const nsName = absoluteName(ns.name, zname);
@@ -257,7 +261,8 @@ export function compileZones(snap: ZoneSnapshot): CompiledZones {
       return;
     }
     if (gslb.has(key)) {
-      issues.push({ path: ['names', ni, 'name'], message: `${name} is configured twice` });
+      const first = snap.names.findIndex((o) => nameKey(absoluteName(o.name.endsWith('.') ? o.name : o.name + '.', '')) === key);
+      issues.push({ path: ['names', ni, 'name'], message: `${name} is configured twice (also names[${first}]; names compare without case): remove one` });
       return;
     }
     const ids = n.regions ?? snap.regions.map((r) => r.id);
@@ -274,7 +279,13 @@ export function compileZones(snap: ZoneSnapshot): CompiledZones {
     const nb = node(name, zix);
     for (const t of [QTYPE.A, QTYPE.AAAA, QTYPE.CNAME]) {
       if (nb.rrsets.has(t)) {
-        issues.push({ path: nb.rrsets.get(t)!.path, message: `${name} is a steered name: its ${typeNameOf(t)} records come from the regions; remove this record` });
+        issues.push({
+          path: nb.rrsets.get(t)!.path,
+          message:
+            t === QTYPE.CNAME
+              ? `${name} is a steered name and cannot also have a CNAME: remove the CNAME (or point the CNAME elsewhere and steer that name)`
+              : `${name} is a steered name: its ${typeNameOf(t)} records come from the regions' endpoints; remove this record`,
+        });
       }
     }
     nb.gslb = g;
@@ -286,11 +297,12 @@ export function compileZones(snap: ZoneSnapshot): CompiledZones {
     const cname = b.rrsets.get(QTYPE.CNAME);
     if (cname) {
       if (cname.rrs.length > 1) issues.push({ path: cname.path, message: `more than one CNAME at ${b.name}: keep one` });
-      if (b.rrsets.size > 1) {
+      if (b.key === zoneKeys[b.zone]) {
+        issues.push({ path: cname.path, message: 'a CNAME cannot be at the zone apex (it has SOA and NS): use A/AAAA records there, or make the apex a steered name' });
+      } else if (b.rrsets.size > 1) {
         const others = [...b.rrsets.keys()].filter((t) => t !== QTYPE.CNAME).map(typeNameOf);
-        issues.push({ path: cname.path, message: `${b.name} has a CNAME and other data (${others.join(', ')}); a CNAME must stand alone (RFC 2181 §10.1)` });
+        issues.push({ path: cname.path, message: `${b.name} has a CNAME and other data (${others.join(', ')}); a CNAME must stand alone (RFC 2181 §10.1): remove the CNAME or the other records at ${b.name}` });
       }
-      if (b.key === zoneKeys[b.zone]) issues.push({ path: cname.path, message: 'a CNAME cannot be at the zone apex' });
     }
     if (b.rrsets.has(QTYPE.NS) && b.key !== zoneKeys[b.zone]) cuts.add(b.key);
   }
@@ -299,9 +311,12 @@ export function compileZones(snap: ZoneSnapshot): CompiledZones {
     for (let k = parentKey(b.key); k !== undefined && k.length >= zoneKeys[b.zone]!.length; k = parentKey(k)) {
       if (cuts.has(k)) {
         const dataTypes = [...b.rrsets.keys()].filter((t) => t !== QTYPE.A && t !== QTYPE.AAAA);
-        if (dataTypes.length > 0 || b.gslb) {
-          const set = b.rrsets.values().next().value as RRsetBuild | undefined;
-          issues.push({ path: set?.path ?? ['zones', b.zone], message: `${b.name} is below the delegation at ${keyName(k)}: only glue (A/AAAA) may be there` });
+        if (b.gslb) {
+          const ni = snap.names.findIndex((o) => nameKey(absoluteName(o.name.endsWith('.') ? o.name : o.name + '.', '')) === b.key);
+          issues.push({ path: ['names', ni, 'name'], message: `${b.name} is below the delegation at ${keyName(k)}, so this server cannot answer for it: steer a name outside the delegated subzone, or remove the delegation` });
+        } else if (dataTypes.length > 0) {
+          const set = b.rrsets.get(dataTypes[0]!)!;
+          issues.push({ path: set.path, message: `${b.name} is below the delegation at ${keyName(k)}: only glue (A/AAAA) may be there; move the record to the child zone's servers, or remove it` });
         }
         glueOnly.set(b.key, b);
         break;
