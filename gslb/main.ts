@@ -12,9 +12,11 @@ import { fileURLToPath } from 'node:url';
 import { dirname, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 
-import { Responder, type ResponderOptions } from './dns/respond.js';
+import { Responder } from './dns/respond.js';
 import { parseListen, reservePorts, startDnsServer, type DnsServer, type ListenAddress, type TcpLimits } from './dns/server.js';
-import { prepare, servingState, type Prepared } from './serving.js';
+import { prepare, servingState, stateVersion, type Prepared } from './serving.js';
+import { GeoService, geoSettings } from './geo/service.js';
+import type { GeoTable } from './geo/table.js';
 import { aggregateMetrics, createRegistry, type MetricsJson } from './metrics.js';
 import { buildApi, type ReadinessCheck } from './api/app.js';
 import { loadTokens } from './api/auth.js';
@@ -59,7 +61,6 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   const workersWanted = o.workers ?? cfg.workers;
   const nWorkers = workersWanted === 'auto' ? availableParallelism() : workersWanted;
   const listenSpec = (o.dnsListen ?? cfg.dns.listen).map(parseListen);
-  const responderOpts: ResponderOptions = { udpPayloadMax: cfg.dns.udpPayloadMax, minTtl: cfg.policy.minTtl };
   const tcpLimits: TcpLimits = { ...cfg.dns.tcp };
   const tokensFile = cfg.http.tokensFile === undefined ? undefined : resolve(dirname(prepared.loaded.file), cfg.http.tokensFile);
   const tokens = loadTokens({ file: tokensFile, env: (o.env ?? process.env).GRIDSTEER_TOKENS });
@@ -71,8 +72,24 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   let metricsSeq = 0;
   const pendingMetrics = new Map<number, (data: MetricsJson) => void>();
 
+  /** Sends the current state to every answering process. */
+  const publish = (table?: GeoTable | null) => {
+    if (local) local.responder.swap(servingState(prepared.state, prepared.zones, table));
+    for (const w of slots.values()) if (w.bound) w.worker.send({ t: 'state', state: prepared.state } satisfies ToWorker);
+  };
+  let geoTable: GeoTable | null = null;
+  const geo = new GeoService(geoSettings(cfg.geoip, prepared.loaded.file), prepared.geometry, log, (file, table) => {
+    geoTable = table;
+    const g = { ...prepared.state.geo, file, version: table.version };
+    prepared = { ...prepared, state: { ...prepared.state, geo: g, version: stateVersion(prepared.state.plan, g) } };
+    publish(table);
+    log.info({ module: 'geo', version: table.version }, 'geo: table in force');
+  });
+  // Loads a cached table at once when one matches; otherwise compiles in the background.
+  await geo.start();
+
   if (nWorkers === 0) {
-    const responder = new Responder(servingState(prepared.state, prepared.zones), responderOpts);
+    const responder = new Responder(servingState(prepared.state, prepared.zones, geoTable));
     const server = await startDnsServer(listenSpec, responder, tcpLimits, log);
     local = { responder, server };
     dnsAddresses = server.addresses;
@@ -89,7 +106,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       worker.on('message', (m: FromWorker) => {
         switch (m.t) {
           case 'hello': {
-            const msg: ToWorker = { t: 'serve', state: prepared.state, listen, opts: responderOpts, tcp: tcpLimits, logLevel: log.level };
+            const msg: ToWorker = { t: 'serve', state: prepared.state, listen, tcp: tcpLimits, logLevel: log.level };
             worker.send(msg);
             break;
           }
@@ -145,7 +162,26 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
             : `${s.length}/${nWorkers} workers up; behind: ${behind.map((w) => `#${w.worker.id} at ${w.acked || 'nothing'}`).join(', ') || 'none'}`,
       });
     }
-    checks.push({ name: 'geo', ok: true, detail: 'not enabled: every client is placed at the default location' });
+    const g = geo.state;
+    if (!cfg.geoip.enabled) checks.push({ name: 'geo', ok: true, detail: 'disabled (geoip.enabled: false): every client is placed at the default location' });
+    else if (g.file === null) {
+      checks.push({
+        name: 'geo',
+        ok: false,
+        detail: g.error
+          ? `no table: ${g.error}; answering from the default location`
+          : `compiling ${g.database ?? 'the database'}${g.building ? ` for ${Math.round((Date.now() - g.building) / 1000)}s` : ''}; answering from the default location until the first table is ready`,
+      });
+    } else {
+      checks.push({
+        name: 'geo',
+        ok: true,
+        detail:
+          `table ${g.version} from ${g.database}` +
+          (g.building ? `; compiling a new table for ${Math.round((Date.now() - g.building) / 1000)}s, answering from this one meanwhile` : '') +
+          (g.error ? `; last error: ${g.error}` : ''),
+      });
+    }
     return { ready: !closing && checks.every((c) => c.ok), checks };
   };
 
@@ -179,15 +215,19 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   const reload = () => {
     reloading ??= (async () => {
       try {
-        const next = prepare(o.configFile);
-        const changed = next.state.version !== prepared.state.version;
+        let next = prepare(o.configFile);
+        // Keep answering from the table in force; the geo service swaps in a new one if the
+        // geometry or the database setting changed.
+        const g = prepared.state.geo;
+        next = { ...next, state: { ...next.state, geo: g, version: stateVersion(next.state.plan, g) } };
+        void geo.setGeometry(next.geometry, geoSettings(next.loaded.config.geoip, next.loaded.file));
+        const changed = next.state.version !== prepared.state.version || next.loaded.hash !== prepared.loaded.hash;
         const listenNow = (o.dnsListen ?? next.loaded.config.dns.listen).join(',');
         if (!o.dnsListen && listenNow !== cfg.dns.listen.join(',')) log.warn('config: dns.listen changed; restart to listen on the new addresses');
         if (changed) {
           prepared = next;
           loadedAt = Date.now();
-          if (local) local.responder.swap(servingState(next.state, next.zones));
-          for (const w of slots.values()) w.worker.send({ t: 'state', state: next.state } satisfies ToWorker);
+          publish(geoTable);
           log.info({ version: next.state.version }, 'config reloaded');
         }
         return { version: next.loaded.hash, changed };
@@ -232,6 +272,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     async close() {
       if (closing) return;
       closing = true;
+      geo.close();
       await api.close();
       await local?.server.close();
       await Promise.all(

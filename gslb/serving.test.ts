@@ -240,6 +240,7 @@ test('prepare(): the base fleet compiles; its version is the config hash', (t) =
   const dir = tempFleet(t, baseFiles());
   const p = prepare(join(dir, CONFIG));
   assert.ok(p.state.version.includes(p.loaded.hash), `${p.state.version} carries ${p.loaded.hash}`);
-  assert.deepEqual(p.state.cell.ranking, ['us-va', 'eu-ie'], 'ranked from the default location (Ashburn)');
+  assert.deepEqual(p.state.geo.defaultRanking, ['us-va', 'eu-ie'], 'ranked from the default location (Ashburn)');
+  assert.equal(p.state.geo.file, null, 'no geo table until the geo service compiles or loads one');
   assert.deepEqual([...p.zones.gslb.keys()].length, 2);
 });

@@ -5,18 +5,29 @@
  */
 import { ConfigError, loadConfig, renderPath, type ConfigIssue, type LoadedConfig } from './config/load.js';
 import { compileZones, snapshotOf, ZoneError, type CompiledZones, type ZoneSnapshot } from './dns/zone.js';
-import { initialPlan, type Cell } from './policy/decide.js';
+import { planFromConfig } from './policy/decide.js';
 import { rankRegions } from './policy/distance.js';
-import type { ServingState } from './dns/respond.js';
+import type { ResponderOptions, ServingState } from './dns/respond.js';
+import { TOP_K, type FleetGeometry } from './geo/compile.js';
+import { defaultTable, GeoTable } from './geo/table.js';
 import type { Plan } from './types.js';
+
+/** Which geo table to answer from: a compiled table file, or none (the default location). */
+export interface GeoRef {
+  file: string | null;
+  version: string;
+  /** Top-K ranking from the default location (used while there is no table). */
+  defaultRanking: string[];
+}
 
 /** Sent from the primary to every answering process; JSON-serialisable. */
 export interface ServeState {
-  /** Config hash + plan version: what /readyz compares acknowledgements against. */
+  /** Plan version + geo version: what /readyz compares acknowledgements against. */
   version: string;
   snapshot: ZoneSnapshot;
   plan: Plan;
-  cell: Cell;
+  opts: ResponderOptions;
+  geo: GeoRef;
 }
 
 /** A configuration that loaded and compiled, ready to serve. */
@@ -24,6 +35,13 @@ export interface Prepared {
   loaded: LoadedConfig;
   state: ServeState;
   zones: CompiledZones;
+  /** What the geo table depends on. */
+  geometry: FleetGeometry;
+}
+
+/** The version of a ServeState. */
+export function stateVersion(plan: Plan, geo: GeoRef): string {
+  return `${plan.version}/${geo.version}`;
 }
 
 /**
@@ -46,16 +64,36 @@ export function prepare(configFile: string): Prepared {
     }));
     throw new ConfigError(issues);
   }
-  const plan = initialPlan(loaded.hash);
-  const loc = loaded.config.policy.defaultLocation;
-  const cell: Cell = {
-    ranking: rankRegions(loc, loaded.regions).map((r) => r.id),
-    origin: `the default location (${loc.lat}, ${loc.lon}); the geo engine is not enabled`,
+  const c = loaded.config;
+  const plan = planFromConfig(loaded.hash, structuredClone(c.policy.weights) as Plan['steps'][number]['weights']);
+  const geometry: FleetGeometry = {
+    regions: loaded.regions.map((r) => ({ id: r.id, location: { lat: r.location.lat, lon: r.location.lon }, bias: r.bias })),
+    defaultLocation: { lat: c.policy.defaultLocation.lat, lon: c.policy.defaultLocation.lon },
+    overrides: c.networks.map((n) => ({ cidr: n.cidr, regions: [...n.regions] })),
   };
-  return { loaded, zones, state: { version: plan.version, snapshot, plan, cell } };
+  const geo: GeoRef = {
+    file: null,
+    version: 'default-location',
+    defaultRanking: rankRegions(geometry.defaultLocation, geometry.regions, TOP_K).map((r) => r.id),
+  };
+  const opts: ResponderOptions = { udpPayloadMax: c.dns.udpPayloadMax, minTtl: c.policy.minTtl };
+  return { loaded, zones, geometry, state: { version: stateVersion(plan, geo), snapshot, plan, opts, geo } };
 }
 
-/** Builds a Responder's state from a ServeState (in a worker: compiles the zones again). */
-export function servingState(s: ServeState, zones?: CompiledZones): ServingState {
-  return { zones: zones ?? compileZones(s.snapshot), plan: s.plan, cell: s.cell, version: s.version };
+let lastTable: { file: string; table: GeoTable } | null = null;
+
+/** The table a GeoRef names: loaded from its file (memoised per file), or the default table. */
+export function tableOf(g: GeoRef, loaded?: GeoTable | null): GeoTable {
+  if (g.file === null) return defaultTable(g.defaultRanking, 'no geo table yet');
+  if (loaded && lastTable?.file !== g.file) lastTable = { file: g.file, table: loaded };
+  if (lastTable?.file !== g.file) lastTable = { file: g.file, table: GeoTable.load(g.file) };
+  return lastTable.table;
+}
+
+/**
+ * Builds a Responder's state from a ServeState (in a worker: compiles the zones again and
+ * loads the geo table file).
+ */
+export function servingState(s: ServeState, zones?: CompiledZones, table?: GeoTable | null): ServingState {
+  return { zones: zones ?? compileZones(s.snapshot), plan: s.plan, geo: tableOf(s.geo, table), opts: s.opts, version: s.version };
 }

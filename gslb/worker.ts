@@ -4,18 +4,18 @@
  * version, and reports its metrics on request. It exits when the primary goes away.
  *
  * IPC: the worker says {t:'hello'} once it listens for messages (anything sent before
- * would be lost). Primary → worker: {t:'serve', state, listen, opts} once, then {t:'state', state},
+ * would be lost). Primary → worker: {t:'serve', state, listen, tcp} once, then {t:'state', state},
  * {t:'metrics', id}. Worker → primary: {t:'bound', addresses, version}, {t:'ack', version},
  * {t:'metrics', id, data}, {t:'fatal', message}.
  */
 import pino from 'pino';
-import { Responder, type ResponderOptions } from './dns/respond.js';
+import { Responder } from './dns/respond.js';
 import { startDnsServer, type ListenAddress, type TcpLimits } from './dns/server.js';
 import { servingState, type ServeState } from './serving.js';
 import { createRegistry } from './metrics.js';
 
 export type ToWorker =
-  | { t: 'serve'; state: ServeState; listen: ListenAddress[]; opts: ResponderOptions; tcp: TcpLimits; logLevel: string }
+  | { t: 'serve'; state: ServeState; listen: ListenAddress[]; tcp: TcpLimits; logLevel: string }
   | { t: 'state'; state: ServeState }
   | { t: 'metrics'; id: number };
 
@@ -40,7 +40,7 @@ process.on('message', (m: ToWorker) => {
       switch (m.t) {
         case 'serve': {
           const log = pino({ level: m.logLevel, base: { pid: process.pid, role: 'dns-worker' } });
-          responder = new Responder(servingState(m.state), m.opts);
+          responder = new Responder(servingState(m.state));
           const server = await startDnsServer(m.listen, responder, m.tcp, log);
           send({ t: 'bound', addresses: server.addresses, version: m.state.version });
           break;

@@ -10,6 +10,7 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { writeTestConfig } from './helpers/server.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -51,7 +52,9 @@ function mutated(r: () => number, i: number): Buffer {
 }
 
 test('a burst of 30,000 malformed packets over UDP and TCP leaves the server answering dig', async (t) => {
-  const child = spawn(process.execPath, [`${root}dist/gslb/cli/main.js`, 'serve', '--config', `${root}gridsteer.yaml`, '--workers', '2', '--dns-listen', '127.0.0.1:0', '--http-listen', '127.0.0.1:0'], {
+  const cfg = writeTestConfig();
+  t.after(() => cfg.cleanup());
+  const child = spawn(process.execPath, [`${root}dist/gslb/cli/main.js`, 'serve', '--config', cfg.file, '--workers', '2', '--dns-listen', '127.0.0.1:0', '--http-listen', '127.0.0.1:0'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   t.after(() => child.kill('SIGKILL'));

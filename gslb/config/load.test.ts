@@ -86,7 +86,7 @@ const cases: Case[] = [
     file: CONFIG,
     at: 'colour: blue',
     path: 'colour',
-    message: [/^unknown key "colour"/, /remove it or fix its spelling/, /the keys allowed here are dns, http, workers, regionsDir, policy, zones, names$/],
+    message: [/^unknown key "colour"/, /remove it or fix its spelling/, /the keys allowed here are dns, http, workers, regionsDir, policy, zones, names, geoip, networks$/],
   },
   {
     name: 'unknown key inside dns.tcp (a near miss is named)',
@@ -398,7 +398,9 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
   assert.deepEqual(c.http, { listen: '127.0.0.1:8053' });
   assert.equal(c.workers, 'auto');
   assert.equal(c.regionsDir, 'regions');
-  assert.deepEqual(c.policy, { minTtl: 5, resolverMinTtl: 30, defaultLocation: { lat: 39.0, lon: -77.5 } });
+  assert.deepEqual(c.policy, { minTtl: 5, resolverMinTtl: 30, defaultLocation: { lat: 39.0, lon: -77.5 }, weights: {} });
+  assert.deepEqual(c.geoip, { enabled: true, watchIntervalMs: 5000 });
+  assert.deepEqual(c.networks, []);
   assert.deepEqual(c.zones[0]!.soa, { rname: 'hostmaster.example.com.', serial: 1, refresh: 3600, retry: 600, expire: 1209600, minimum: 60 });
   assert.deepEqual(c.zones[0]!.nameservers[1], { name: 'ns.example.net.', addresses: [] });
   assert.equal(c.names[1]!.ttl, 30, 'names[].ttl defaults to 30');

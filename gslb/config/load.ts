@@ -9,6 +9,7 @@ import { isIP } from 'node:net';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { LineCounter, parseDocument, isMap, isPair, isSeq, isScalar, isCollection, type Node as YamlNode, type YAMLError } from 'yaml';
+import { parseCidr } from '../geo/compile.js';
 import { ConfigSchema, RegionSchema, type Config, type RegionConfig } from './schema.js';
 import { expected, type SchemaLike } from './describe.js';
 
@@ -451,23 +452,37 @@ export function loadConfig(configFile: string): LoadedConfig {
       message: `no region files (*.yaml) in the regions folder ${regionsDir} set by ${setBy}: add one file per region, e.g. us-va.yaml (format: regions/README.md)`,
     });
   }
-  if (configOk) config.names.forEach((n, i) => {
-    for (const [j, r] of (n.regions ?? []).entries()) {
-      // Without region files, the issue above says it all.
-      if (regionFiles.length > 0 && !seenIds.has(r) && !brokenIds.has(r)) {
-        const known = [...seenIds.keys()].sort();
-        const near = closest(r, known);
-        issues.push({
-          file,
-          ...locateIn(pf, ['names', i, 'regions', j]),
-          path: renderPath(['names', i, 'regions', j]),
-          message:
-            `unknown region "${r}": no file ${r}.yaml in ${regionsDir}; ${near ? `did you mean "${near}"? ` : ''}` +
-            `use one of ${known.join(', ') || '(none loaded)'}, or add ${r}.yaml there`,
-        });
-      }
+  /** Every place gridsteer.yaml names a region must name a loaded one. */
+  const checkRegion = (r: string, path: (string | number)[]) => {
+    // Without region files, the issue above says it all.
+    if (regionFiles.length > 0 && !seenIds.has(r) && !brokenIds.has(r)) {
+      const known = [...seenIds.keys()].sort();
+      const near = closest(r, known);
+      issues.push({
+        file,
+        ...locateIn(pf, path),
+        path: renderPath(path),
+        message:
+          `unknown region "${r}": no file ${r}.yaml in ${regionsDir}; ${near ? `did you mean "${near}"? ` : ''}` +
+          `use one of ${known.join(', ') || '(none loaded)'}, or add ${r}.yaml there`,
+      });
     }
-  });
+  };
+  if (configOk) {
+    config.names.forEach((n, i) => (n.regions ?? []).forEach((r, j) => checkRegion(r, ['names', i, 'regions', j])));
+    config.networks.forEach((n, i) => {
+      n.regions.forEach((r, j) => checkRegion(r, ['networks', i, 'regions', j]));
+      try {
+        parseCidr(n.cidr);
+      } catch (e) {
+        issues.push({ file, ...locateIn(pf, ['networks', i, 'cidr']), path: renderPath(['networks', i, 'cidr']), message: (e as Error).message });
+      }
+    });
+    for (const [home, targets] of Object.entries(config.policy.weights)) {
+      checkRegion(home, ['policy', 'weights', home]);
+      for (const target of Object.keys(targets)) checkRegion(target, ['policy', 'weights', home, target]);
+    }
+  }
   if (issues.length > 0) throw new ConfigError(issues);
 
   const base = dirname(file);

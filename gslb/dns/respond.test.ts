@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Responder } from './respond.js';
 import { compileZones, type ZoneSnapshot } from './zone.js';
 import { decodeMessage, type Edns, type Message } from './message.js';
-import { SNAP, EDNS, makeResponder, query } from './testing.js';
+import { SNAP, EDNS, OPTS, makeResponder, query } from './testing.js';
+import { defaultTable } from '../geo/table.js';
 import { newParsedQuery, parseQuery, Verdict } from './query.js';
 import { FLAG, QTYPE, RCODE } from './constants.js';
 import { initialPlan } from '../policy/decide.js';
@@ -129,7 +129,7 @@ test('malformed queries: a case table of verdicts and replies', () => {
   }
 });
 
-test('EDNS in replies: ECS echoed with scope 0, DO copied, BADVERS carries version 0', () => {
+test('EDNS in replies: ECS echoed with scope 0 (one cell), DO copied, BADVERS carries version 0', () => {
   const r = makeResponder();
   const ecs4 = { code: 8, data: Buffer.from([0, 1, 24, 0, 198, 51, 100]) };
   const ecs6 = { code: 8, data: Buffer.from([0, 2, 56, 0, 0x20, 1, 0xd, 0xb8, 0xab, 0xcd, 0]) };
@@ -138,8 +138,15 @@ test('EDNS in replies: ECS echoed with scope 0, DO copied, BADVERS carries versi
     assert.equal(m.edns!.flags & 0x8000, 0x8000, 'DO copied');
     assert.equal(m.edns!.udpSize, 1232);
     assert.equal(m.edns!.options.length, 1);
+    // Without a geo table every client is in one cell: the answer holds for everyone (scope 0).
+    // (Scopes with a table: gslb/geo/geo.test.ts.)
     const echoed = Buffer.from(opt.data);
     assert.deepEqual(m.edns!.options[0]!.data, echoed, 'family, source, scope 0 and address echoed');
+    // A static answer does not depend on the client: scope 0.
+    const st = decodeMessage(r.answer(query('gslb.example.com.', QTYPE.TXT, { edns: { ...EDNS, options: [opt] } }), false)!);
+    const zero = Buffer.from(opt.data);
+    zero[3] = 0;
+    assert.deepEqual(st.edns!.options[0]!.data, zero, 'static answer: scope 0');
   }
   const noDo = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A), false)!);
   assert.equal(noDo.edns!.flags & 0x8000, 0, 'DO clear when the query had it clear');
@@ -195,7 +202,7 @@ test('whenAllDown policies when every serving region is down', () => {
     const snap: ZoneSnapshot = { ...SNAP, names: [{ name: 'api.gslb.example.com', ttl: 30, whenAllDown: policy }] };
     const plan = initialPlan('t');
     plan.steps[0]!.down = ['a', 'b'];
-    const r = new Responder({ zones: compileZones(snap), plan, cell: { ranking: ['a', 'b'], origin: 't' }, version: 'v' }, { udpPayloadMax: 1232, minTtl: 5 });
+    const r = makeResponder(snap, ['a', 'b'], plan);
     const m = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A), false)!);
     assert.equal(m.flags & 0xf, rcode, policy);
     assert.equal(m.answers.length, count, policy);
@@ -206,7 +213,7 @@ test('swap replaces what is served for the next query', () => {
   const r = makeResponder();
   const before = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A), false)!);
   assert.deepEqual(before.answers[0]!.data, { kind: 'raw', bytes: Buffer.from([192, 0, 2, 10]) });
-  r.swap({ zones: compileZones(SNAP), plan: initialPlan('t'), cell: { ranking: ['b', 'a'], origin: 't' }, version: 'v2' });
+  r.swap({ zones: compileZones(SNAP), plan: initialPlan('t'), geo: defaultTable(['b', 'a'], 't'), opts: OPTS, version: 'v2' });
   const after = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A), false)!);
   assert.deepEqual(after.answers[0]!.data, { kind: 'raw', bytes: Buffer.from([198, 51, 100, 20]) });
   assert.equal(r.version, 'v2');

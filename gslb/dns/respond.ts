@@ -7,7 +7,10 @@ import { EDNS_DO, FLAG, QCLASS, QTYPE, RCODE, UDP_MIN } from './constants.js';
 import { newParsedQuery, parseQuery, Verdict, type ParsedQuery } from './query.js';
 import { parentKey } from './name.js';
 import type { CompiledZones, NameNode, Template } from './zone.js';
-import { decide, stepAt, nextStepAfter, type Cell } from '../policy/decide.js';
+import { decide, ecsScope, nextChangeOf, stepAt, weightOf, type Cell, type CellRange } from '../policy/decide.js';
+import type { SubnetKey } from '../policy/admission.js';
+import { isSpecial, parseAddr, mask32, type Addr } from '../geo/addr.js';
+import type { GeoTable } from '../geo/table.js';
 import type { Plan } from '../types.js';
 import { DnsStats, TRANSPORT_TCP, TRANSPORT_UDP } from './stats.js';
 
@@ -22,39 +25,87 @@ export interface ResponderOptions {
 export interface ServingState {
   zones: CompiledZones;
   plan: Plan;
-  /** Until the geo engine: every client's cell. */
-  cell: Cell;
-  /** Identifies this state (config hash + plan version), acknowledged to the primary. */
+  /** The compiled geo table (or a default table placing everyone at the default location). */
+  geo: GeoTable;
+  opts: ResponderOptions;
+  /** Identifies this state (config hash + plan version + geo version), acknowledged to the primary. */
   version: string;
+}
+
+/** The cells of a table: one per ranking, plus one for private/reserved/unknown clients. */
+function cellsOf(geo: GeoTable): Cell[] {
+  const cells: Cell[] = geo.rankings.map((r) => ({
+    ranking: r.regions,
+    origin:
+      r.origin === 'geoip'
+        ? 'the GeoIP database'
+        : r.origin === 'override'
+          ? `the network override ${r.note ?? ''}`
+          : `the default location (${r.note ?? 'no database'})`,
+  }));
+  cells.push({ ranking: geo.rankings[0]!.regions, origin: 'the default location (a private, reserved or unparsable address)' });
+  return cells;
+}
+
+function isUniform(geo: GeoTable): boolean {
+  return geo.v4Start.length === 1 && geo.v6Hi.length === 1 && geo.v4Rank[0] === geo.v6Rank[0];
+}
+
+/** Where a query's client is, as the hot path needs it. Reused: one per responder. */
+interface Located {
+  key: SubnetKey;
+  /** Entry of the geo table, -1 for the special cell. */
+  index: number;
+  /** Cell index (ranking index; the last one for special addresses). */
+  cell: number;
+  /** ECS source prefix when the answer must carry ECS; -1 without ECS. */
+  ecsSource: number;
+  /** The ECS address was unusable and the source address was used instead. */
+  fallback: boolean;
 }
 
 interface CachedDecision {
   template: Template | null;
   ttl: number;
-  region: string | null;
-  /** ECS scope prefix length to answer with. */
-  scope: number;
-  /** ms epoch after which the decision must be recomputed (next plan step). */
+  /** Admission hashing can change the answer inside the cell: decide per query. */
+  perQuery: boolean;
+  /** ms epoch after which the decision must be recomputed. */
   until: number;
 }
 
 export class Responder {
   private state: ServingState;
+  private opts: ResponderOptions;
   private readonly q: ParsedQuery = newParsedQuery();
-  private decisions = new Map<string, CachedDecision>();
+  /** Per steered node: decisions by cell × 2 + (AAAA ? 1 : 0). */
+  private decisions = new Map<NameNode, (CachedDecision | undefined)[]>();
+  private cells: Cell[];
+  private readonly loc: Located = { key: { family: 4, hi: 0, lo: 0, prefix: 0 }, index: -1, cell: 0, ecsSource: -1, fallback: false };
   readonly stats = new DnsStats();
 
-  constructor(
-    state: ServingState,
-    private readonly opts: ResponderOptions,
-  ) {
+  /** The table places every address in one cell: answers never depend on the client (scope 0). */
+  private uniform: boolean;
+
+  constructor(state: ServingState) {
     this.state = state;
+    this.opts = state.opts;
+    this.cells = cellsOf(state.geo);
+    this.uniform = isUniform(state.geo);
   }
 
   /** Replaces what is served, atomically for the next query; drops cached decisions. */
   swap(state: ServingState): void {
+    if (state.geo !== this.state.geo) {
+      this.cells = cellsOf(state.geo);
+      this.uniform = isUniform(state.geo);
+    }
     this.state = state;
+    this.opts = state.opts;
     this.decisions = new Map();
+  }
+
+  get geo(): GeoTable {
+    return this.state.geo;
   }
 
   get version(): string {
@@ -65,10 +116,10 @@ export class Responder {
    * Answers one query. `tcp` selects the size limit (65535 instead of the UDP limit).
    * Returns null when nothing must be sent (responses, packets shorter than a header).
    */
-  answer(buf: Buffer, tcp: boolean, now = Date.now()): Buffer | null {
+  answer(buf: Buffer, tcp: boolean, client = '', now = Date.now()): Buffer | null {
     const transport = tcp ? TRANSPORT_TCP : TRANSPORT_UDP;
     try {
-      return this.answerInner(buf, tcp, transport, now);
+      return this.answerInner(buf, tcp, transport, client, now);
     } catch {
       // Defensive: a bug must cost one SERVFAIL, never the process.
       this.stats.malformed('internal_error');
@@ -78,7 +129,7 @@ export class Responder {
     }
   }
 
-  private answerInner(buf: Buffer, tcp: boolean, transport: number, now: number): Buffer | null {
+  private answerInner(buf: Buffer, tcp: boolean, transport: number, client: string, now: number): Buffer | null {
     const q = this.q;
     const verdict = parseQuery(buf, q);
     if (verdict !== Verdict.OK) {
@@ -110,11 +161,11 @@ export class Responder {
       if (node.referral) template = node.referral;
       else if (qtype === QTYPE.ANY) template = node.any;
       else if (node.steered && (qtype === QTYPE.A || qtype === QTYPE.AAAA)) {
-        const d = this.decideFor(node, qtype, now);
-        if (d.template === null) return this.errorReply(buf, q, RCODE.SERVFAIL, transport);
-        template = d.template;
-        ttl = d.ttl;
-        scope = d.scope;
+        const d = this.decideFor(node, qtype, buf, client, now);
+        if (d === null) return this.errorReply(buf, q, RCODE.SERVFAIL, transport);
+        template = d;
+        ttl = this.ttl;
+        scope = this.scope;
       } else template = node.answers.get(qtype) ?? node.otherwise;
     } else {
       // The closest known ancestor decides: a delegation → referral; else NXDOMAIN; none → not ours.
@@ -126,21 +177,136 @@ export class Responder {
     return this.build(buf, q, template, ttl, scope, q.qnameLen - template.ownerLen, limit, transport);
   }
 
-  private decideFor(node: NameNode, qtype: number, now: number): CachedDecision {
-    const cacheKey = qtype === QTYPE.A ? node.key : node.key + '\0';
-    let d = this.decisions.get(cacheKey);
-    if (d && now < d.until) return d;
+  /** Outputs of decideFor besides the template (no allocation per query). */
+  private ttl = 0;
+  private scope = 0;
+
+  /** Locates the client into this.loc: ECS address when usable, else the packet's source. */
+  private locate(buf: Buffer, client: string): void {
+    const q = this.q;
+    const loc = this.loc;
+    const geo = this.state.geo;
+    let a: Addr | null = null;
+    loc.fallback = false;
+    loc.ecsSource = q.ecs ? q.ecsSource : -1;
+    let prefix = -1;
+    if (q.ecs && (q.ecsFamily === 1 || q.ecsFamily === 2)) {
+      const o = q.ecsAddrOffset;
+      const n = q.ecsAddrLen;
+      let hi = 0;
+      let lo = 0;
+      for (let i = 0; i < 4; i++) hi = hi * 256 + (i < n ? buf[o + i]! : 0);
+      if (q.ecsFamily === 2) for (let i = 4; i < 8; i++) lo = lo * 256 + (i < n ? buf[o + i]! : 0);
+      const cand: Addr = { family: q.ecsFamily === 1 ? 4 : 6, hi, lo };
+      if (q.ecsSource === 0) {
+        // Source prefix 0: the client's subnet must not be used (RFC 7871 §7.1.2): answer as
+        // without ECS, from the source address, with scope 0 (set in decideFor).
+      } else if (!isSpecial(cand)) {
+        a = cand;
+        prefix = q.ecsSource;
+      } else loc.fallback = true;
+    }
+    if (a === null) a = client ? parseAddr(client) : null;
+    const floor = a !== null && a.family === 6 ? 56 : 24;
+    const keyPrefix = prefix < 0 ? floor : Math.min(prefix, floor);
+    const key = loc.key;
+    if (a === null || isSpecial(a)) {
+      loc.index = -1;
+      loc.cell = this.cells.length - 1;
+      key.family = a?.family ?? 4;
+      key.hi = 0;
+      key.lo = 0;
+      key.prefix = 0;
+      return;
+    }
+    key.family = a.family;
+    key.prefix = keyPrefix;
+    key.hi = (a.hi & mask32(keyPrefix)) >>> 0;
+    key.lo = a.family === 6 ? (a.lo & mask32(keyPrefix - 32)) >>> 0 : 0;
+    if (a.family === 4) {
+      loc.index = geo.index4(a.hi);
+      loc.cell = geo.v4Rank[loc.index]!;
+    } else {
+      loc.index = geo.index6(a.hi, a.lo);
+      loc.cell = geo.v6Rank[loc.index]!;
+    }
+  }
+
+  /** The located entry's range (reused object; undefined for the special cell). */
+  private readonly rangeBuf: CellRange = { family: 4, firstHi: 0, firstLo: 0, lastHi: 0, lastLo: 0 };
+  private rangeOf(): CellRange | undefined {
+    const loc = this.loc;
+    if (loc.index < 0) return undefined;
+    const geo = this.state.geo;
+    const r = this.rangeBuf;
+    r.family = loc.key.family;
+    if (loc.key.family === 4) {
+      const s = geo.v4Start;
+      r.firstHi = s[loc.index]!;
+      r.lastHi = loc.index + 1 < s.length ? s[loc.index + 1]! - 1 : 0xffffffff;
+      r.firstLo = r.lastLo = 0;
+    } else [r.firstHi, r.firstLo, r.lastHi, r.lastLo] = geo.range6(loc.index);
+    return r;
+  }
+
+  private cellWithRange(): Cell {
+    const range = this.rangeOf();
+    const base = this.cells[this.loc.cell]!;
+    return range ? { ...base, range: { ...range } } : base;
+  }
+
+  /**
+   * The template for a steered answer (null = SERVFAIL); sets this.ttl and this.scope.
+   * Per cell and qtype the decision is cached for up to a second (and never past the next
+   * change of a ranked region), unless admission hashing can split the cell: then decide
+   * runs per query.
+   */
+  private decideFor(node: NameNode, qtype: number, buf: Buffer, client: string, now: number): Template | null {
+    this.locate(buf, client);
+    const loc = this.loc;
     const st = node.steered!;
-    const s = this.state;
-    const ans = decide(s.plan, s.cell, '', st.target.decide, qtype === QTYPE.A ? 'A' : 'AAAA', now, this.opts.minTtl);
     const fam = qtype === QTYPE.A ? st.A : st.AAAA;
-    let template: Template | null;
-    if (ans.rcode === 'servfail') template = null;
-    else if (ans.region) template = fam.get(ans.region) ?? fam.get('*empty')!;
-    else template = ans.addresses.length > 0 ? fam.get('*all')! : fam.get('*empty')!;
-    d = { template, ttl: ans.ttl, region: ans.region, scope: ans.ecsScope, until: Math.min(nextStepAfter(s.plan, now), now + 1000) };
-    this.decisions.set(cacheKey, d);
-    return d;
+    let slots = this.decisions.get(node);
+    if (!slots) {
+      slots = [];
+      this.decisions.set(node, slots);
+    }
+    const slot = loc.cell * 2 + (qtype === QTYPE.A ? 0 : 1);
+    let d = slots[slot];
+    const s = this.state;
+    const qt = qtype === QTYPE.A ? 'A' : 'AAAA';
+    const ecsSource = loc.ecsSource < 0 ? undefined : loc.ecsSource;
+    if (!d || now >= d.until) {
+      const cell = this.cells[loc.cell]!;
+      const step = stepAt(s.plan, now);
+      const home = cell.ranking[0];
+      const perQuery = home !== undefined && cell.ranking.some((r) => weightOf(step, home, r) < 1);
+      let until = now + 1000;
+      for (const r of cell.ranking) until = Math.min(until, nextChangeOf(s.plan, r, now));
+      const ans = decide(s.plan, cell, loc.key, st.target.decide, qt, now, { minTtl: this.opts.minTtl });
+      d = { template: this.templateOf(fam, ans.rcode, ans.region, ans.addresses.length), ttl: ans.ttl, perQuery, until };
+      slots[slot] = d;
+    }
+    if (!d.perQuery) {
+      this.ttl = d.ttl;
+      this.scope =
+        ecsSource === undefined || ecsSource === 0 || this.uniform
+          ? 0
+          : loc.fallback
+            ? Math.min(ecsSource, this.q.ecsFamily === 2 ? 56 : 24)
+            : ecsScope(loc.key, ecsSource, this.rangeOf(), false);
+      return d.template;
+    }
+    const ans = decide(s.plan, this.cellWithRange(), loc.key, st.target.decide, qt, now, { minTtl: this.opts.minTtl, ecsSource });
+    this.ttl = ans.ttl;
+    this.scope = ecsSource === undefined || ecsSource === 0 ? 0 : loc.fallback ? Math.min(ecsSource, this.q.ecsFamily === 2 ? 56 : 24) : ans.ecsScope;
+    return this.templateOf(fam, ans.rcode, ans.region, ans.addresses.length);
+  }
+
+  private templateOf(fam: Map<string, Template>, rcode: string, region: string | null, naddr: number): Template | null {
+    if (rcode === 'servfail') return null;
+    if (region) return fam.get(region) ?? fam.get('*empty')!;
+    return naddr > 0 ? fam.get('*all')! : fam.get('*empty')!;
   }
 
   /** Our OPT record's length for this query (0 without EDNS). */
@@ -236,11 +402,5 @@ export class Responder {
     return out;
   }
 
-  /** For explain and tests: the decision the responder would use now for a steered name. */
-  describe(nameKey: string, qtype: 'A' | 'AAAA', now = Date.now()) {
-    const node = this.state.zones.nodes.get(nameKey);
-    if (!node?.steered) return undefined;
-    const s = this.state;
-    return { step: stepAt(s.plan, now), answer: decide(s.plan, s.cell, '', node.steered.target.decide, qtype, now, this.opts.minTtl) };
-  }
+
 }

@@ -48,7 +48,7 @@ function bindUdp(addr: ListenAddress, responder: Responder, log: Logger): Promis
     const onError = (e: Error) => reject(e);
     sock.once('error', onError);
     sock.on('message', (msg, rinfo) => {
-      const out = responder.answer(msg, false);
+      const out = responder.answer(msg, false, rinfo.address);
       if (out !== null) sock.send(out, rinfo.port, rinfo.address);
     });
     sock.bind({ address: addr.host, port: addr.port, exclusive: false }, () => {
@@ -109,7 +109,7 @@ function listenTcp(addr: ListenAddress, responder: Responder, limits: TcpLimits,
         const msg = pending.subarray(2, 2 + len);
         pending = pending.subarray(2 + len);
         answered++;
-        const out = responder.answer(msg, true);
+        const out = responder.answer(msg, true, client);
         if (out === null || sock.destroyed) continue;
         const prefix = Buffer.allocUnsafe(2);
         prefix.writeUInt16BE(out.length, 0);

@@ -7,6 +7,7 @@ import { compileZones, type ZoneSnapshot } from './zone.js';
 import { encodeMessage, type Edns, type Message } from './message.js';
 import { FLAG } from './constants.js';
 import { initialPlan } from '../policy/decide.js';
+import { defaultTable } from '../geo/table.js';
 
 export const SNAP: ZoneSnapshot = {
   zones: [
@@ -45,8 +46,11 @@ export const SNAP: ZoneSnapshot = {
   ],
 };
 
-export function makeResponder(snap: ZoneSnapshot = SNAP, ranking = ['a', 'b']): Responder {
-  return new Responder({ zones: compileZones(snap), plan: initialPlan('test'), cell: { ranking, origin: 'test' }, version: 'v1' }, { udpPayloadMax: 1232, minTtl: 5 });
+export const OPTS = { udpPayloadMax: 1232, minTtl: 5 };
+
+/** A responder whose every client is at a default location ranked `ranking` (no GeoIP table). */
+export function makeResponder(snap: ZoneSnapshot = SNAP, ranking = ['a', 'b'], plan = initialPlan('test')): Responder {
+  return new Responder({ zones: compileZones(snap), plan, geo: defaultTable(ranking, 'test'), opts: OPTS, version: 'v1' });
 }
 
 export const EDNS: Edns = { udpSize: 1232, extRcode: 0, version: 0, flags: 0, options: [] };

@@ -36,7 +36,8 @@ export interface TestConfig {
 /**
  * Writes `gridsteer.yaml` (the example, changed by `mutate`) into a fresh temp dir with a
  * `regions` symlink to the example fleet. Listen addresses default to port 0 on loopback
- * and workers to 0, so that a config used without CLI flags never takes a fixed port.
+ * and workers to 0, so that a config used without CLI flags never takes a fixed port;
+ * geoip is disabled unless `mutate` enables it.
  */
 export function writeTestConfig(mutate?: (cfg: ConfigObject) => void, opts: { raw?: string } = {}): TestConfig {
   const dir = mkdtempSync(join(tmpdir(), 'gridsteer-test-'));
@@ -49,6 +50,9 @@ export function writeTestConfig(mutate?: (cfg: ConfigObject) => void, opts: { ra
     cfg.dns = { ...(cfg.dns ?? {}), listen: ['127.0.0.1:0'] };
     cfg.http = { ...(cfg.http ?? {}), listen: '127.0.0.1:0' };
     cfg.workers = 0;
+    // The DNS-core suites do not depend on the GeoIP database (every client is placed at the
+    // default location); geo suites turn it back on in `mutate`.
+    cfg.geoip = { enabled: false };
     mutate?.(cfg);
     writeFileSync(file, stringify(cfg));
   }

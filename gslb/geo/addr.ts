@@ -1,0 +1,139 @@
+/**
+ * Addresses as numbers for the geo table: IPv4 as one uint32, IPv6 by its top 64 bits as
+ * two uint32 (hi, lo). Nothing finer than /56 ever matters (the cell floor), so the low
+ * 64 bits of an IPv6 address are dropped everywhere.
+ */
+import { isIP } from 'node:net';
+
+export interface Addr {
+  family: 4 | 6;
+  hi: number;
+  lo: number;
+}
+
+/** Parses dotted IPv4 to uint32; NaN when malformed. */
+export function parse4(s: string): number {
+  let v = 0;
+  let part = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 46) {
+      if (digits === 0 || part > 255) return NaN;
+      v = v * 256 + part;
+      part = 0;
+      digits = 0;
+      dots++;
+    } else if (c >= 48 && c <= 57) {
+      part = part * 10 + (c - 48);
+      digits++;
+      if (digits > 3) return NaN;
+    } else return NaN;
+  }
+  if (dots !== 3 || digits === 0 || part > 255) return NaN;
+  return v * 256 + part;
+}
+
+/**
+ * Parses an address (IPv4, IPv6, IPv4-mapped IPv6) into an Addr; mapped addresses become
+ * IPv4. Returns null for anything else.
+ */
+export function parseAddr(s: string): Addr | null {
+  const v4 = parse4(s);
+  if (!Number.isNaN(v4)) return { family: 4, hi: v4, lo: 0 };
+  if (isIP(s) !== 6) return null;
+  const lower = s.toLowerCase();
+  if (lower.startsWith('::ffff:') && lower.includes('.')) {
+    const m = parse4(lower.slice(7));
+    if (!Number.isNaN(m)) return { family: 4, hi: m, lo: 0 };
+  }
+  let str = lower;
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(str);
+  if (dotted) {
+    const x = parse4(dotted[1]!);
+    str = str.slice(0, -dotted[1]!.length) + ((x >>> 16) & 0xffff).toString(16) + ':' + (x & 0xffff).toString(16);
+  }
+  const [head, tail] = str.includes('::') ? str.split('::') : [str, undefined];
+  const h = head ? head.split(':') : [];
+  const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
+  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+  const g = groups.map((x) => parseInt(x, 16));
+  const hi = ((g[0]! << 16) | g[1]!) >>> 0;
+  const lo = ((g[2]! << 16) | g[3]!) >>> 0;
+  if (hi === 0 && lo === 0 && g[4] === 0 && g[5] === 0xffff) return { family: 4, hi: ((g[6]! << 16) | g[7]!) >>> 0, lo: 0 };
+  return { family: 6, hi, lo };
+}
+
+/** The mask of the top `bits` bits of a uint32 (bits 0..32). */
+export function mask32(bits: number): number {
+  return bits <= 0 ? 0 : bits >= 32 ? 0xffffffff : (0xffffffff << (32 - bits)) >>> 0;
+}
+
+/** Masks an Addr to `prefix` bits (IPv6: of its top 64). */
+export function maskAddr(a: Addr, prefix: number): Addr {
+  if (a.family === 4) return { family: 4, hi: (a.hi & mask32(prefix)) >>> 0, lo: 0 };
+  return { family: 6, hi: (a.hi & mask32(prefix)) >>> 0, lo: (a.lo & mask32(prefix - 32)) >>> 0 };
+}
+
+export function formatAddr(a: Addr, prefix?: number): string {
+  let s: string;
+  if (a.family === 4) s = [a.hi >>> 24, (a.hi >>> 16) & 255, (a.hi >>> 8) & 255, a.hi & 255].join('.');
+  else {
+    const g = [a.hi >>> 16, a.hi & 0xffff, a.lo >>> 16, a.lo & 0xffff].map((x) => x.toString(16));
+    while (g.length > 1 && g[g.length - 1] === '0') g.pop();
+    s = g.join(':') + (g.length < 8 ? '::' : '');
+  }
+  return prefix === undefined ? s : `${s}/${prefix}`;
+}
+
+/**
+ * Special-purpose ranges (RFC 6890 and the IANA registries) whose addresses locate nobody:
+ * a client subnet there falls back to the packet's source address, and a source there gets
+ * the default location. [first, last] of IPv4; IPv6 by top-64 prefixes.
+ */
+const V4_SPECIAL: [number, number][] = [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 3],
+].map(([a, p]) => {
+  const s = parse4(a as string);
+  return [s, s + 2 ** (32 - (p as number)) - 1] as [number, number];
+});
+
+const V6_SPECIAL: { hi: number; lo: number; prefix: number }[] = [
+  ['::', 32], // ::/32 (unspecified, loopback, IPv4-compatible) — mapped forms are parsed as IPv4
+  ['64:ff9b::', 32],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+].map(([a, p]) => {
+  const x = parseAddr(a as string)!;
+  return { hi: x.hi, lo: x.lo, prefix: p as number };
+});
+
+/** True for addresses that are private, reserved or not routable on the Internet. */
+export function isSpecial(a: Addr): boolean {
+  if (a.family === 4) {
+    for (const [s, e] of V4_SPECIAL) if (a.hi >= s && a.hi <= e) return true;
+    return false;
+  }
+  for (const r of V6_SPECIAL) {
+    const m = maskAddr(a, r.prefix);
+    if (m.hi === r.hi && m.lo === r.lo) return true;
+  }
+  // Only 2000::/3 is global unicast.
+  return (a.hi >>> 29) !== 1;
+}
