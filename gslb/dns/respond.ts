@@ -9,7 +9,7 @@ import { parentKey } from './name.js';
 import type { CompiledZones, NameNode, Template } from './zone.js';
 import { decide, ecsScope, nextChangeOf, stepAt, weightOf, type Cell, type CellRange } from '../policy/decide.js';
 import type { SubnetKey } from '../policy/admission.js';
-import { isSpecial, parseAddr, mask32, type Addr } from '../geo/addr.js';
+import { isSpecial4, isSpecial6, parseAddr, mask32, type Addr } from '../geo/addr.js';
 import type { GeoTable } from '../geo/table.js';
 import type { Plan } from '../types.js';
 import { DnsStats, TRANSPORT_TCP, TRANSPORT_UDP } from './stats.js';
@@ -30,6 +30,15 @@ export interface ServingState {
   opts: ResponderOptions;
   /** Identifies this state (config hash + plan version + geo version), acknowledged to the primary. */
   version: string;
+}
+
+/** Copies src[from, to) to dst at `at`; a plain loop beats Buffer#copy's checks for the short runs here. */
+function copyBytes(src: Buffer, from: number, to: number, dst: Buffer, at: number): void {
+  if (to - from > 256) {
+    src.copy(dst, at, from, to);
+    return;
+  }
+  for (let i = from; i < to; i++) dst[at++] = src[i]!;
 }
 
 /** The cells of a table: one per ranking, plus one for private/reserved/unknown clients. */
@@ -181,53 +190,72 @@ export class Responder {
   private ttl = 0;
   private scope = 0;
 
+  /** One-entry cache of the last source address string parsed (a resolver asks repeatedly). */
+  private lastClient = '';
+  private lastClientAddr: Addr | null = null;
+
   /** Locates the client into this.loc: ECS address when usable, else the packet's source. */
   private locate(buf: Buffer, client: string): void {
     const q = this.q;
     const loc = this.loc;
+    const key = loc.key;
     const geo = this.state.geo;
-    let a: Addr | null = null;
     loc.fallback = false;
     loc.ecsSource = q.ecs ? q.ecsSource : -1;
+    let family: 4 | 6 = 4;
+    let hi = 0;
+    let lo = 0;
     let prefix = -1;
-    if (q.ecs && (q.ecsFamily === 1 || q.ecsFamily === 2)) {
+    let found = false;
+    if (q.ecs && q.ecsSource > 0) {
+      // Source prefix 0: the client's subnet must not be used (RFC 7871 §7.1.2): answer as
+      // without ECS, from the source address, with scope 0 (set in decideFor).
       const o = q.ecsAddrOffset;
       const n = q.ecsAddrLen;
-      let hi = 0;
-      let lo = 0;
       for (let i = 0; i < 4; i++) hi = hi * 256 + (i < n ? buf[o + i]! : 0);
-      if (q.ecsFamily === 2) for (let i = 4; i < 8; i++) lo = lo * 256 + (i < n ? buf[o + i]! : 0);
-      const cand: Addr = { family: q.ecsFamily === 1 ? 4 : 6, hi, lo };
-      if (q.ecsSource === 0) {
-        // Source prefix 0: the client's subnet must not be used (RFC 7871 §7.1.2): answer as
-        // without ECS, from the source address, with scope 0 (set in decideFor).
-      } else if (!isSpecial(cand)) {
-        a = cand;
+      if (q.ecsFamily === 2) {
+        family = 6;
+        for (let i = 4; i < 8; i++) lo = lo * 256 + (i < n ? buf[o + i]! : 0);
+      }
+      if (family === 4 ? isSpecial4(hi) : isSpecial6(hi, lo)) loc.fallback = true;
+      else {
+        found = true;
         prefix = q.ecsSource;
-      } else loc.fallback = true;
+      }
     }
-    if (a === null) a = client ? parseAddr(client) : null;
-    const floor = a !== null && a.family === 6 ? 56 : 24;
-    const keyPrefix = prefix < 0 ? floor : Math.min(prefix, floor);
-    const key = loc.key;
-    if (a === null || isSpecial(a)) {
+    if (!found && client) {
+      if (client !== this.lastClient) {
+        this.lastClient = client;
+        this.lastClientAddr = parseAddr(client);
+      }
+      const a = this.lastClientAddr;
+      if (a !== null && !(a.family === 4 ? isSpecial4(a.hi) : isSpecial6(a.hi, a.lo))) {
+        found = true;
+        family = a.family;
+        hi = a.hi;
+        lo = a.lo;
+      }
+    }
+    if (!found) {
       loc.index = -1;
       loc.cell = this.cells.length - 1;
-      key.family = a?.family ?? 4;
+      key.family = family;
       key.hi = 0;
       key.lo = 0;
       key.prefix = 0;
       return;
     }
-    key.family = a.family;
+    const floor = family === 6 ? 56 : 24;
+    const keyPrefix = prefix < 0 ? floor : Math.min(prefix, floor);
+    key.family = family;
     key.prefix = keyPrefix;
-    key.hi = (a.hi & mask32(keyPrefix)) >>> 0;
-    key.lo = a.family === 6 ? (a.lo & mask32(keyPrefix - 32)) >>> 0 : 0;
-    if (a.family === 4) {
-      loc.index = geo.index4(a.hi);
+    key.hi = (hi & mask32(keyPrefix)) >>> 0;
+    key.lo = family === 6 ? (lo & mask32(keyPrefix - 32)) >>> 0 : 0;
+    if (family === 4) {
+      loc.index = geo.index4(hi);
       loc.cell = geo.v4Rank[loc.index]!;
     } else {
-      loc.index = geo.index6(a.hi, a.lo);
+      loc.index = geo.index6(hi, lo);
       loc.cell = geo.v6Rank[loc.index]!;
     }
   }
@@ -351,8 +379,8 @@ export class Responder {
     }
     const out = Buffer.allocUnsafe(size);
     this.header(out, q.id, flags, t.an, t.ns, t.ar + (optLen > 0 ? 1 : 0));
-    buf.copy(out, 12, 12, qEnd);
-    t.body.copy(out, qEnd);
+    copyBytes(buf, 12, qEnd, out, 12);
+    copyBytes(t.body, 0, t.body.length, out, qEnd);
     if (delta !== 0) {
       for (const p of t.ptrs) {
         const at = qEnd + p;

@@ -124,16 +124,28 @@ const V6_SPECIAL: { hi: number; lo: number; prefix: number }[] = [
   return { hi: x.hi, lo: x.lo, prefix: p as number };
 });
 
+const V4_FIRST = Float64Array.from(V4_SPECIAL, (r) => r[0]);
+const V4_LAST = Float64Array.from(V4_SPECIAL, (r) => r[1]);
+
+/** True for IPv4 addresses (uint32) that are private, reserved or documentation. No allocation. */
+export function isSpecial4(a: number): boolean {
+  for (let i = 0; i < V4_FIRST.length; i++) if (a >= V4_FIRST[i]! && a <= V4_LAST[i]!) return true;
+  return false;
+}
+
+/** True for IPv6 addresses (top 64 bits) outside global unicast or in a special range. No allocation. */
+export function isSpecial6(hi: number, lo: number): boolean {
+  // Only 2000::/3 is global unicast; inside it, the documentation prefix is special.
+  if (hi >>> 29 !== 1) return true;
+  for (const r of V6_SPECIAL) {
+    const mh = mask32(r.prefix);
+    const ml = mask32(r.prefix - 32);
+    if (((hi & mh) >>> 0) === r.hi && ((lo & ml) >>> 0) === r.lo) return true;
+  }
+  return false;
+}
+
 /** True for addresses that are private, reserved or not routable on the Internet. */
 export function isSpecial(a: Addr): boolean {
-  if (a.family === 4) {
-    for (const [s, e] of V4_SPECIAL) if (a.hi >= s && a.hi <= e) return true;
-    return false;
-  }
-  for (const r of V6_SPECIAL) {
-    const m = maskAddr(a, r.prefix);
-    if (m.hi === r.hi && m.lo === r.lo) return true;
-  }
-  // Only 2000::/3 is global unicast.
-  return (a.hi >>> 29) !== 1;
+  return a.family === 4 ? isSpecial4(a.hi) : isSpecial6(a.hi, a.lo);
 }
