@@ -113,15 +113,13 @@ export function compileGeo(db: Buffer, g: FleetGeometry, dbHash = fileHash(db)):
     if (p < 0) return UNKNOWN;
     let r = byPointer.get(p);
     if (r !== undefined) return r;
-    const rec = mm.decode(p) as { location?: { latitude?: number; longitude?: number } } | null;
-    const lat = rec?.location?.latitude;
-    const lon = rec?.location?.longitude;
-    if (typeof lat !== 'number' || typeof lon !== 'number') r = NOLOC;
+    const loc = mm.location(p);
+    if (loc === null) r = NOLOC;
     else {
-      const key = `${lat},${lon}`;
+      const key = `${loc.lat},${loc.lon}`;
       r = byLocation.get(key);
       if (r === undefined) {
-        r = rankings.intern({ regions: topK(g, { lat, lon }), origin: 'geoip' });
+        r = rankings.intern({ regions: topK(g, loc), origin: 'geoip' });
         byLocation.set(key, r);
       }
     }

@@ -9,6 +9,7 @@
  * so each address is reported once. IPv6 addresses are reported by their top 64 bits.
  */
 import { Reader } from 'mmdb-lib';
+import { MmdbLocationReader } from './mmdb-location.js';
 
 export interface TreeAccess {
   nodeCount: number;
@@ -19,7 +20,15 @@ export interface TreeAccess {
 }
 
 /** Opens a database buffer; throws with a message naming what is wrong. */
-export function openMmdb(db: Buffer): { reader: Reader<never>; tree: TreeAccess; decode(offset: number): unknown; databaseType: string; buildEpoch: Date } {
+export function openMmdb(db: Buffer): {
+  reader: Reader<never>;
+  tree: TreeAccess;
+  decode(pointer: number): unknown;
+  /** The record's location only (fast path; falls back to the full decoder on surprises). */
+  location(pointer: number): { lat: number; lon: number } | null;
+  databaseType: string;
+  buildEpoch: Date;
+} {
   const reader = new Reader<never>(db);
   const md = reader.metadata;
   const nodeBytes = md.nodeByteSize;
@@ -45,10 +54,22 @@ export function openMmdb(db: Buffer): { reader: Reader<never>; tree: TreeAccess;
   if (rs !== 24 && rs !== 28 && rs !== 32) throw new Error(`geo: unsupported MaxMind DB record size ${rs}`);
   const internal = reader as unknown as { ipv4StartNodeNumber: number; decoder: { decodeFast(offset: number): { value: unknown } } };
   const dataBase = md.searchTreeSize - md.nodeCount;
+  const fast = new MmdbLocationReader(db, md.searchTreeSize + 16);
+  const decode = (pointer: number) => internal.decoder.decodeFast(pointer + dataBase).value;
   return {
     reader,
     tree: { nodeCount: md.nodeCount, left, right, ipv4Start: internal.ipv4StartNodeNumber, ipVersion: md.ipVersion },
-    decode: (pointer: number) => internal.decoder.decodeFast(pointer + dataBase).value,
+    decode,
+    location: (pointer: number) => {
+      try {
+        return fast.location(pointer + dataBase);
+      } catch {
+        const rec = decode(pointer) as { location?: { latitude?: number; longitude?: number } } | null;
+        const lat = rec?.location?.latitude;
+        const lon = rec?.location?.longitude;
+        return typeof lat === 'number' && typeof lon === 'number' ? { lat, lon } : null;
+      }
+    },
     databaseType: md.databaseType,
     buildEpoch: md.buildEpoch,
   };
