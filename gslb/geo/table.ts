@@ -33,6 +33,14 @@ export interface GeoTableMeta {
 }
 
 export class GeoTable {
+  /**
+   * For each value of an address's top 16 bits, the first entry to search from (the last
+   * entry starting at or before that /16): a lookup binary-searches only between two
+   * neighbouring slots, usually a handful of entries that share a cache line or two.
+   */
+  private readonly v4Slot: Uint32Array;
+  private readonly v6Slot: Uint32Array;
+
   constructor(
     readonly meta: GeoTableMeta,
     readonly rankings: RankingEntry[],
@@ -41,7 +49,10 @@ export class GeoTable {
     readonly v6Hi: Uint32Array,
     readonly v6Lo: Uint32Array,
     readonly v6Rank: Uint16Array,
-  ) {}
+  ) {
+    this.v4Slot = slots(v4Start);
+    this.v6Slot = slots(v6Hi);
+  }
 
   /** `${dbHash}-${geometryHash}`: what workers acknowledge. */
   get version(): string {
@@ -51,8 +62,9 @@ export class GeoTable {
   /** Index of the entry holding IPv4 `a` (uint32). */
   index4(a: number): number {
     const s = this.v4Start;
-    let lo = 0;
-    let hi = s.length - 1;
+    const top = a >>> 16;
+    let lo = this.v4Slot[top]!;
+    let hi = top === 0xffff ? s.length - 1 : this.v4Slot[top + 1]!;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
       if (s[mid]! <= a) lo = mid;
@@ -65,8 +77,9 @@ export class GeoTable {
   index6(h: number, l: number): number {
     const H = this.v6Hi;
     const L = this.v6Lo;
-    let lo = 0;
-    let hi = H.length - 1;
+    const top = h >>> 16;
+    let lo = this.v6Slot[top]!;
+    let hi = top === 0xffff ? H.length - 1 : this.v6Slot[top + 1]!;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
       const mh = H[mid]!;
@@ -147,6 +160,21 @@ export class GeoTable {
 }
 
 const MAGIC = Buffer.from('GSGEO01\n');
+
+/**
+ * slot[t] = index of the last entry whose start's top 32 bits are ≤ t << 16 (entries are
+ * sorted; entry 0 starts at 0). An address with top bits t lies in entries slot[t]..slot[t+1].
+ */
+function slots(starts: Uint32Array): Uint32Array {
+  const out = new Uint32Array(65536);
+  let i = 0;
+  for (let t = 0; t < 65536; t++) {
+    const base = t * 65536;
+    while (i + 1 < starts.length && starts[i + 1]! <= base) i++;
+    out[t] = i;
+  }
+  return out;
+}
 
 function u32(n: number): Buffer {
   const b = Buffer.alloc(4);
