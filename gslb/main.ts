@@ -14,8 +14,10 @@ import pino, { type Logger } from 'pino';
 
 import { Responder } from './dns/respond.js';
 import { parseListen, reservePorts, startDnsServer, type DnsServer, type ListenAddress, type TcpLimits } from './dns/server.js';
-import { prepare, servingState, stateVersion, type Prepared } from './serving.js';
+import { explainQuery, prepare, servingState, stateVersion, tableOf, type Prepared } from './serving.js';
 import { GeoService, geoSettings } from './geo/service.js';
+import { DatabaseLocator } from './geo/locator.js';
+import type { ExplainQuery } from './policy/explain.js';
 import type { GeoTable } from './geo/table.js';
 import { aggregateMetrics, createRegistry, type MetricsJson } from './metrics.js';
 import { buildApi, type ReadinessCheck } from './api/app.js';
@@ -211,31 +213,64 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     return aggregateMetrics(parts);
   };
 
-  let reloading: Promise<{ version: string; changed: boolean }> | null = null;
-  const reload = () => {
-    reloading ??= (async () => {
-      try {
-        let next = prepare(o.configFile);
-        // Keep answering from the table in force; the geo service swaps in a new one if the
-        // geometry or the database setting changed.
-        const g = prepared.state.geo;
-        next = { ...next, state: { ...next.state, geo: g, version: stateVersion(next.state.plan, g) } };
-        void geo.setGeometry(next.geometry, geoSettings(next.loaded.config.geoip, next.loaded.file));
-        const changed = next.state.version !== prepared.state.version || next.loaded.hash !== prepared.loaded.hash;
-        const listenNow = (o.dnsListen ?? next.loaded.config.dns.listen).join(',');
-        if (!o.dnsListen && listenNow !== cfg.dns.listen.join(',')) log.warn('config: dns.listen changed; restart to listen on the new addresses');
-        if (changed) {
-          prepared = next;
-          loadedAt = Date.now();
-          publish(geoTable);
-          log.info({ version: next.state.version }, 'config reloaded');
-        }
-        return { version: next.loaded.hash, changed };
-      } finally {
-        reloading = null;
-      }
-    })();
-    return reloading;
+  /**
+   * Re-reads the configuration and swaps it in. Synchronous from start to swap (so two reloads
+   * can never interleave); async only to fit the API. Throws ConfigError, keeping the old one.
+   */
+  const reload = async (): Promise<{ version: string; changed: boolean }> => {
+    let next = prepare(o.configFile);
+    // Keep answering from the table in force; the geo service swaps in a new one if the
+    // geometry or the database setting changed.
+    const g = prepared.state.geo;
+    next = { ...next, state: { ...next.state, geo: g, version: stateVersion(next.state.plan, g) } };
+    const changed = next.state.version !== prepared.state.version || next.loaded.hash !== prepared.loaded.hash;
+    const listenNow = (o.dnsListen ?? next.loaded.config.dns.listen).join(',');
+    if (!o.dnsListen && listenNow !== cfg.dns.listen.join(',')) log.warn('config: dns.listen changed; restart to listen on the new addresses');
+    if (changed) {
+      prepared = next;
+      loadedAt = Date.now();
+      publish(geoTable);
+      log.info({ version: next.state.version }, 'config reloaded');
+    }
+    void geo.setGeometry(next.geometry, geoSettings(next.loaded.config.geoip, next.loaded.file));
+    return { version: next.loaded.hash, changed };
+  };
+
+  // Explain's database lookups: the file the table in force was compiled from, read on the
+  // first explain and again when the table changes.
+  const locator = new DatabaseLocator(() => {
+    const g = geo.state;
+    return prepared.loaded.config.geoip.enabled && g.database !== null ? { file: g.database, version: g.version } : null;
+  });
+  const geoNote = (): string => {
+    const g = geo.state;
+    if (!prepared.loaded.config.geoip.enabled) return 'geoip.enabled is false';
+    if (g.file === null) return g.error ? `no table could be made: ${g.error}` : 'the first compile of the database is running';
+    return g.building ? 'a new table is being compiled; this one answers meanwhile' : `database ${g.database}`;
+  };
+  const explain = async (q: ExplainQuery) => {
+    const p = prepared;
+    let lookupError: string | null = null;
+    const result = await explainQuery(
+      {
+        zones: p.zones,
+        plan: p.state.plan,
+        geometry: p.geometry,
+        minTtl: p.state.opts.minTtl,
+        geo: tableOf(p.state.geo, geoTable),
+        lookup: () =>
+          locator.current().catch((e: Error) => {
+            lookupError = e.message;
+            log.warn({ module: 'geo', err: e.message }, 'explain: cannot read the GeoIP database for locations');
+            return null;
+          }),
+        geoNote: geoNote(),
+      },
+      q,
+      Date.now(),
+    );
+    if (lookupError !== null) result.notes.push(`located: the GeoIP database could not be read: ${lookupError}`);
+    return result;
   };
 
   const api = await buildApi({
@@ -252,6 +287,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       regions: prepared.loaded.regions.map((r) => r.id),
     }),
     reload,
+    explain,
   });
   const httpAddr = parseListen(o.httpListen ?? cfg.http.listen);
   let httpUrl: string;

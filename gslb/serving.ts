@@ -5,7 +5,9 @@
  */
 import { ConfigError, loadConfig, renderPath, type ConfigIssue, type LoadedConfig } from './config/load.js';
 import { compileZones, snapshotOf, ZoneError, type CompiledZones, type ZoneSnapshot } from './dns/zone.js';
+import { absoluteName, nameKey } from './dns/name.js';
 import { planFromConfig } from './policy/decide.js';
+import { checkExplainInput, explain, ExplainError, type ExplainQuery, type ExplainResult, type LocationLookup } from './policy/explain.js';
 import { rankRegions } from './policy/distance.js';
 import type { ResponderOptions, ServingState } from './dns/respond.js';
 import { TOP_K, type FleetGeometry } from './geo/compile.js';
@@ -96,4 +98,54 @@ export function tableOf(g: GeoRef, loaded?: GeoTable | null): GeoTable {
  */
 export function servingState(s: ServeState, zones?: CompiledZones, table?: GeoTable | null): ServingState {
   return { zones: zones ?? compileZones(s.snapshot), plan: s.plan, geo: tableOf(s.geo, table), opts: s.opts, version: s.version };
+}
+
+/** What explain reads: the same zones, plan and table the responder answers from. */
+export interface ExplainContext {
+  zones: CompiledZones;
+  plan: Plan;
+  geometry: FleetGeometry;
+  /** Tmin, seconds. */
+  minTtl: number;
+  /** The table in force (tableOf(state.geo)): the default table before the first compile. */
+  geo: GeoTable;
+  /** Opens the database lookup (called only once the query is known to be valid); null = none. */
+  lookup(): Promise<LocationLookup | null>;
+  /** Words on the geo table in force, for the result. */
+  geoNote?: string;
+}
+
+/**
+ * Explains the answer `q` gets at `now` (policy/explain.ts). Rejects with ExplainError naming
+ * the field when the name is not steered (the message lists the names that are), the client
+ * is not an address or the subnet not a subnet — before the database is opened.
+ */
+export async function explainQuery(ctx: ExplainContext, q: ExplainQuery, now: number): Promise<ExplainResult> {
+  let key: string;
+  try {
+    key = nameKey(absoluteName(q.name, ''));
+  } catch (e) {
+    throw new ExplainError('name', `"${q.name}" is not a domain name (${(e as Error).message})`);
+  }
+  const target = ctx.zones.nodes.get(key)?.steered?.target;
+  if (!target) {
+    const names = [...ctx.zones.gslb.values()].map((g) => g.decide.name);
+    throw new ExplainError('name', `"${q.name}" is not a steered name; the steered names are: ${names.join(', ') || '(none configured)'}`);
+  }
+  checkExplainInput(q.client, q.subnet);
+  const lookup = await ctx.lookup();
+  return explain({
+    client: q.client,
+    subnet: q.subnet,
+    name: absoluteName(q.name, ''),
+    decideName: target.decide,
+    qtype: q.type,
+    now,
+    geo: ctx.geo,
+    lookup,
+    plan: ctx.plan,
+    fleet: ctx.geometry,
+    minTtl: ctx.minTtl,
+    geoNote: ctx.geoNote,
+  });
 }

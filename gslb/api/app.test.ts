@@ -38,6 +38,9 @@ function deps(over: Partial<ApiDeps> = {}): ApiDeps {
     metrics: async () => ({ contentType: 'text/plain; version=0.0.4; charset=utf-8', body: '# HELP up x\n# TYPE up gauge\nup 1\n' }),
     configInfo: () => CONFIG_INFO,
     reload: async () => ({ version: 'c0ffee', changed: false }),
+    explain: async () => {
+      throw new Error('explain is tested in explain.test.ts');
+    },
     ...over,
   };
 }

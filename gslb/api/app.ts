@@ -18,6 +18,8 @@ import { registerAuth, type TokenStore } from './auth.js';
 import type { ApiInstance, TypeBoxTypeProvider } from './schemas.js';
 import { probeRoutes } from './routes/probes.js';
 import { configRoutes } from './routes/config.js';
+import { explainRoutes } from './routes/explain.js';
+import type { ExplainQuery, ExplainResult } from '../policy/explain.js';
 
 /** One line of /readyz. */
 export interface ReadinessCheck {
@@ -44,6 +46,12 @@ export interface ApiDeps {
    * concurrently by the API.
    */
   reload(): Promise<{ version: string; changed: boolean }>;
+  /**
+   * Explains the answer one client gets now, from the zones, plan and geo table the DNS path
+   * answers from (GET /v1/explain). Rejects with an ExplainError (gslb/policy/explain.ts) for
+   * bad input: the API answers 400 GSLB_ERR_VALIDATION naming `querystring.<field>`.
+   */
+  explain(q: ExplainQuery): Promise<ExplainResult>;
 }
 
 /** Largest accepted request body, in bytes (1 MiB). */
@@ -170,5 +178,6 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
 
   await app.register(probeRoutes, { readiness: deps.readiness, metrics: deps.metrics, closing: () => closing });
   await app.register(configRoutes, { configInfo: deps.configInfo, reload: deps.reload });
+  await app.register(explainRoutes, { explain: deps.explain });
   return fastify;
 }

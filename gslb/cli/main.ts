@@ -1,6 +1,6 @@
 /**
- * The `gridsteer` command. Exit codes: 0 success, 1 failure (bad config, cannot listen),
- * 2 usage error. Messages go to stderr, results to stdout.
+ * The `gridsteer` command. Exit codes: 0 success, 1 failure (bad config, cannot listen,
+ * server unreachable or refusing), 2 usage error. Messages go to stderr, results to stdout.
  */
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { ConfigError } from '../config/load.js';
 import { prepare } from '../serving.js';
 import { startGridSteer, type Running } from '../main.js';
 import { hashToken } from '../api/auth.js';
+import { runExplain } from './explain.js';
 
 const USAGE = `usage: gridsteer <command> [options]
 
@@ -19,6 +20,9 @@ commands:
                    --http-listen ADDR   host:port (overrides http.listen)
                    --log-level LEVEL    fatal|error|warn|info|debug|trace|silent
   check-config   validate the configuration and exit (--config FILE)
+  explain        why a client gets its answer: explain <client-ip> <name>
+                   --type A|AAAA  --subnet CIDR  --server URL  --token T  --json
+                   (gridsteer explain --help for more)
   token-hash     read a token on stdin, print its sha256 for a tokens file
   version        print the version
 `;
@@ -36,6 +40,8 @@ function version(): string {
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
+  // Commands that talk to a running server take their own options.
+  if (cmd === 'explain') return runExplain(rest);
   let parsed;
   try {
     parsed = parseArgs({

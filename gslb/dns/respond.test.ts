@@ -218,3 +218,16 @@ test('swap replaces what is served for the next query', () => {
   assert.deepEqual(after.answers[0]!.data, { kind: 'raw', bytes: Buffer.from([198, 51, 100, 20]) });
   assert.equal(r.version, 'v2');
 });
+
+test('a TTL counted down to a scheduled change never outlives it, even from the per-cell cache', () => {
+  const NOW = 1_800_000_000_000;
+  const plan = initialPlan('t');
+  plan.steps.push({ at: NOW + 12_000, weights: {}, ttlCap: {}, down: ['a'], reasons: ['a goes down'] });
+  const r = makeResponder(SNAP, ['a', 'b'], plan);
+  for (const dt of [0, 300, 900, 999, 1000, 1500, 4200]) {
+    const m = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A), false, '', NOW + dt)!);
+    const ttl = m.answers[0]!.ttl;
+    assert.ok(NOW + dt + ttl * 1000 <= NOW + 12_000, `at +${dt} ms the TTL ${ttl}s ends after the change`);
+    assert.ok(ttl >= 5, 'never below minTtl');
+  }
+});

@@ -7,9 +7,8 @@ import { EDNS_DO, FLAG, QCLASS, QTYPE, RCODE, UDP_MIN } from './constants.js';
 import { newParsedQuery, parseQuery, Verdict, type ParsedQuery } from './query.js';
 import { parentKey } from './name.js';
 import type { CompiledZones, NameNode, Template } from './zone.js';
-import { decide, ecsScope, nextChangeOf, stepAt, weightOf, type Cell, type CellRange } from '../policy/decide.js';
-import type { SubnetKey } from '../policy/admission.js';
-import { isSpecial4, isSpecial6, parseAddr, mask32, type Addr } from '../geo/addr.js';
+import { admissionSplits, decide, nextChangeOf, stepAt, type Cell, type CellRange } from '../policy/decide.js';
+import { cellsOf, isUniformTable, locateClient, locatedRange, newCellRange, newClientLocation, replyScope, SourceCache } from '../geo/locate.js';
 import type { GeoTable } from '../geo/table.js';
 import type { Plan } from '../types.js';
 import { DnsStats, TRANSPORT_TCP, TRANSPORT_UDP } from './stats.js';
@@ -41,42 +40,10 @@ function copyBytes(src: Buffer, from: number, to: number, dst: Buffer, at: numbe
   for (let i = from; i < to; i++) dst[at++] = src[i]!;
 }
 
-/** The cells of a table: one per ranking, plus one for private/reserved/unknown clients. */
-function cellsOf(geo: GeoTable): Cell[] {
-  const cells: Cell[] = geo.rankings.map((r) => ({
-    ranking: r.regions,
-    origin:
-      r.origin === 'geoip'
-        ? 'the GeoIP database'
-        : r.origin === 'override'
-          ? `the network override ${r.note ?? ''}`
-          : `the default location (${r.note ?? 'no database'})`,
-  }));
-  cells.push({ ranking: geo.rankings[0]!.regions, origin: 'the default location (a private, reserved or unparsable address)' });
-  return cells;
-}
-
-function isUniform(geo: GeoTable): boolean {
-  return geo.v4Start.length === 1 && geo.v6Hi.length === 1 && geo.v4Rank[0] === geo.v6Rank[0];
-}
-
-/** Where a query's client is, as the hot path needs it. Reused: one per responder. */
-interface Located {
-  key: SubnetKey;
-  /** Entry of the geo table, -1 for the special cell. */
-  index: number;
-  /** Cell index (ranking index; the last one for special addresses). */
-  cell: number;
-  /** ECS source prefix when the answer must carry ECS; -1 without ECS. */
-  ecsSource: number;
-  /** The ECS address was unusable and the source address was used instead. */
-  fallback: boolean;
-}
-
 interface CachedDecision {
   template: Template | null;
   ttl: number;
-  /** Admission hashing can change the answer inside the cell: decide per query. */
+  /** Admission hashing can change the answer inside the cell, or a change is near: decide per query. */
   perQuery: boolean;
   /** ms epoch after which the decision must be recomputed. */
   until: number;
@@ -89,7 +56,8 @@ export class Responder {
   /** Per steered node: decisions by cell × 2 + (AAAA ? 1 : 0). */
   private decisions = new Map<NameNode, (CachedDecision | undefined)[]>();
   private cells: Cell[];
-  private readonly loc: Located = { key: { family: 4, hi: 0, lo: 0, prefix: 0 }, index: -1, cell: 0, ecsSource: -1, fallback: false };
+  /** Where the current query's client is (geo/locate.ts, shared with explain). Reused. */
+  private readonly loc = newClientLocation();
   readonly stats = new DnsStats();
 
   /** The table places every address in one cell: answers never depend on the client (scope 0). */
@@ -99,14 +67,14 @@ export class Responder {
     this.state = state;
     this.opts = state.opts;
     this.cells = cellsOf(state.geo);
-    this.uniform = isUniform(state.geo);
+    this.uniform = isUniformTable(state.geo);
   }
 
   /** Replaces what is served, atomically for the next query; drops cached decisions. */
   swap(state: ServingState): void {
     if (state.geo !== this.state.geo) {
       this.cells = cellsOf(state.geo);
-      this.uniform = isUniform(state.geo);
+      this.uniform = isUniformTable(state.geo);
     }
     this.state = state;
     this.opts = state.opts;
@@ -191,90 +159,30 @@ export class Responder {
   private scope = 0;
 
   /** One-entry cache of the last source address string parsed (a resolver asks repeatedly). */
-  private lastClient = '';
-  private lastClientAddr: Addr | null = null;
+  private readonly sources = new SourceCache();
 
-  /** Locates the client into this.loc: ECS address when usable, else the packet's source. */
+  /**
+   * Locates the client into this.loc (geo/locate.ts, the same code explain runs): the ECS
+   * address when usable, else the packet's source. Reads the ECS address's top 64 bits
+   * from the buffer.
+   */
   private locate(buf: Buffer, client: string): void {
     const q = this.q;
-    const loc = this.loc;
-    const key = loc.key;
-    const geo = this.state.geo;
-    loc.fallback = false;
-    loc.ecsSource = q.ecs ? q.ecsSource : -1;
-    let family: 4 | 6 = 4;
     let hi = 0;
     let lo = 0;
-    let prefix = -1;
-    let found = false;
     if (q.ecs && q.ecsSource > 0) {
-      // Source prefix 0: the client's subnet must not be used (RFC 7871 §7.1.2): answer as
-      // without ECS, from the source address, with scope 0 (set in decideFor).
       const o = q.ecsAddrOffset;
       const n = q.ecsAddrLen;
       for (let i = 0; i < 4; i++) hi = hi * 256 + (i < n ? buf[o + i]! : 0);
-      if (q.ecsFamily === 2) {
-        family = 6;
-        for (let i = 4; i < 8; i++) lo = lo * 256 + (i < n ? buf[o + i]! : 0);
-      }
-      if (family === 4 ? isSpecial4(hi) : isSpecial6(hi, lo)) loc.fallback = true;
-      else {
-        found = true;
-        prefix = q.ecsSource;
-      }
+      if (q.ecsFamily === 2) for (let i = 4; i < 8; i++) lo = lo * 256 + (i < n ? buf[o + i]! : 0);
     }
-    if (!found && client) {
-      if (client !== this.lastClient) {
-        this.lastClient = client;
-        this.lastClientAddr = parseAddr(client);
-      }
-      const a = this.lastClientAddr;
-      if (a !== null && !(a.family === 4 ? isSpecial4(a.hi) : isSpecial6(a.hi, a.lo))) {
-        found = true;
-        family = a.family;
-        hi = a.hi;
-        lo = a.lo;
-      }
-    }
-    if (!found) {
-      loc.index = -1;
-      loc.cell = this.cells.length - 1;
-      key.family = family;
-      key.hi = 0;
-      key.lo = 0;
-      key.prefix = 0;
-      return;
-    }
-    const floor = family === 6 ? 56 : 24;
-    const keyPrefix = prefix < 0 ? floor : Math.min(prefix, floor);
-    key.family = family;
-    key.prefix = keyPrefix;
-    key.hi = (hi & mask32(keyPrefix)) >>> 0;
-    key.lo = family === 6 ? (lo & mask32(keyPrefix - 32)) >>> 0 : 0;
-    if (family === 4) {
-      loc.index = geo.index4(hi);
-      loc.cell = geo.v4Rank[loc.index]!;
-    } else {
-      loc.index = geo.index6(hi, lo);
-      loc.cell = geo.v6Rank[loc.index]!;
-    }
+    locateClient(this.state.geo, q.ecsFamily, q.ecs ? q.ecsSource : -1, hi, lo, client, this.sources, this.loc);
   }
 
   /** The located entry's range (reused object; undefined for the special cell). */
-  private readonly rangeBuf: CellRange = { family: 4, firstHi: 0, firstLo: 0, lastHi: 0, lastLo: 0 };
+  private readonly rangeBuf = newCellRange();
   private rangeOf(): CellRange | undefined {
-    const loc = this.loc;
-    if (loc.index < 0) return undefined;
-    const geo = this.state.geo;
-    const r = this.rangeBuf;
-    r.family = loc.key.family;
-    if (loc.key.family === 4) {
-      const s = geo.v4Start;
-      r.firstHi = s[loc.index]!;
-      r.lastHi = loc.index + 1 < s.length ? s[loc.index + 1]! - 1 : 0xffffffff;
-      r.firstLo = r.lastLo = 0;
-    } else [r.firstHi, r.firstLo, r.lastHi, r.lastLo] = geo.range6(loc.index);
-    return r;
+    return locatedRange(this.state.geo, this.loc, this.rangeBuf);
   }
 
   private cellWithRange(): Cell {
@@ -306,28 +214,25 @@ export class Responder {
     const ecsSource = loc.ecsSource < 0 ? undefined : loc.ecsSource;
     if (!d || now >= d.until) {
       const cell = this.cells[loc.cell]!;
-      const step = stepAt(s.plan, now);
-      const home = cell.ranking[0];
-      const perQuery = home !== undefined && cell.ranking.some((r) => weightOf(step, home, r) < 1);
-      let until = now + 1000;
-      for (const r of cell.ranking) until = Math.min(until, nextChangeOf(s.plan, r, now));
+      let next = Infinity;
+      for (const r of cell.ranking) next = Math.min(next, nextChangeOf(s.plan, r, now));
+      // Decide per query when admission can split the cell, or when a ranked region changes
+      // within TTL0 (+1 s): then the TTL counts down to the change each second and a cached
+      // TTL would outlive it (caches must expire before a step, not after).
+      const perQuery = admissionSplits(stepAt(s.plan, now), cell.ranking) || next - now < (st.target.decide.ttl + 1) * 1000;
+      const until = Math.min(now + 1000, next);
       const ans = decide(s.plan, cell, loc.key, st.target.decide, qt, now, { minTtl: this.opts.minTtl });
       d = { template: this.templateOf(fam, ans.rcode, ans.region, ans.addresses.length), ttl: ans.ttl, perQuery, until };
       slots[slot] = d;
     }
     if (!d.perQuery) {
       this.ttl = d.ttl;
-      this.scope =
-        ecsSource === undefined || ecsSource === 0 || this.uniform
-          ? 0
-          : loc.fallback
-            ? Math.min(ecsSource, this.q.ecsFamily === 2 ? 56 : 24)
-            : ecsScope(loc.key, ecsSource, this.rangeOf(), false);
+      this.scope = replyScope(s.geo, this.uniform, loc, false, 0, this.rangeBuf);
       return d.template;
     }
     const ans = decide(s.plan, this.cellWithRange(), loc.key, st.target.decide, qt, now, { minTtl: this.opts.minTtl, ecsSource });
     this.ttl = ans.ttl;
-    this.scope = ecsSource === undefined || ecsSource === 0 ? 0 : loc.fallback ? Math.min(ecsSource, this.q.ecsFamily === 2 ? 56 : 24) : ans.ecsScope;
+    this.scope = replyScope(s.geo, this.uniform, loc, true, ans.ecsScope, this.rangeBuf);
     return this.templateOf(fam, ans.rcode, ans.region, ans.addresses.length);
   }
 

@@ -52,7 +52,7 @@ export interface ParsedCidr {
 export function parseCidr(cidr: string): ParsedCidr {
   const m = /^([^/]+)\/(\d{1,3})$/.exec(cidr.trim());
   const a = m ? parseAddr(m[1]!) : null;
-  if (!m || !a || (a.family === 4 && m[1]!.includes(':') && !m[1]!.toLowerCase().startsWith('::ffff:'))) {
+  if (!m || !a || m[1]!.includes('%') || (a.family === 4 && m[1]!.includes(':') && !m[1]!.toLowerCase().startsWith('::ffff:'))) {
     throw new Error(`"${cidr}" is not a CIDR like 192.0.2.0/24 or 2001:db8::/48`);
   }
   const prefix = Number(m[2]);
@@ -62,10 +62,27 @@ export function parseCidr(cidr: string): ParsedCidr {
   if (prefix > floor) throw new Error(`"${cidr}": overrides may be at most /${floor} for IPv${a.family} (the cell floor, so one resolver subnet never spans two cells)`);
   const hiMask = prefix >= 32 ? 0xffffffff : prefix <= 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
   const loMask = a.family === 4 || prefix <= 32 ? 0 : prefix >= 64 ? 0xffffffff : (0xffffffff << (64 - prefix)) >>> 0;
-  if (((a.hi & ~hiMask) >>> 0) !== 0 || (a.family === 6 && ((a.lo & ~loMask) >>> 0) !== 0)) {
+  // parseAddr keeps only the top 64 bits of an IPv6 address: bits past them are host bits too.
+  if (((a.hi & ~hiMask) >>> 0) !== 0 || (a.family === 6 && (((a.lo & ~loMask) >>> 0) !== 0 || !low64Zero(m[1]!)))) {
     throw new Error(`"${cidr}": host bits are set beyond /${prefix}; did you mean ${a.family === 4 ? 'the network address' : 'the prefix'}?`);
   }
   return { family: a.family, hi: a.hi >>> 0, lo: a.family === 6 ? a.lo >>> 0 : 0, prefix };
+}
+
+/** True when the low 64 bits of a (valid) IPv6 address are all zero. */
+function low64Zero(s: string): boolean {
+  let str = s.toLowerCase();
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(str);
+  if (dotted) {
+    // An embedded IPv4 is the last 32 bits.
+    if (dotted[1]!.split('.').some((x) => Number(x) !== 0)) return false;
+    str = str.slice(0, -dotted[1]!.length) + '0:0';
+  }
+  const [head, tail] = str.includes('::') ? str.split('::') : [str, undefined];
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+  return groups.slice(4).every((x) => parseInt(x, 16) === 0);
 }
 
 interface Step {

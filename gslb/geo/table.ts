@@ -51,7 +51,7 @@ export class GeoTable {
     readonly v6Rank: Uint16Array,
   ) {
     this.v4Slot = slots(v4Start);
-    this.v6Slot = slots(v6Hi);
+    this.v6Slot = slots(v6Hi, v6Lo);
   }
 
   /** `${dbHash}-${geometryHash}`: what workers acknowledge. */
@@ -162,15 +162,17 @@ export class GeoTable {
 const MAGIC = Buffer.from('GSGEO01\n');
 
 /**
- * slot[t] = index of the last entry whose start's top 32 bits are ≤ t << 16 (entries are
- * sorted; entry 0 starts at 0). An address with top bits t lies in entries slot[t]..slot[t+1].
+ * slot[t] = index of the last entry starting at or before the address t << 16 (IPv4), or
+ * (t << 16, 0) in the top 64 bits (IPv6: an entry whose hi is exactly t << 16 but whose lo is
+ * not 0 starts after that address). Entries are sorted; entry 0 starts at 0. An address with
+ * top bits t lies in entries slot[t]..slot[t+1].
  */
-function slots(starts: Uint32Array): Uint32Array {
+function slots(starts: Uint32Array, lows?: Uint32Array): Uint32Array {
   const out = new Uint32Array(65536);
   let i = 0;
   for (let t = 0; t < 65536; t++) {
     const base = t * 65536;
-    while (i + 1 < starts.length && starts[i + 1]! <= base) i++;
+    while (i + 1 < starts.length && (starts[i + 1]! < base || (starts[i + 1] === base && (lows === undefined || lows[i + 1] === 0)))) i++;
     out[t] = i;
   }
   return out;

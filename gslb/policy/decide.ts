@@ -106,6 +106,18 @@ export function weightOf(step: PlanStep, home: RegionId, r: RegionId): number {
 }
 
 /**
+ * True when a region of `ranking` has a weight below 1 for the ranking's home (its first
+ * region) in `step`: admission hashing can then give clients of one cell different answers,
+ * so the responder decides per query instead of per cell.
+ */
+export function admissionSplits(step: PlanStep, ranking: readonly RegionId[]): boolean {
+  const home = ranking[0];
+  if (home === undefined) return false;
+  for (const r of ranking) if (weightOf(step, home, r) < 1) return true;
+  return false;
+}
+
+/**
  * The ECS scope (RFC 7871 §7.2.1) for an answer: 0 when the source prefix is 0; the
  * floor (/24, /56) when admission could differ inside the cell; else the widest aligned
  * prefix around the key that stays inside the cell's range (never wider than needed to
