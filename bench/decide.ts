@@ -19,21 +19,10 @@ import { decide, planFromConfig, type Cell } from '../gslb/policy/decide.js';
 import { Responder } from '../gslb/dns/respond.js';
 import { encodeMessage } from '../gslb/dns/message.js';
 import type { SubnetKey } from '../gslb/policy/admission.js';
+import { xorshift32 as rng } from '../gslb/policy/testing.js';
 
 const { values } = parseArgs({ options: { config: { type: 'string', default: 'gridsteer.yaml' }, n: { type: 'string', default: '2000000' } } });
 const N = Number(values.n);
-
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s;
-  };
-}
 
 function time(label: string, n: number, fn: (i: number) => void): number {
   for (let i = 0; i < Math.min(n, 200_000); i++) fn(i); // warm-up

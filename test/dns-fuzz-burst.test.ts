@@ -11,20 +11,14 @@ import net from 'node:net';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { writeTestConfig } from './helpers/server.js';
+import { xorshift32 } from '../gslb/policy/testing.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 0x100000000;
-  };
+function rng(seed: number): () => number {
+  const next = xorshift32(seed);
+  return () => next() / 0x100000000;
 }
 
 /** A well-formed A query for api.gslb.example.com with an ECS option. */

@@ -9,18 +9,12 @@ import { decodeMessage } from './message.js';
 import { FLAG, QTYPE, UDP_MIN } from './constants.js';
 import { makeResponder, query } from './testing.js';
 import { newParsedQuery, parseQuery, Verdict } from './query.js';
+import { xorshift32 } from '../policy/testing.js';
 
-/** xorshift32: deterministic, so a failure names a reproducible seed and index. */
-function rng(seed: number) {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 0x100000000;
-  };
+/** Floats in [0, 1) from xorshift32: a failure names a reproducible seed and index. */
+function rng(seed: number): () => number {
+  const next = xorshift32(seed);
+  return () => next() / 0x100000000;
 }
 
 const SEEDS: Buffer[] = [

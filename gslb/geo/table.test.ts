@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GeoTable } from './table.js';
+import { xorshift32 as rng } from '../policy/testing.js';
 
 /** A plain binary search over the whole table: what the /16 slot index must agree with. */
 function plain4(t: GeoTable, a: number): number {
@@ -25,17 +26,6 @@ function plain6(t: GeoTable, h: number, l: number): number {
     else hi = m - 1;
   }
   return lo;
-}
-
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>>= 0);
-  };
 }
 
 function synthetic(seed: number, n: number): GeoTable {

@@ -21,6 +21,22 @@ export function prng(seed: number): () => number {
   };
 }
 
+/**
+ * xorshift32 (Marsaglia): a deterministic 32-bit PRNG returning uint32, used by the fuzz
+ * tests and benchmarks so that a failure names a reproducible seed and index.
+ */
+export function xorshift32(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s;
+  };
+}
+
 /** A random public (not special) IPv4 address masked to /24, as a uint32. */
 export function randomPublic24(next: () => number): number {
   for (;;) {
