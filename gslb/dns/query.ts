@@ -48,6 +48,40 @@ export interface ParsedQuery {
   ecsAddrLen: number;
   /** Why the verdict is not OK (a metric label). */
   reason: string;
+  /** Keys of recently seen question names (see KeyCache); owned by this ParsedQuery. */
+  keys: KeyCache;
+}
+
+/**
+ * A direct-mapped cache from question-name wire bytes to their key string: building the
+ * string costs more than hashing and comparing the ~20 bytes of a name, and a GSLB is asked
+ * the same few names over and over. A miss costs one string and one small copy, as before.
+ */
+export class KeyCache {
+  private static readonly SIZE = 256;
+  private readonly wires: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(KeyCache.SIZE).fill(undefined);
+  private readonly strings: string[] = new Array<string>(KeyCache.SIZE).fill('');
+
+  /** The key of the name at buf[start, end) (end = offset of its zero byte); h = hashName's hash. */
+  get(buf: Buffer, start: number, end: number, h: number): string {
+    const slot = h & (KeyCache.SIZE - 1);
+    const w = this.wires[slot];
+    const n = end - start;
+    if (w !== undefined && w.length === n) {
+      let i = 0;
+      for (; i < n; i++) {
+        const c = buf[start + i]!;
+        if ((c >= 65 && c <= 90 ? c + 32 : c) !== w[i]) break;
+      }
+      if (i === n) return this.strings[slot]!;
+    }
+    const key = keyFromWire(buf, start, end);
+    const copy = new Uint8Array(n);
+    for (let i = 0; i < n; i++) copy[i] = key.charCodeAt(i);
+    this.wires[slot] = copy;
+    this.strings[slot] = key;
+    return key;
+  }
 }
 
 export function newParsedQuery(): ParsedQuery {
@@ -70,7 +104,13 @@ export function newParsedQuery(): ParsedQuery {
     ecsAddrOffset: 0,
     ecsAddrLen: 0,
     reason: '',
+    keys: new KeyCache(),
   };
+}
+
+/** Big-endian 16-bit read without Buffer#readUInt16BE's bounds checks (callers check). */
+function u16(buf: Buffer, at: number): number {
+  return (buf[at]! << 8) | buf[at + 1]!;
 }
 
 function fail(q: ParsedQuery, v: Verdict, reason: string): Verdict {
@@ -107,17 +147,19 @@ export function parseQuery(buf: Buffer, q: ParsedQuery): Verdict {
   q.reason = '';
   const len = buf.length;
   if (len < 12) return fail(q, Verdict.DROP, 'short');
-  q.id = buf.readUInt16BE(0);
-  const flags = buf.readUInt16BE(2);
+  q.id = u16(buf, 0);
+  const flags = u16(buf, 2);
   q.flags = flags;
   if (flags & FLAG.QR) return fail(q, Verdict.DROP, 'response');
   q.opcode = (flags >>> 11) & 0xf;
   if (q.opcode !== 0) return fail(q, Verdict.NOTIMP, 'opcode');
-  if (buf.readUInt16BE(4) !== 1) return fail(q, Verdict.FORMERR, 'qdcount');
+  if (u16(buf, 4) !== 1) return fail(q, Verdict.FORMERR, 'qdcount');
 
   // The question name: uncompressed labels only (a pointer could only point into the header).
   let pos = 12;
   let total = 1;
+  // FNV-1a over the name's bytes, ASCII-lowercased, for the key cache.
+  let h = 0x811c9dc5;
   for (;;) {
     if (pos >= len) return fail(q, Verdict.FORMERR, 'truncated_question');
     const l = buf[pos]!;
@@ -125,21 +167,27 @@ export function parseQuery(buf: Buffer, q: ParsedQuery): Verdict {
     if (l > 63) return fail(q, Verdict.FORMERR, (l & 0xc0) === 0xc0 ? 'question_pointer' : 'label_type');
     total += l + 1;
     if (total > MAX_NAME) return fail(q, Verdict.FORMERR, 'name_too_long');
-    pos += l + 1;
+    const next = pos + l + 1;
+    if (next > len) return fail(q, Verdict.FORMERR, 'truncated_question');
+    for (let i = pos; i < next; i++) {
+      const c = buf[i]!;
+      h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), 0x01000193);
+    }
+    pos = next;
   }
   if (pos + 5 > len) return fail(q, Verdict.FORMERR, 'truncated_question');
   q.qnameLen = pos + 1 - 12;
-  q.key = keyFromWire(buf, 12, pos);
-  q.qtype = buf.readUInt16BE(pos + 1);
-  q.qclass = buf.readUInt16BE(pos + 3);
+  q.key = q.keys.get(buf, 12, pos, (h ^ (h >>> 16)) >>> 0);
+  q.qtype = u16(buf, pos + 1);
+  q.qclass = u16(buf, pos + 3);
   pos += 5;
   q.questionEnd = pos;
 
   // Answer and authority records (unusual in a query) are skipped; the additional
   // section is searched for the one OPT record.
-  const an = buf.readUInt16BE(6);
-  const ns = buf.readUInt16BE(8);
-  const ar = buf.readUInt16BE(10);
+  const an = u16(buf, 6);
+  const ns = u16(buf, 8);
+  const ar = u16(buf, 10);
   const records = an + ns + ar;
   let sawOpt = false;
   let version = 0;
@@ -147,8 +195,8 @@ export function parseQuery(buf: Buffer, q: ParsedQuery): Verdict {
     const nameStart = pos;
     pos = skipName(buf, pos);
     if (pos < 0 || pos + 10 > len) return fail(q, Verdict.FORMERR, 'truncated_record');
-    const type = buf.readUInt16BE(pos);
-    const rdlen = buf.readUInt16BE(pos + 8);
+    const type = u16(buf, pos);
+    const rdlen = u16(buf, pos + 8);
     const rdStart = pos + 10;
     const rdEnd = rdStart + rdlen;
     if (rdEnd > len) return fail(q, Verdict.FORMERR, 'truncated_record');
@@ -157,21 +205,21 @@ export function parseQuery(buf: Buffer, q: ParsedQuery): Verdict {
       if (sawOpt) return fail(q, Verdict.FORMERR, 'two_opt');
       if (pos !== nameStart + 1) return fail(q, Verdict.FORMERR, 'opt_owner');
       sawOpt = true;
-      q.udpSize = buf.readUInt16BE(pos + 2);
+      q.udpSize = u16(buf, pos + 2);
       version = buf[pos + 5]!;
-      q.dnssecOk = (buf.readUInt16BE(pos + 6) & EDNS_DO) !== 0;
+      q.dnssecOk = (u16(buf, pos + 6) & EDNS_DO) !== 0;
       let o = rdStart;
       while (o < rdEnd) {
         if (o + 4 > rdEnd) return fail(q, Verdict.FORMERR, 'opt_option');
-        const code = buf.readUInt16BE(o);
-        const olen = buf.readUInt16BE(o + 2);
+        const code = u16(buf, o);
+        const olen = u16(buf, o + 2);
         const dataStart = o + 4;
         if (dataStart + olen > rdEnd) return fail(q, Verdict.FORMERR, 'opt_option');
         if (code === EDNS_OPT.ECS) {
           // RFC 7871 §6: malformed ECS → FORMERR.
           if (q.ecs) return fail(q, Verdict.FORMERR, 'ecs_twice');
           if (olen < 4) return fail(q, Verdict.FORMERR, 'ecs_short');
-          const family = buf.readUInt16BE(dataStart);
+          const family = u16(buf, dataStart);
           const source = buf[dataStart + 2]!;
           const scope = buf[dataStart + 3]!;
           const max = family === 1 ? 32 : family === 2 ? 128 : -1;

@@ -40,6 +40,19 @@ function copyBytes(src: Buffer, from: number, to: number, dst: Buffer, at: numbe
   for (let i = from; i < to; i++) dst[at++] = src[i]!;
 }
 
+/** Big-endian 16-bit write without Buffer#writeUInt16BE's checks (callers size the buffer). */
+function put16(out: Buffer, at: number, v: number): void {
+  out[at] = v >>> 8;
+  out[at + 1] = v & 0xff;
+}
+
+function put32(out: Buffer, at: number, v: number): void {
+  out[at] = v >>> 24;
+  out[at + 1] = (v >>> 16) & 0xff;
+  out[at + 2] = (v >>> 8) & 0xff;
+  out[at + 3] = v & 0xff;
+}
+
 interface CachedDecision {
   template: Template | null;
   ttl: number;
@@ -250,21 +263,21 @@ export class Responder {
 
   private writeOpt(out: Buffer, at: number, q: ParsedQuery, src: Buffer, extRcode: number, scope: number): void {
     out[at] = 0;
-    out.writeUInt16BE(QTYPE.OPT, at + 1);
-    out.writeUInt16BE(this.opts.udpPayloadMax, at + 3);
+    put16(out, at + 1, QTYPE.OPT);
+    put16(out, at + 3, this.opts.udpPayloadMax);
     out[at + 5] = extRcode;
     out[at + 6] = 0;
-    out.writeUInt16BE(q.dnssecOk ? EDNS_DO : 0, at + 7);
+    put16(out, at + 7, q.dnssecOk ? EDNS_DO : 0);
     if (q.ecs) {
       const olen = 4 + q.ecsAddrLen;
-      out.writeUInt16BE(4 + olen, at + 9);
-      out.writeUInt16BE(8, at + 11);
-      out.writeUInt16BE(olen, at + 13);
-      out.writeUInt16BE(q.ecsFamily, at + 15);
+      put16(out, at + 9, 4 + olen);
+      put16(out, at + 11, 8);
+      put16(out, at + 13, olen);
+      put16(out, at + 15, q.ecsFamily);
       out[at + 17] = q.ecsSource;
       out[at + 18] = q.ecsSource === 0 ? 0 : scope;
-      src.copy(out, at + 19, q.ecsAddrOffset, q.ecsAddrOffset + q.ecsAddrLen);
-    } else out.writeUInt16BE(0, at + 9);
+      copyBytes(src, q.ecsAddrOffset, q.ecsAddrOffset + q.ecsAddrLen, out, at + 19);
+    } else put16(out, at + 9, 0);
   }
 
   private build(buf: Buffer, q: ParsedQuery, t: Template, ttl: number, scope: number, delta: number, limit: number, transport: number): Buffer {
@@ -276,7 +289,7 @@ export class Responder {
       // RFC 1035 §4.2.1 / RFC 6891 §7: TC=1, question and OPT only; the client retries over TCP.
       const out = Buffer.allocUnsafe(qEnd + optLen);
       this.header(out, q.id, flags | FLAG.TC, 0, 0, optLen > 0 ? 1 : 0);
-      buf.copy(out, 12, 12, qEnd);
+      copyBytes(buf, 12, qEnd, out, 12);
       if (optLen > 0) this.writeOpt(out, qEnd, q, buf, 0, scope);
       this.stats.truncated++;
       this.stats.count(transport, q.qtype, t.rcode);
@@ -289,22 +302,22 @@ export class Responder {
     if (delta !== 0) {
       for (const p of t.ptrs) {
         const at = qEnd + p;
-        out.writeUInt16BE(0xc000 | ((out.readUInt16BE(at) & 0x3fff) + delta), at);
+        put16(out, at, 0xc000 | ((((out[at]! << 8) | out[at + 1]!) & 0x3fff) + delta));
       }
     }
-    if (ttl >= 0) for (const p of t.ttlAt) out.writeUInt32BE(ttl, qEnd + p);
+    if (ttl >= 0) for (const p of t.ttlAt) put32(out, qEnd + p, ttl);
     if (optLen > 0) this.writeOpt(out, qEnd + t.body.length, q, buf, 0, scope);
     this.stats.count(transport, q.qtype, t.rcode);
     return out;
   }
 
   private header(out: Buffer, id: number, flags: number, an: number, ns: number, ar: number): void {
-    out.writeUInt16BE(id, 0);
-    out.writeUInt16BE(flags, 2);
-    out.writeUInt16BE(1, 4);
-    out.writeUInt16BE(an, 6);
-    out.writeUInt16BE(ns, 8);
-    out.writeUInt16BE(ar, 10);
+    put16(out, 0, id);
+    put16(out, 2, flags);
+    put16(out, 4, 1);
+    put16(out, 6, an);
+    put16(out, 8, ns);
+    put16(out, 10, ar);
   }
 
   /**
@@ -319,11 +332,11 @@ export class Responder {
     const out = Buffer.allocUnsafe(qEnd + (opt ? 11 : 0));
     const qflags = buf.readUInt16BE(2);
     const flags = FLAG.QR | (qflags & 0x7800) | (qflags & (FLAG.RD | FLAG.CD)) | (rcode & 0xf);
-    out.writeUInt16BE(buf.readUInt16BE(0), 0);
-    out.writeUInt16BE(flags, 2);
-    out.writeUInt16BE(withQ ? 1 : 0, 4);
+    put16(out, 0, buf.readUInt16BE(0));
+    put16(out, 2, flags);
+    put16(out, 4, withQ ? 1 : 0);
     out.writeUInt32BE(0, 6);
-    out.writeUInt16BE(opt ? 1 : 0, 10);
+    put16(out, 10, opt ? 1 : 0);
     if (withQ) buf.copy(out, 12, 12, qEnd);
     if (opt) {
       const ecs = q.ecs;
