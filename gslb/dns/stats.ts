@@ -10,14 +10,18 @@ export const TRANSPORTS = ['udp', 'tcp'] as const;
 
 /** Query types counted under their own label; everything else is `other`. */
 const COUNTED_TYPES = [QTYPE.A, QTYPE.AAAA, QTYPE.ANY, QTYPE.NS, QTYPE.SOA, QTYPE.CNAME, QTYPE.TXT, QTYPE.MX, QTYPE.SRV, QTYPE.CAA, QTYPE.PTR, QTYPE.HINFO, QTYPE.AXFR, QTYPE.IXFR];
-const TYPE_INDEX = new Map<number, number>(COUNTED_TYPES.map((t, i) => [t, i]));
 const OTHER_TYPE = COUNTED_TYPES.length;
+/** Label index by qtype (64 KiB: one byte for each of the 65536 types). */
+const TYPE_INDEX = new Uint8Array(65536).fill(OTHER_TYPE);
+COUNTED_TYPES.forEach((t, i) => (TYPE_INDEX[t] = i));
 /** -1 (no question parsed) */
 const NO_QUESTION = COUNTED_TYPES.length + 1;
 const NTYPES = COUNTED_TYPES.length + 2;
 const RCODES = [0, 1, 2, 3, 4, 5, 16];
-const RCODE_INDEX = new Map<number, number>(RCODES.map((r, i) => [r, i]));
 const NRCODES = RCODES.length;
+/** Label index by rcode (0–31); rcodes not listed count as SERVFAIL's. */
+const RCODE_INDEX = new Uint8Array(32).fill(RCODES.indexOf(2));
+RCODES.forEach((r, i) => (RCODE_INDEX[r] = i));
 
 export interface QueryCount {
   transport: string;
@@ -39,8 +43,8 @@ export class DnsStats {
   tcpOpen = 0;
 
   count(transport: number, qtype: number, rcode: number): void {
-    const ti = qtype < 0 ? NO_QUESTION : TYPE_INDEX.get(qtype) ?? OTHER_TYPE;
-    const ri = RCODE_INDEX.get(rcode) ?? RCODE_INDEX.get(2)!;
+    const ti = qtype < 0 ? NO_QUESTION : TYPE_INDEX[qtype & 0xffff]!;
+    const ri = rcode >= 0 && rcode < 32 ? RCODE_INDEX[rcode]! : RCODE_INDEX[2]!;
     this.queries[(transport * NTYPES + ti) * NRCODES + ri]!++;
   }
 
