@@ -1,0 +1,92 @@
+/**
+ * Redis key names of the state store: the only place they are built (CONVENTIONS.md habit 4).
+ *
+ * Every key carries the same hash tag `{<prefix>}`, so every key of one deployment lives in
+ * one Cluster slot and the multi-key Lua scripts of redis-store.ts run unchanged on a
+ * standalone server, behind Sentinel and in a Cluster. Two deployments sharing one Redis use
+ * two prefixes. No key has a TTL that means anything (DESIGN.md "Many nodes").
+ *
+ * Layout (prefix `gridsteer`):
+ *
+ * | key                          | type   | holds                                                    |
+ * | ---------------------------- | ------ | -------------------------------------------------------- |
+ * | `gs:{gridsteer}:rev`         | string | the store revision (INCR by every write script)          |
+ * | `gs:{gridsteer}:sig`         | hash   | signal id → JSON SignalRecord                            |
+ * | `gs:{gridsteer}:ov`          | hash   | override id → JSON Override (live overrides only)        |
+ * | `gs:{gridsteer}:ovseq`       | string | the last override number (`ov-<n>`)                      |
+ * | `gs:{gridsteer}:audit`       | list   | JSON AuditEntry, newest at the head (LPUSH)              |
+ * | `gs:{gridsteer}:auditseq`    | string | the last audit seq                                       |
+ * | `gs:{gridsteer}:demand`      | hash   | `<bucket>\|<home>\|<name>` → queries (all nodes summed)  |
+ * | `gs:{gridsteer}:demandidx`   | zset   | the same fields scored by bucket (ms), for pruning       |
+ * | `gs:{gridsteer}:lease:<n>`   | hash   | holder, token, until (ms epoch, Redis TIME)              |
+ * | `gs:{gridsteer}:leasetok`    | string | the last fencing token issued (all leases share it)      |
+ * | `gs:{gridsteer}:revision`    | channel| pub/sub: the new revision, published by write scripts    |
+ *
+ * Changing this layout is a wire-format change between nodes of different versions.
+ */
+
+/** The prefix when none is configured. */
+export const DEFAULT_PREFIX = 'gridsteer';
+
+const PREFIX_RE = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** The key names of one deployment (one prefix). Pure; never talks to Redis. */
+export interface StoreKeys {
+  readonly prefix: string;
+  readonly rev: string;
+  readonly sig: string;
+  readonly ov: string;
+  readonly ovseq: string;
+  readonly audit: string;
+  readonly auditseq: string;
+  readonly demand: string;
+  readonly demandIndex: string;
+  readonly leaseTokens: string;
+  /** The pub/sub channel carrying new revisions (a channel, not a key; tagged all the same). */
+  readonly channel: string;
+  /** The hash of lease `name` (any non-empty name: only the first `{…}` of a key is its tag). */
+  lease(name: string): string;
+}
+
+/**
+ * Builds the key names for `prefix` (default `gridsteer`). Throws an Error starting with
+ * `state:` when the prefix could break the hash tag (braces) or is empty or too long.
+ */
+export function storeKeys(prefix: string = DEFAULT_PREFIX): StoreKeys {
+  if (!PREFIX_RE.test(prefix)) {
+    throw new Error(`state: Redis key prefix ${JSON.stringify(prefix)} is invalid: use 1–64 characters of A–Z a–z 0–9 . _ - (it becomes the hash tag {${prefix}})`);
+  }
+  const base = `gs:{${prefix}}:`;
+  return Object.freeze({
+    prefix,
+    rev: `${base}rev`,
+    sig: `${base}sig`,
+    ov: `${base}ov`,
+    ovseq: `${base}ovseq`,
+    audit: `${base}audit`,
+    auditseq: `${base}auditseq`,
+    demand: `${base}demand`,
+    demandIndex: `${base}demandidx`,
+    leaseTokens: `${base}leasetok`,
+    channel: `${base}revision`,
+    lease(name: string): string {
+      if (name === '') throw new Error('state: a lease name must not be empty');
+      return `${base}lease:${name}`;
+    },
+  });
+}
+
+/** The demand hash field of one (bucket, home, name); also the sort key of snapshot().demand. */
+export function demandField(bucket: number, home: string, name: string): string {
+  return `${bucket}|${home}|${name}`;
+}
+
+/** The inverse of demandField (the name may itself contain `|`); null when malformed. */
+export function parseDemandField(field: string): { bucket: number; home: string; name: string } | null {
+  const a = field.indexOf('|');
+  const b = a < 0 ? -1 : field.indexOf('|', a + 1);
+  if (a < 0 || b < 0) return null;
+  const bucket = Number(field.slice(0, a));
+  if (!Number.isFinite(bucket)) return null;
+  return { bucket, home: field.slice(a + 1, b), name: field.slice(b + 1) };
+}

@@ -1,0 +1,317 @@
+/**
+ * The embedded store: everything in this process's memory; overrides and the audit log are
+ * also appended to a file (JSON lines, fsync'd before a write resolves) and replayed at
+ * start, so they survive restarts. Signals and demand are not persisted: collectors send
+ * them again, and a restarted node treats what it has not heard yet as unknown.
+ *
+ * The file: one JSON object per line, `{"op":"create","rev":N,"override":{…},"audit":{…}}`,
+ * `{"op":"end","rev":N,"id":"ov-3","audit":{…}}` or `{"op":"rev","rev":N}`. A `rev` line
+ * reserves revisions up to N for writes that are not kept (signals): it is appended before
+ * the revision passes the highest one in the file, a block of REV_BLOCK at a time, so the
+ * revision never goes backwards or repeats across a restart, even after a crash. A torn
+ * last line (a crash mid-write) is cut off at start with a warning; any other unreadable
+ * line stops the start with an error naming the file and line, so nothing is dropped
+ * without an operator knowing.
+ *
+ * Writes to a store with a file are refused (StoreError `unavailable`) before start() and
+ * after close(): they could not be made durable.
+ */
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Override, Signal } from '../types.js';
+import { reduce, DEFAULT_RULES, type ReduceRules, type SignalRecord } from './reducer.js';
+import { signalId } from './signals.js';
+import { StoreError, type AuditEntry, type DemandBucket, type Lease, type PutResult, type StateStore, type StoreSnapshot, type StoreStatus } from './store.js';
+
+/** Demand buckets older than this, behind the newest bucket seen, are dropped. */
+const DEMAND_KEEP_MS = 3600_000;
+
+/** Revisions reserved by one `rev` line: one fsync'd append per this many signal writes. */
+const REV_BLOCK = 1000;
+
+type LogLine =
+  | { op: 'create'; rev: number; override: Override; audit: AuditEntry }
+  | { op: 'end'; rev: number; id: string; audit: AuditEntry }
+  | { op: 'rev'; rev: number };
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Parses one line of the file; throws an Error saying what is wrong with it. */
+function parseLine(line: string): LogLine {
+  const e: unknown = JSON.parse(line);
+  if (!isObject(e)) throw new Error('not a JSON object');
+  if (e.op !== 'create' && e.op !== 'end' && e.op !== 'rev') throw new Error(`unknown op ${JSON.stringify(e.op) ?? 'undefined'} (known: create, end, rev)`);
+  if (typeof e.rev !== 'number' || !Number.isSafeInteger(e.rev) || e.rev < 1) throw new Error('rev must be a positive integer');
+  if (e.op === 'rev') return e as LogLine;
+  if (!isObject(e.audit) || typeof e.audit.seq !== 'number' || !Number.isSafeInteger(e.audit.seq)) throw new Error('audit must be an object with an integer seq');
+  if (e.op === 'create') {
+    const o = e.override;
+    if (!isObject(o) || typeof o.id !== 'string' || typeof o.region !== 'string' || typeof o.action !== 'string') throw new Error('override must be an object with string id, region and action');
+  } else if (typeof e.id !== 'string') throw new Error('id must be a string');
+  return e as LogLine;
+}
+
+export interface MemoryStoreOptions {
+  /** The append-only file; null keeps nothing across restarts (tests, check-config). */
+  file: string | null;
+  rules?: ReduceRules;
+  /** Warnings (a torn last line); default process.emitWarning. */
+  warn?: (msg: string) => void;
+  /** The clock for leases and time() (ms epoch). */
+  clock?: () => number;
+}
+
+export class MemoryStore implements StateStore {
+  readonly backend = 'memory' as const;
+  private rev = 0;
+  private nextOverride = 1;
+  private nextAudit = 1;
+  private readonly records = new Map<string, SignalRecord>();
+  private readonly overrides = new Map<string, Override>();
+  private readonly auditLog: AuditEntry[] = [];
+  private readonly demand = new Map<string, DemandBucket>();
+  private newestBucket = 0;
+  private readonly leases = new Map<string, Lease>();
+  private leaseTokens = 0;
+  private readonly listeners = new Set<(rev: number) => void>();
+  private fd: number | null = null;
+  /** Bytes of the file that hold complete lines (where the next append starts). */
+  private size = 0;
+  /** The highest revision in the file (create, end or rev lines). */
+  private persistedRev = 0;
+  private closed = false;
+  private readonly rules: ReduceRules;
+  private readonly clock: () => number;
+
+  constructor(private readonly o: MemoryStoreOptions) {
+    this.rules = o.rules ?? DEFAULT_RULES;
+    this.clock = o.clock ?? Date.now;
+  }
+
+  async start(): Promise<void> {
+    if (this.closed) throw new StoreError('invalid', 'state: this store was closed; make a new one to start again');
+    const file = this.o.file;
+    if (file === null || this.fd !== null) return;
+    mkdirSync(dirname(file), { recursive: true });
+    const existed = existsSync(file);
+    const keep = existed ? this.replay(file) : null;
+    const fd = openSync(file, 'a');
+    try {
+      if (!existed) {
+        // The new file's directory entry must be durable too.
+        const dir = openSync(dirname(file), 'r');
+        try {
+          fsyncSync(dir);
+        } finally {
+          closeSync(dir);
+        }
+      }
+      this.size = fstatSync(fd).size;
+      if (keep !== null && keep.bytes < this.size) {
+        ftruncateSync(fd, keep.bytes);
+        fsyncSync(fd);
+        this.size = keep.bytes;
+        (this.o.warn ?? ((m: string) => process.emitWarning(m)))(`state: ${file}:${keep.lines + 1}: torn last line cut off (no newline: a write that never completed)`);
+      }
+    } catch (e) {
+      closeSync(fd);
+      throw e;
+    }
+    this.fd = fd;
+  }
+
+  /** Applies every complete line of `file`; returns how many bytes and lines they take. */
+  private replay(file: string): { bytes: number; lines: number } {
+    const buf = readFileSync(file);
+    // Every complete line ends with a newline; bytes after the last one were torn by a crash.
+    const bytes = buf.lastIndexOf(0x0a) + 1;
+    const lines = buf.subarray(0, bytes).toString('utf8').split('\n');
+    lines.pop(); // the empty segment after the last newline
+    // Every line is read before any is applied: a refused start leaves the store empty.
+    const entries = lines.flatMap((line, i): LogLine[] => {
+      if (line.trim() === '') return [];
+      try {
+        return [parseLine(line)];
+      } catch (e) {
+        throw new StoreError(
+          'invalid',
+          `state: ${file}:${i + 1}: unreadable line (${(e as Error).message}); fix or remove that line (the file is JSON lines: one override create, end or rev per line), then start again`,
+        );
+      }
+    });
+    for (const e of entries) this.apply(e);
+    return { bytes, lines: lines.length };
+  }
+
+  private apply(e: LogLine): void {
+    this.rev = Math.max(this.rev, e.rev);
+    this.persistedRev = Math.max(this.persistedRev, e.rev);
+    if (e.op === 'rev') return;
+    if (e.op === 'create') this.overrides.set(e.override.id, e.override);
+    else this.overrides.delete(e.id);
+    this.auditLog.push(e.audit);
+    this.nextAudit = Math.max(this.nextAudit, e.audit.seq + 1);
+    const n = e.op === 'create' ? Number(e.override.id.replace(/^ov-/, '')) : NaN;
+    if (Number.isInteger(n)) this.nextOverride = Math.max(this.nextOverride, n + 1);
+  }
+
+  /** Refuses a write that could not be made durable (a file store not started, or closed). */
+  private writable(): void {
+    if (this.o.file !== null && this.fd === null) {
+      throw new StoreError('unavailable', `state: ${this.o.file} is not open (${this.closed ? 'the store is closed' : 'start() has not run'}): the write is refused`);
+    }
+  }
+
+  /**
+   * Appends one line and fsyncs it. On failure the file is cut back to its last complete
+   * line (so the next append does not glue onto a fragment) and StoreError `unavailable` is
+   * thrown; nothing in memory has changed then.
+   */
+  private append(line: LogLine): void {
+    if (this.fd === null) return;
+    const buf = Buffer.from(JSON.stringify(line) + '\n', 'utf8');
+    try {
+      let at = 0;
+      while (at < buf.length) at += writeSync(this.fd, buf, at);
+      fsyncSync(this.fd);
+    } catch (e) {
+      try {
+        ftruncateSync(this.fd, this.size);
+      } catch {
+        // The start after a crash cuts a torn tail off anyway.
+      }
+      throw new StoreError('unavailable', `state: ${this.o.file}: could not append (${(e as Error).message}); the write is refused`);
+    }
+    this.size += buf.length;
+    this.persistedRev = Math.max(this.persistedRev, line.rev);
+  }
+
+  /** Makes sure revision `r` is covered by the file before it is handed out. */
+  private reserve(r: number): void {
+    if (this.fd !== null && r > this.persistedRev) this.append({ op: 'rev', rev: r + REV_BLOCK - 1 });
+  }
+
+  async close(): Promise<void> {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+    this.closed = true;
+    this.listeners.clear();
+  }
+
+  status(): StoreStatus {
+    return { backend: 'memory', connected: true, stale: false, clockSkewMs: 0, detail: this.o.file ? `in memory; overrides and audit in ${this.o.file}` : 'in memory (nothing kept across restarts)' };
+  }
+
+  async revision(): Promise<number> {
+    return this.rev;
+  }
+
+  /** Hands out the next revision (reserved in the file first) and tells the listeners. */
+  private bump(): number {
+    this.reserve(this.rev + 1);
+    this.rev++;
+    const r = this.rev;
+    for (const l of this.listeners) {
+      try {
+        l(r);
+      } catch {
+        // A listener's failure is its own business.
+      }
+    }
+    return r;
+  }
+
+  async snapshot(): Promise<StoreSnapshot> {
+    const byId = <T>(m: Map<string, T>) => [...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((e) => e[1]);
+    return {
+      revision: this.rev,
+      records: structuredClone(byId(this.records)),
+      overrides: structuredClone(byId(this.overrides)),
+      demand: byId(this.demand).map((d) => ({ ...d })),
+    };
+  }
+
+  async putSignal(signal: Signal, fence?: { lease: string; token: number }): Promise<PutResult> {
+    this.writable();
+    if (fence) this.checkFence(fence);
+    const id = signalId(signal);
+    const next = reduce(this.records.get(id), structuredClone(signal), this.rules);
+    if (!next) return { stored: false, revision: this.rev, reason: 'stale' };
+    this.reserve(this.rev + 1); // before the record changes: a failed reservation changes nothing
+    this.records.set(id, next);
+    return { stored: true, revision: this.bump(), record: structuredClone(next) };
+  }
+
+  private checkFence(f: { lease: string; token: number }): void {
+    const l = this.leases.get(f.lease);
+    if (!l || l.token !== f.token) throw new StoreError('fenced', `state: lease ${f.lease} token ${f.token} is not current${l ? ` (current token ${l.token}, held by ${l.holder})` : ''}: the write is refused`);
+  }
+
+  async createOverride(o: Omit<Override, 'id'>, at: number): Promise<{ override: Override; revision: number }> {
+    this.writable();
+    // An `id` smuggled into `o` (a request body passed through) never replaces the store's.
+    const { id: _smuggled, ...fields } = structuredClone(o) as Omit<Override, 'id'> & { id?: unknown };
+    const override: Override = { id: `ov-${this.nextOverride}`, ...fields };
+    const rev = this.rev + 1;
+    const audit: AuditEntry = { seq: this.nextAudit, at, actor: o.actor, action: 'override.create', target: override.id, reason: o.reason, before: null, after: override };
+    this.append({ op: 'create', rev, override, audit });
+    this.nextOverride++;
+    this.nextAudit++;
+    this.overrides.set(override.id, override);
+    this.auditLog.push(audit);
+    return { override: structuredClone(override), revision: this.bump() };
+  }
+
+  async endOverride(id: string, actor: string, reason: string, at: number): Promise<{ override: Override; revision: number }> {
+    this.writable();
+    const o = this.overrides.get(id);
+    if (!o) throw new StoreError('not_found', `state: no live override ${id}`);
+    const audit: AuditEntry = { seq: this.nextAudit, at, actor, action: 'override.end', target: id, reason, before: o, after: null };
+    this.append({ op: 'end', rev: this.rev + 1, id, audit });
+    this.nextAudit++;
+    this.overrides.delete(id);
+    this.auditLog.push(audit);
+    return { override: structuredClone(o), revision: this.bump() };
+  }
+
+  async audit(limit: number): Promise<AuditEntry[]> {
+    // slice(-0) would be the whole log.
+    if (!(limit > 0)) return [];
+    return structuredClone(this.auditLog.slice(-limit).reverse());
+  }
+
+  async addDemand(buckets: DemandBucket[]): Promise<void> {
+    for (const b of buckets) {
+      const k = `${b.bucket}|${b.home}|${b.name}`;
+      const cur = this.demand.get(k);
+      if (cur) cur.queries += b.queries;
+      else this.demand.set(k, { ...b });
+      this.newestBucket = Math.max(this.newestBucket, b.bucket);
+    }
+    for (const [k, d] of this.demand) if (d.bucket < this.newestBucket - DEMAND_KEEP_MS) this.demand.delete(k);
+  }
+
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<Lease | null> {
+    const now = this.clock();
+    const l = this.leases.get(name);
+    if (l && l.holder !== holder && l.until > now) return null;
+    const token = l && l.holder === holder && l.until > now ? l.token : ++this.leaseTokens;
+    const lease: Lease = { name, holder, token, until: now + ttlMs };
+    this.leases.set(name, lease);
+    return { ...lease };
+  }
+
+  async releaseLease(name: string, holder: string, token: number): Promise<void> {
+    const l = this.leases.get(name);
+    if (l && l.holder === holder && l.token === token) this.leases.delete(name);
+  }
+
+  async time(): Promise<number> {
+    return this.clock();
+  }
+
+  onRevision(listener: (revision: number) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

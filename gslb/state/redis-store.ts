@@ -1,0 +1,811 @@
+/**
+ * The shared store for many nodes: signals, overrides, the audit log, demand and leases in
+ * Redis (standalone, Sentinel or Cluster), through ioredis. The only module that imports
+ * ioredis; key names come from keys.ts. It keeps every contract of store.ts; what is
+ * particular to Redis:
+ *
+ * - Every multi-key update is one Lua script below (its header lists KEYS and ARGV). Every
+ *   script that changes what snapshot() returns INCRs the revision and PUBLISHes it on the
+ *   revision channel. Two kinds of write do not: addDemand (store.ts: demand does not bump
+ *   the revision) and leases (they are not state the planner reads; the memory store does
+ *   not bump for them either), so lease renewals never make every node reload.
+ * - Signals: the record is read (HGET), folded here with reduce(), and written by a script
+ *   that compare-and-sets on the previous record's observedAt; on a conflict the fold is
+ *   redone from the new record, at most MAX_CAS_ATTEMPTS times.
+ * - Overrides and audit entries are written by one script each; with `waitReplicas` > 0 the
+ *   script is followed on the same connection by `WAIT n waitTimeoutMs`, and the write
+ *   rejects (`unavailable`) when fewer replicas acknowledged it.
+ * - Leases: validity is `until` (ms epoch) compared inside the script with Redis `TIME`;
+ *   tokens come from one INCR counter. Lease keys carry no TTL at all.
+ * - Other nodes learn of writes by pub/sub and by polling the revision every `pollMs`;
+ *   listeners get each newer revision once, and the latest one again after a resync.
+ * - Fail static: commands are never queued while disconnected and never resent after a
+ *   reconnect (a write is never applied twice by the client), so a read or write while Redis
+ *   is unreachable rejects within `commandTimeoutMs` with StoreError `unavailable`; ioredis
+ *   reconnects with a backoff capped at 2 s, and `stale` clears only after a successful
+ *   revision read, when listeners are called so the node reloads its snapshot.
+ */
+import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { Override, Signal } from '../types.js';
+import { demandField, parseDemandField, storeKeys, type StoreKeys } from './keys.js';
+import { DEFAULT_RULES, reduce, type ReduceRules, type SignalRecord } from './reducer.js';
+import { signalId } from './signals.js';
+import { StoreError, type AuditEntry, type DemandBucket, type Lease, type PutResult, type StateStore, type StoreSnapshot, type StoreStatus } from './store.js';
+
+/** Where Redis is, parsed from the store URL. */
+export type RedisTarget =
+  | { mode: 'standalone'; host: string; port: number; tls: boolean; username?: string; password?: string; db: number }
+  | { mode: 'sentinel'; sentinels: { host: string; port: number }[]; name: string; tls: boolean; username?: string; password?: string; db: number }
+  | { mode: 'cluster'; nodes: { host: string; port: number }[]; tls: boolean; username?: string; password?: string };
+
+export interface RedisStoreOptions {
+  /**
+   * `redis://[user:pass@]host[:port][/db]`, `rediss://…` (TLS),
+   * `redis+sentinel://[user:pass@]host:port,host:port/mastername[/db]` (credentials are the
+   * master's), `redis+cluster://[user:pass@]host:port,host:port` (`rediss+…` for TLS).
+   */
+  url: string;
+  /** Key prefix, the hash tag of every key (keys.ts). Default `gridsteer`. */
+  prefix?: string;
+  rules?: ReduceRules;
+  /** Replicas that must acknowledge an override or audit write (WAIT). Default 0: no WAIT. */
+  waitReplicas?: number;
+  /** The WAIT timeout in ms. Default 1000. */
+  waitTimeoutMs?: number;
+  /** How often the revision is polled (and the clock skew measured), ms. Default 1000. */
+  pollMs?: number;
+  /** How long start() tries to reach Redis before it rejects, ms. Default 5000. */
+  startTimeoutMs?: number;
+  /** Bound on every command, ms (raised above waitTimeoutMs when needed). Default 2000. */
+  commandTimeoutMs?: number;
+  /** Connection events (lost, back, giving up) and listener failures. */
+  log?: (level: 'info' | 'warn' | 'error', msg: string) => void;
+  /** This node's clock (ms epoch): for the skew against Redis TIME and outage times in status(); never for leases or signals. */
+  clock?: () => number;
+}
+
+/** How many times putSignal refolds after a concurrent write of the same record. */
+export const MAX_CAS_ATTEMPTS = 10;
+/** Demand buckets older than this, behind the newest bucket stored, are dropped (as in memory-store.ts). */
+const DEMAND_KEEP_MS = 3600_000;
+/** Reconnect backoff cap, ms. */
+const MAX_BACKOFF_MS = 2000;
+
+const SCHEME_RE = /^(rediss?)(\+sentinel|\+cluster)?:\/\/(.*)$/;
+
+function parseHostPort(s: string, defaultPort: number, url: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]+))(?::(\d{1,5}))?$/.exec(s);
+  const port = m?.[3] === undefined ? defaultPort : Number(m[3]);
+  if (!m || port < 1 || port > 65535) throw new StoreError('invalid', `state: store URL ${redactUrl(url)}: "${s}" is not host[:port] (IPv6 in brackets: [::1]:6379)`);
+  return { host: m[1] ?? m[2]!, port };
+}
+
+/**
+ * Parses a store URL (see RedisStoreOptions.url). Throws StoreError `invalid` naming the
+ * problem; never connects.
+ */
+export function parseRedisUrl(url: string): RedisTarget {
+  const m = SCHEME_RE.exec(url);
+  if (!m) throw new StoreError('invalid', `state: store URL ${redactUrl(url)} is not redis://, rediss://, redis+sentinel:// or redis+cluster://`);
+  const tls = m[1] === 'rediss';
+  const mode = m[2] === '+sentinel' ? 'sentinel' : m[2] === '+cluster' ? 'cluster' : 'standalone';
+  let rest = m[3]!;
+  if (rest.includes('?') || rest.includes('#')) throw new StoreError('invalid', `state: store URL ${redactUrl(url)}: query strings and fragments are not supported (remove them)`);
+  let username: string | undefined;
+  let password: string | undefined;
+  const at = rest.lastIndexOf('@');
+  if (at >= 0) {
+    const userinfo = rest.slice(0, at);
+    rest = rest.slice(at + 1);
+    const colon = userinfo.indexOf(':');
+    const u = decodeURIComponent(colon < 0 ? userinfo : userinfo.slice(0, colon));
+    const p = colon < 0 ? undefined : decodeURIComponent(userinfo.slice(colon + 1));
+    if (colon < 0) password = u || undefined;
+    else {
+      username = u || undefined;
+      password = p || undefined;
+    }
+  }
+  const slash = rest.indexOf('/');
+  const hostPart = slash < 0 ? rest : rest.slice(0, slash);
+  const path = (slash < 0 ? '' : rest.slice(slash + 1)).split('/').filter((x) => x !== '');
+  if (hostPart === '') throw new StoreError('invalid', `state: store URL ${redactUrl(url)} names no host`);
+  const hosts = hostPart.split(',');
+  const dbOf = (s: string | undefined): number => {
+    if (s === undefined) return 0;
+    if (!/^\d{1,5}$/.test(s)) throw new StoreError('invalid', `state: store URL ${redactUrl(url)}: database "${s}" is not a number`);
+    return Number(s);
+  };
+  const cred = { ...(username !== undefined ? { username } : {}), ...(password !== undefined ? { password } : {}) };
+  if (mode === 'standalone') {
+    if (hosts.length !== 1) throw new StoreError('invalid', `state: store URL ${redactUrl(url)} lists several hosts: use redis+sentinel:// or redis+cluster://`);
+    if (path.length > 1) throw new StoreError('invalid', `state: store URL ${redactUrl(url)}: the path is the database number only`);
+    return { mode, ...parseHostPort(hosts[0]!, 6379, url), tls, ...cred, db: dbOf(path[0]) };
+  }
+  if (mode === 'sentinel') {
+    if (path.length < 1 || path.length > 2) throw new StoreError('invalid', `state: store URL ${redactUrl(url)}: give the master name as the path (redis+sentinel://host:26379,host:26379/mymaster[/db])`);
+    return { mode, sentinels: hosts.map((h) => parseHostPort(h, 26379, url)), name: decodeURIComponent(path[0]!), tls, ...cred, db: dbOf(path[1]) };
+  }
+  if (path.length > 0) throw new StoreError('invalid', `state: store URL ${redactUrl(url)}: a Cluster has no database path (remove /${path.join('/')})`);
+  return { mode, nodes: hosts.map((h) => parseHostPort(h, 6379, url)), tls, ...cred };
+}
+
+/** The URL with its password replaced by `***`, for messages and logs. */
+export function redactUrl(url: string): string {
+  return url.replace(/^([a-z+]+:\/\/[^:@/]*:)[^@/]*@/, '$1***@');
+}
+
+// ---------------------------------------------------------------------------------------
+// Lua scripts. Numbers cross into Lua as strings; integers up to 2^53 survive tonumber.
+
+/**
+ * gsPutSignal — compare-and-set one signal record, then bump and publish the revision.
+ * KEYS[1] sig hash; KEYS[2] rev; KEYS[3] (only with a fence) the lease hash
+ * ARGV[1] record id; ARGV[2] the previous record's observedAt ('' = there was none);
+ * ARGV[3] the new record (JSON); ARGV[4] the revision channel; ARGV[5] fencing token ('' = none)
+ * Returns {'ok', revision} | {'conflict'} | {'fenced', current token or '', holder or ''}
+ */
+const PUT_SIGNAL = `
+if ARGV[5] ~= '' then
+  local l = redis.call('HMGET', KEYS[3], 'token', 'holder')
+  if l[1] ~= ARGV[5] then return {'fenced', l[1] or '', l[2] or ''} end
+end
+local prev = redis.call('HGET', KEYS[1], ARGV[1])
+if prev then
+  if ARGV[2] == '' then return {'conflict'} end
+  local rec = cjson.decode(prev)
+  if rec['signal']['observedAt'] ~= tonumber(ARGV[2]) then return {'conflict'} end
+elseif ARGV[2] ~= '' then
+  return {'conflict'}
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+local rev = redis.call('INCR', KEYS[2])
+redis.call('PUBLISH', ARGV[4], rev)
+return {'ok', rev}
+`;
+
+/**
+ * gsCreateOverride — store a new override and its audit entry, bump and publish the revision.
+ * KEYS[1] ov hash; KEYS[2] ovseq; KEYS[3] audit list; KEYS[4] auditseq; KEYS[5] rev
+ * ARGV[1] the override without id (a non-empty JSON object);
+ * ARGV[2] the audit entry without seq, target and after (a non-empty JSON object);
+ * ARGV[3] the revision channel
+ * Returns {revision, id, override JSON}
+ */
+const CREATE_OVERRIDE = `
+local n = redis.call('INCR', KEYS[2])
+local id = 'ov-' .. n
+local ov = '{"id":"' .. id .. '",' .. string.sub(ARGV[1], 2)
+redis.call('HSET', KEYS[1], id, ov)
+local seq = redis.call('INCR', KEYS[4])
+redis.call('LPUSH', KEYS[3], string.sub(ARGV[2], 1, -2) .. ',"seq":' .. seq .. ',"target":"' .. id .. '","after":' .. ov .. '}')
+local rev = redis.call('INCR', KEYS[5])
+redis.call('PUBLISH', ARGV[3], rev)
+return {rev, id, ov}
+`;
+
+/**
+ * gsEndOverride — remove a live override and audit it, bump and publish the revision.
+ * KEYS[1] ov hash; KEYS[2] audit list; KEYS[3] auditseq; KEYS[4] rev
+ * ARGV[1] override id; ARGV[2] the audit entry without seq and before (a non-empty JSON
+ * object); ARGV[3] the revision channel
+ * Returns {'not_found'} | {'ok', revision, override JSON}
+ */
+const END_OVERRIDE = `
+local ov = redis.call('HGET', KEYS[1], ARGV[1])
+if not ov then return {'not_found'} end
+redis.call('HDEL', KEYS[1], ARGV[1])
+local seq = redis.call('INCR', KEYS[3])
+redis.call('LPUSH', KEYS[2], string.sub(ARGV[2], 1, -2) .. ',"seq":' .. seq .. ',"before":' .. ov .. '}')
+local rev = redis.call('INCR', KEYS[4])
+redis.call('PUBLISH', ARGV[3], rev)
+return {'ok', rev, ov}
+`;
+
+/**
+ * gsSnapshot — everything the planner reads, at one revision (read only).
+ * KEYS[1] rev; KEYS[2] sig hash; KEYS[3] ov hash; KEYS[4] demand hash
+ * ARGV none
+ * Returns {revision, sig HGETALL, ov HGETALL, demand HGETALL}
+ */
+const SNAPSHOT = `
+local rev = redis.call('GET', KEYS[1])
+return {tonumber(rev or '0'), redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[4])}
+`;
+
+/**
+ * gsAddDemand — add query counts to demand fields and drop buckets older than the keep
+ * window behind the newest bucket. No revision bump (store.ts).
+ * KEYS[1] demand hash; KEYS[2] demand index zset
+ * ARGV[1] keep window (ms); ARGV[2..] triples: bucket (ms), field, queries
+ * Returns the number of fields dropped.
+ */
+const ADD_DEMAND = `
+for i = 2, #ARGV, 3 do
+  redis.call('HINCRBYFLOAT', KEYS[1], ARGV[i + 1], ARGV[i + 2])
+  redis.call('ZADD', KEYS[2], ARGV[i], ARGV[i + 1])
+end
+local newest = redis.call('ZREVRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+local dropped = 0
+if newest[2] then
+  local cutoff = '(' .. string.format('%d', tonumber(newest[2]) - tonumber(ARGV[1]))
+  for _ = 1, 1000 do
+    local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', cutoff, 'LIMIT', 0, 500)
+    if #old == 0 then break end
+    redis.call('HDEL', KEYS[1], unpack(old))
+    redis.call('ZREM', KEYS[2], unpack(old))
+    dropped = dropped + #old
+  end
+end
+return dropped
+`;
+
+/**
+ * gsAcquireLease — take or renew a lease by Redis TIME. No revision bump, no TTL.
+ * KEYS[1] the lease hash; KEYS[2] leasetok
+ * ARGV[1] holder; ARGV[2] ttl (ms)
+ * Returns {'ok', token, until} | {'held', holder, until}
+ */
+const ACQUIRE_LEASE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local cur = redis.call('HMGET', KEYS[1], 'holder', 'token', 'until')
+local live = cur[3] and tonumber(cur[3]) > now
+if live and cur[1] ~= ARGV[1] then return {'held', cur[1], tonumber(cur[3])} end
+local token
+if live then token = tonumber(cur[2]) else token = redis.call('INCR', KEYS[2]) end
+local untilMs = now + tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'token', string.format('%d', token), 'until', string.format('%d', untilMs))
+return {'ok', token, untilMs}
+`;
+
+/**
+ * gsReleaseLease — drop a lease if `holder` still has it with `token`.
+ * KEYS[1] the lease hash
+ * ARGV[1] holder; ARGV[2] token
+ * Returns 1 when released, 0 otherwise.
+ */
+const RELEASE_LEASE = `
+local cur = redis.call('HMGET', KEYS[1], 'holder', 'token')
+if cur[1] == ARGV[1] and cur[2] == ARGV[2] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+`;
+
+/** numberOfKeys null: the caller passes the key count first (putSignal has 2 or 3 keys). */
+const SCRIPTS: Record<string, { lua: string; numberOfKeys: number | null; readOnly?: boolean }> = {
+  gsPutSignal: { lua: PUT_SIGNAL, numberOfKeys: null },
+  gsCreateOverride: { lua: CREATE_OVERRIDE, numberOfKeys: 5 },
+  gsEndOverride: { lua: END_OVERRIDE, numberOfKeys: 4 },
+  gsSnapshot: { lua: SNAPSHOT, numberOfKeys: 4, readOnly: true },
+  gsAddDemand: { lua: ADD_DEMAND, numberOfKeys: 2 },
+  gsAcquireLease: { lua: ACQUIRE_LEASE, numberOfKeys: 2 },
+  gsReleaseLease: { lua: RELEASE_LEASE, numberOfKeys: 1 },
+};
+type ScriptName = keyof typeof SCRIPTS;
+
+type Client = Redis | Cluster;
+type Arg = string | number;
+
+/** Calls a script defined with defineCommand on a client or a pipeline. */
+function script(c: Client, name: ScriptName, ...args: Arg[]): Promise<unknown>;
+function script(c: ChainableCommander, name: ScriptName, ...args: Arg[]): ChainableCommander;
+function script(c: Client | ChainableCommander, name: ScriptName, ...args: Arg[]): unknown {
+  const fn = (c as unknown as Record<string, ((...a: Arg[]) => unknown) | undefined>)[name];
+  if (!fn) throw new StoreError('invalid', `state: script ${name} is not defined on this client`);
+  return fn.apply(c, args);
+}
+
+/** Redis replies that mean "not now" rather than "never": treated like an unreachable server. */
+const TRANSIENT_REPLY = /^(READONLY|LOADING|CLUSTERDOWN|MASTERDOWN|TRYAGAIN|BUSY|NOREPLICAS|MISCONF)/;
+
+function backoff(times: number): number {
+  return Math.min(50 * 2 ** Math.min(times, 10), MAX_BACKOFF_MS);
+}
+
+function errMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export class RedisStore implements StateStore {
+  readonly backend = 'redis' as const;
+  private readonly keys: StoreKeys;
+  private readonly target: RedisTarget;
+  private readonly where: string;
+  private readonly rules: ReduceRules;
+  private readonly clock: () => number;
+  private readonly log: (level: 'info' | 'warn' | 'error', msg: string) => void;
+  private readonly waitReplicas: number;
+  private readonly waitTimeoutMs: number;
+  private readonly pollMs: number;
+  private readonly startTimeoutMs: number;
+  private readonly commandTimeoutMs: number;
+
+  private client: Client | null = null;
+  private sub: Client | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private polling = false;
+
+  private connected = false;
+  private stale = true;
+  private everConnected = false;
+  private downSince: number | null = null;
+  private lastError = '';
+  private skewMs = 0;
+  private lastRevision = 0;
+  /** The newest revision handed to listeners (0 = none yet). */
+  private delivered = 0;
+  private readonly listeners = new Set<(rev: number) => void>();
+
+  constructor(private readonly o: RedisStoreOptions) {
+    this.target = parseRedisUrl(o.url);
+    try {
+      this.keys = storeKeys(o.prefix);
+    } catch (e) {
+      throw new StoreError('invalid', errMessage(e));
+    }
+    this.where = redactUrl(o.url);
+    this.rules = o.rules ?? DEFAULT_RULES;
+    this.clock = o.clock ?? Date.now;
+    this.log = o.log ?? (() => {});
+    this.waitReplicas = o.waitReplicas ?? 0;
+    this.waitTimeoutMs = o.waitTimeoutMs ?? 1000;
+    this.pollMs = o.pollMs ?? 1000;
+    this.startTimeoutMs = o.startTimeoutMs ?? 5000;
+    this.commandTimeoutMs = Math.max(o.commandTimeoutMs ?? 2000, this.waitReplicas > 0 ? this.waitTimeoutMs + 1000 : 0);
+    for (const [name, v] of Object.entries({ waitReplicas: this.waitReplicas, waitTimeoutMs: this.waitTimeoutMs, pollMs: this.pollMs, startTimeoutMs: this.startTimeoutMs })) {
+      if (!Number.isInteger(v) || v < 0 || (name !== 'waitReplicas' && v === 0)) throw new StoreError('invalid', `state: RedisStore option ${name} must be an integer ${name === 'waitReplicas' ? '≥ 0' : '> 0'} (got ${v})`);
+    }
+  }
+
+  // --- connections ----------------------------------------------------------------------
+
+  private makeClient(): Client {
+    const t = this.target;
+    const auth = { ...(t.username !== undefined ? { username: t.username } : {}), ...(t.password !== undefined ? { password: t.password } : {}) };
+    // Fail static: never queue while disconnected, never resend after a reconnect.
+    const perNode = {
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      commandTimeout: this.commandTimeoutMs,
+      connectTimeout: Math.min(2000, this.startTimeoutMs),
+      // After a failover the old primary answers READONLY: reconnect to find the new one.
+      reconnectOnError: (err: Error) => (/^READONLY/.test(err.message) ? (1 as const) : false),
+      ...(t.tls ? { tls: {} } : {}),
+      ...auth,
+    };
+    if (t.mode === 'cluster') {
+      const opts: ClusterOptions = {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        clusterRetryStrategy: (times) => backoff(times),
+        slotsRefreshTimeout: 2000,
+        redisOptions: perNode,
+      };
+      return new Cluster(t.nodes, opts);
+    }
+    const common: RedisOptions = { ...perNode, lazyConnect: true, enableOfflineQueue: false };
+    const retry = { retryStrategy: (times: number) => backoff(times) };
+    if (t.mode === 'sentinel') {
+      return new Redis({
+        ...common,
+        ...retry,
+        sentinels: t.sentinels,
+        name: t.name,
+        db: t.db,
+        sentinelRetryStrategy: (times: number) => backoff(times),
+        ...(t.tls ? { enableTLSForSentinelMode: true } : {}),
+      });
+    }
+    return new Redis({ ...common, ...retry, host: t.host, port: t.port, db: t.db });
+  }
+
+  /** Connection events; a connection torn down by a failed start() is ignored from then on. */
+  private attach(c: Client, role: 'main' | 'sub'): void {
+    const current = () => (role === 'main' ? this.client : this.sub) === c;
+    const onError = (e: unknown) => {
+      if (current()) this.lastError = errMessage(e);
+    };
+    c.on('error', onError);
+    if (c instanceof Cluster) c.on('node error', onError);
+    if (role !== 'main') return;
+    c.on('close', () => current() && this.markDown('connection closed'));
+    c.on('end', () => current() && this.markDown('connection ended'));
+    // Back: resynchronise at once rather than at the next poll.
+    c.on('ready', () => {
+      if (current() && this.everConnected) void this.poll();
+    });
+  }
+
+  private markDown(why: string): void {
+    if (this.closed) return;
+    if (this.connected || this.downSince === null) {
+      this.downSince = this.clock();
+      if (this.everConnected) this.log('warn', `state: lost Redis at ${this.where} (${this.lastError || why}); serving from the last state, writes fail until it is back`);
+    }
+    this.connected = false;
+    this.stale = true;
+    if (!this.lastError) this.lastError = why;
+  }
+
+  private waitReady(c: Client, ms: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (c.status === 'ready') return resolve();
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        c.off('ready', onReady);
+        reject(new Error(`no connection within ${ms} ms${this.lastError ? ` (last error: ${this.lastError})` : ''}`));
+      }, ms);
+      c.once('ready', onReady);
+      c.connect().catch(() => {
+        // Failures surface as 'error' events; ioredis keeps retrying until the timer fires.
+      });
+    });
+  }
+
+  /**
+   * Connects, subscribes to the revision channel, reads the revision and the clock skew, and
+   * starts the poll. Rejects with StoreError `unavailable` when Redis does not answer within
+   * startTimeoutMs; every connection is closed again and start() may be called again later
+   * (listeners registered meanwhile are kept). Not after close().
+   */
+  async start(): Promise<void> {
+    if (this.closed) throw new StoreError('invalid', 'state: RedisStore.start() after close(): make a new store');
+    if (this.client) throw new StoreError('invalid', 'state: RedisStore.start() while started or starting');
+    const t0 = Date.now();
+    const left = () => Math.max(1, this.startTimeoutMs - (Date.now() - t0));
+    const client = this.makeClient();
+    for (const [name, s] of Object.entries(SCRIPTS)) client.defineCommand(name, { lua: s.lua, ...(s.numberOfKeys !== null ? { numberOfKeys: s.numberOfKeys } : {}), ...(s.readOnly ? { readOnly: true } : {}) });
+    this.client = client;
+    this.attach(client, 'main');
+    try {
+      await this.waitReady(client, left());
+      const sub = client.duplicate();
+      this.sub = sub;
+      this.attach(sub, 'sub');
+      sub.on('message', (channel: string, message: string) => {
+        if (channel !== this.keys.channel) return;
+        const rev = Number(message);
+        if (Number.isInteger(rev) && rev > 0) this.observe(rev, false);
+      });
+      await this.waitReady(sub, left());
+      await sub.subscribe(this.keys.channel);
+      await this.readRevisionAndClock();
+    } catch (e) {
+      const msg = errMessage(e);
+      await this.teardown();
+      throw new StoreError('unavailable', `state: Redis at ${this.where} is unreachable: ${msg}; gave up starting after ${this.startTimeoutMs} ms (check the URL, the network and that Redis runs)`);
+    }
+    this.everConnected = true;
+    this.connected = true;
+    this.stale = false;
+    this.downSince = null;
+    this.delivered = Math.max(this.delivered, this.lastRevision);
+    this.timer = setInterval(() => void this.poll(), this.pollMs);
+    this.timer.unref();
+  }
+
+  /** Quits every connection and stops the poll; listeners are dropped. Never rejects. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.listeners.clear();
+    await this.teardown();
+  }
+
+  /** Stops the poll and quits both connections (bounded: 1 s for QUIT, then disconnect). */
+  private async teardown(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const [client, sub] = [this.client, this.sub];
+    this.client = null;
+    this.sub = null;
+    const quit = async (c: Client | null) => {
+      if (!c) return;
+      try {
+        if (c.status === 'ready') {
+          await Promise.race([c.quit(), new Promise((r) => setTimeout(r, 1000).unref())]);
+        }
+      } catch {
+        // already gone
+      } finally {
+        c.disconnect();
+      }
+    };
+    await Promise.all([quit(sub), quit(client)]);
+    this.connected = false;
+    this.stale = true;
+  }
+
+  /** One round trip: TIME and the revision; updates skew and lastRevision. Throws on failure. */
+  private async readRevisionAndClock(): Promise<number> {
+    const c = this.ready();
+    const t0 = this.clock();
+    const out = await c.pipeline().time().get(this.keys.rev).exec();
+    const t1 = this.clock();
+    if (!out) throw new Error('pipeline aborted');
+    for (const [err] of out) if (err) throw err;
+    const time = out[0]![1] as [string, string];
+    const rev = Number(out[1]![1] ?? 0);
+    this.skewMs = Math.round(Number(time[0]) * 1000 + Number(time[1]) / 1000 - (t0 + t1) / 2);
+    this.lastRevision = rev;
+    return rev;
+  }
+
+  /** The poll (every pollMs, and at once when the connection is back). Never throws. */
+  private async poll(): Promise<void> {
+    if (this.polling || this.closed || !this.client) return;
+    this.polling = true;
+    try {
+      const rev = await this.readRevisionAndClock();
+      if (this.closed) return;
+      const wasStale = this.stale;
+      this.connected = true;
+      this.stale = false;
+      this.lastError = '';
+      if (wasStale) {
+        const since = this.downSince;
+        this.downSince = null;
+        this.log('info', `state: Redis at ${this.where} is back${since !== null ? ` after ${this.clock() - since} ms` : ''}; revision ${rev}, resynchronising`);
+        this.observe(rev, true);
+      } else if (rev < this.delivered) {
+        this.log('warn', `state: Redis at ${this.where} reports revision ${rev}, older than ${this.delivered} already seen: its data went back (restore or failover without persistence); resynchronising`);
+        this.observe(rev, true);
+      } else {
+        this.observe(rev, false);
+      }
+    } catch (e) {
+      this.lastError = errMessage(e);
+      this.markDown(this.lastError);
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  /** Hands `rev` to listeners if it is newer than the last delivered one (or `force`). */
+  private observe(rev: number, force: boolean): void {
+    if (this.closed) return;
+    if (rev > this.lastRevision) this.lastRevision = rev;
+    if (!force && rev <= this.delivered) return;
+    this.delivered = rev;
+    for (const l of [...this.listeners]) {
+      try {
+        l(rev);
+      } catch (e) {
+        this.log('error', `state: a revision listener failed: ${errMessage(e)}`);
+      }
+    }
+  }
+
+  status(): StoreStatus {
+    const head = `redis ${this.where} (${this.target.mode}, prefix ${this.keys.prefix})`;
+    let detail: string;
+    if (this.closed) detail = `${head}: closed`;
+    else if (!this.everConnected) detail = `${head}: not connected yet${this.lastError ? ` (${this.lastError})` : ''}`;
+    else if (!this.connected) {
+      detail = `${head}: unreachable since ${new Date(this.downSince ?? this.clock()).toISOString()}${this.lastError ? ` (${this.lastError})` : ''}; serving from revision ${this.delivered}`;
+    } else detail = `${head}: revision ${this.lastRevision}${this.stale ? ', resynchronising' : ''}, clock skew ${this.skewMs} ms`;
+    return { backend: 'redis', connected: this.connected, stale: this.stale, clockSkewMs: this.skewMs, detail };
+  }
+
+  onRevision(listener: (revision: number) => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  // --- helpers --------------------------------------------------------------------------
+
+  /** The main client, or StoreError `unavailable` when not started, closed or disconnected. */
+  private ready(): Client {
+    if (this.closed || !this.client) throw new StoreError('unavailable', `state: the Redis store (${this.where}) is ${this.closed ? 'closed' : 'not started'}`);
+    if (this.client.status !== 'ready') {
+      throw new StoreError('unavailable', `state: Redis at ${this.where} is unreachable: ${this.lastError || `connection ${this.client.status}`}`);
+    }
+    return this.client;
+  }
+
+  /** Turns any failure of a Redis call into a StoreError (never returns). */
+  private fail(op: string, e: unknown): never {
+    if (e instanceof StoreError) throw e;
+    const msg = errMessage(e);
+    const isReply = e instanceof Error && e.name === 'ReplyError';
+    if (isReply && !TRANSIENT_REPLY.test(msg)) throw new StoreError('unavailable', `state: Redis at ${this.where} refused ${op}: ${msg}`);
+    throw new StoreError('unavailable', `state: Redis at ${this.where} is unreachable: ${msg} (${op})`);
+  }
+
+  private async call<T>(op: string, f: (c: Client) => Promise<T>): Promise<T> {
+    const c = this.ready();
+    try {
+      return await f(c);
+    } catch (e) {
+      this.fail(op, e);
+    }
+  }
+
+  /** Runs a pipeline; returns the replies, throwing the first command's error. */
+  private async pipe(op: string, build: (p: ChainableCommander) => void): Promise<unknown[]> {
+    const c = this.ready();
+    let out: [Error | null, unknown][] | null;
+    try {
+      const p = c.pipeline();
+      build(p);
+      out = await p.exec();
+    } catch (e) {
+      this.fail(op, e);
+    }
+    if (!out) this.fail(op, new Error('pipeline aborted'));
+    const first = out.find(([err]) => err);
+    if (first?.[0]) this.fail(op, first[0]);
+    return out.map(([, v]) => v);
+  }
+
+  private parse<T>(json: string, what: string): T {
+    try {
+      return JSON.parse(json) as T;
+    } catch (e) {
+      throw new StoreError('invalid', `state: Redis at ${this.where}: ${what} is not valid JSON (${errMessage(e)}); it was not written by GridSteer of this version`);
+    }
+  }
+
+  private leaseKey(name: string): string {
+    try {
+      return this.keys.lease(name);
+    } catch (e) {
+      throw new StoreError('invalid', errMessage(e));
+    }
+  }
+
+  private fencedError(fence: { lease: string; token: number }, token: string, holder: string): StoreError {
+    return new StoreError('fenced', `state: lease ${fence.lease} token ${fence.token} is not current${token ? ` (current token ${token}, held by ${holder})` : ' (no one holds it)'}: the write is refused`);
+  }
+
+  // --- the StateStore -------------------------------------------------------------------
+
+  async revision(): Promise<number> {
+    const v = await this.call('revision', (c) => c.get(this.keys.rev));
+    return Number(v ?? 0);
+  }
+
+  async snapshot(): Promise<StoreSnapshot> {
+    const k = this.keys;
+    const out = (await this.call('snapshot', (c) => script(c, 'gsSnapshot', k.rev, k.sig, k.ov, k.demand))) as [number, string[], string[], string[]];
+    const [revision, sigFlat, ovFlat, demandFlat] = out;
+    const pairs = (flat: string[]) => {
+      const r: [string, string][] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) r.push([flat[i]!, flat[i + 1]!]);
+      return r.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    };
+    const records = pairs(sigFlat).map(([id, v]) => this.parse<SignalRecord>(v, `signal record ${id}`));
+    const overrides = pairs(ovFlat).map(([id, v]) => this.parse<Override>(v, `override ${id}`));
+    const demand: DemandBucket[] = [];
+    for (const [field, v] of pairs(demandFlat)) {
+      const d = parseDemandField(field);
+      if (d) demand.push({ ...d, queries: Number(v) });
+    }
+    if (revision > this.lastRevision) this.lastRevision = revision;
+    return { revision: Number(revision), records, overrides, demand };
+  }
+
+  async putSignal(signal: Signal, fence?: { lease: string; token: number }): Promise<PutResult> {
+    const k = this.keys;
+    const id = signalId(signal);
+    const leaseKey = fence ? this.leaseKey(fence.lease) : null;
+    for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
+      const [prevJson, revNow, lease] = await this.pipe('putSignal', (p) => {
+        p.hget(k.sig, id).get(k.rev);
+        if (leaseKey) p.hmget(leaseKey, 'token', 'holder');
+      });
+      const prev = typeof prevJson === 'string' ? this.parse<SignalRecord>(prevJson, `signal record ${id}`) : undefined;
+      const next = reduce(prev, structuredClone(signal), this.rules);
+      if (!next) {
+        // Refused as stale; a deposed poller still learns that it is fenced.
+        if (fence) {
+          const [tok, holder] = (lease ?? [null, null]) as [string | null, string | null];
+          if (tok !== String(fence.token)) throw this.fencedError(fence, tok ?? '', holder ?? '');
+        }
+        return { stored: false, revision: Number(revNow ?? 0), reason: 'stale' };
+      }
+      const keys = leaseKey ? [k.sig, k.rev, leaseKey] : [k.sig, k.rev];
+      const args = [id, prev ? String(prev.signal.observedAt) : '', JSON.stringify(next), k.channel, fence ? String(fence.token) : ''];
+      const res = (await this.call('putSignal', (c) => script(c, 'gsPutSignal', keys.length, ...keys, ...args))) as [string, number | string, string?];
+      if (res[0] === 'ok') {
+        const revision = Number(res[1]);
+        this.observe(revision, false);
+        return { stored: true, revision, record: next };
+      }
+      if (res[0] === 'fenced') throw this.fencedError(fence!, String(res[1] ?? ''), String(res[2] ?? ''));
+      // 'conflict': another node stored this id meanwhile; fold again onto its record.
+    }
+    throw new StoreError('conflict', `state: signal ${id} changed under ${MAX_CAS_ATTEMPTS} attempts in a row (other writers); not stored, send it again`);
+  }
+
+  /**
+   * Runs an override script and, when configured, WAIT on the same connection (a pipeline
+   * goes to one node, in a Cluster too). Rejects `unavailable` when fewer replicas acked.
+   */
+  private async durableWrite(op: string, name: ScriptName, args: Arg[]): Promise<{ res: unknown; acked: number | null }> {
+    const out = await this.pipe(op, (p) => {
+      script(p, name, ...args);
+      if (this.waitReplicas > 0) p.wait(this.waitReplicas, this.waitTimeoutMs);
+    });
+    return { res: out[0], acked: this.waitReplicas > 0 ? Number(out[1]) : null };
+  }
+
+  private checkAcked(acked: number | null, what: string): void {
+    if (acked === null || acked >= this.waitReplicas) return;
+    throw new StoreError(
+      'unavailable',
+      `state: ${what} was written on the Redis primary at ${this.where} but only ${acked} of ${this.waitReplicas} replica(s) acknowledged it within ${this.waitTimeoutMs} ms: not durable; check the audit log before trying again`,
+    );
+  }
+
+  async createOverride(o: Omit<Override, 'id'>, at: number): Promise<{ override: Override; revision: number }> {
+    const k = this.keys;
+    const { id: _ignored, ...rest } = o as Override;
+    const body = JSON.stringify(rest);
+    if (body === '{}') throw new StoreError('invalid', 'state: an override needs region, action, actor and reason');
+    const audit = JSON.stringify({ at, actor: o.actor, action: 'override.create', reason: o.reason, before: null });
+    const { res: raw, acked } = await this.durableWrite('createOverride', 'gsCreateOverride', [k.ov, k.ovseq, k.audit, k.auditseq, k.rev, body, audit, k.channel]);
+    const res = raw as [number, string, string];
+    const revision = Number(res[0]);
+    const override = this.parse<Override>(res[2], `override ${res[1]}`);
+    this.observe(revision, false);
+    this.checkAcked(acked, `override ${override.id}`);
+    return { override, revision };
+  }
+
+  async endOverride(id: string, actor: string, reason: string, at: number): Promise<{ override: Override; revision: number }> {
+    const k = this.keys;
+    const audit = JSON.stringify({ at, actor, action: 'override.end', target: id, reason, after: null });
+    const { res: raw, acked } = await this.durableWrite('endOverride', 'gsEndOverride', [k.ov, k.audit, k.auditseq, k.rev, id, audit, k.channel]);
+    const res = raw as [string, number?, string?];
+    if (res[0] === 'not_found') throw new StoreError('not_found', `state: no live override ${id}`);
+    const revision = Number(res[1]);
+    const override = this.parse<Override>(res[2]!, `override ${id}`);
+    this.observe(revision, false);
+    this.checkAcked(acked, `the end of override ${id}`);
+    return { override, revision };
+  }
+
+  async audit(limit: number): Promise<AuditEntry[]> {
+    const n = Math.floor(limit);
+    if (!(n > 0)) return [];
+    const items = await this.call('audit', (c) => c.lrange(this.keys.audit, 0, n - 1));
+    return items.map((s, i) => this.parse<AuditEntry>(s, `audit entry ${i}`));
+  }
+
+  async addDemand(buckets: DemandBucket[]): Promise<void> {
+    if (buckets.length === 0) return;
+    const args: Arg[] = [DEMAND_KEEP_MS];
+    for (const b of buckets) {
+      if (!Number.isFinite(b.queries) || !Number.isFinite(b.bucket)) throw new StoreError('invalid', `state: demand bucket ${b.bucket} ${b.home} ${b.name}: queries and bucket must be finite numbers`);
+      args.push(b.bucket, demandField(b.bucket, b.home, b.name), b.queries);
+    }
+    await this.call('addDemand', (c) => script(c, 'gsAddDemand', this.keys.demand, this.keys.demandIndex, ...args));
+  }
+
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<Lease | null> {
+    const key = this.leaseKey(name);
+    if (!(ttlMs > 0)) throw new StoreError('invalid', `state: lease ${name}: ttlMs must be > 0 (got ${ttlMs})`);
+    const res = (await this.call('acquireLease', (c) => script(c, 'gsAcquireLease', key, this.keys.leaseTokens, holder, Math.ceil(ttlMs)))) as [string, number | string, number];
+    if (res[0] !== 'ok') return null;
+    return { name, holder, token: Number(res[1]), until: Number(res[2]) };
+  }
+
+  async releaseLease(name: string, holder: string, token: number): Promise<void> {
+    const key = this.leaseKey(name);
+    await this.call('releaseLease', (c) => script(c, 'gsReleaseLease', key, holder, String(token)));
+  }
+
+  async time(): Promise<number> {
+    const [s, us] = await this.call('time', (c) => c.time());
+    return Math.floor(Number(s) * 1000 + Number(us) / 1000);
+  }
+}

@@ -1,0 +1,350 @@
+/**
+ * The conformance suite every StateStore passes (CONVENTIONS.md habit 4): the contracts of
+ * store.ts, checked through the interface only. A test file calls storeConformance once per
+ * implementation; this file registers node:test tests and is not a test file itself.
+ *
+ * `make` returns a started store on an empty backend (revision 0 or any value, no signals,
+ * overrides, audit entries, demand or leases), folding with DEFAULT_RULES, and a cleanup
+ * that closes it and removes what it made. It is called once per test. Every wait here is
+ * bounded in time and count; nothing asserts how fast a store is.
+ */
+import assert from 'node:assert/strict';
+import { describe, it, type TestContext } from 'node:test';
+import type { Override, Signal, SignalKind } from '../types.js';
+import { DEFAULT_RULES } from './reducer.js';
+import { StoreError, type StateStore } from './store.js';
+
+export interface ConformanceHandle {
+  store: StateStore;
+  cleanup(): Promise<void>;
+}
+
+/** A fixed instant (ms epoch) the signals are observed around; stores never read the clock for signals. */
+const T0 = 1_700_000_000_000;
+const HOUR = 3600_000;
+
+function signal(kind: SignalKind, value: unknown, observedAt: number, o: Partial<Signal> = {}): Signal {
+  return { region: 'aa', kind, source: 'test/conformance', key: 'k1', observedAt, expiresAt: observedAt + HOUR, value, ...o };
+}
+const probe = (up: boolean, at: number) => signal('health.probe', { up }, at, { source: 'health/node-a', key: 'https://aa.example/health' });
+const capacity = (fraction: number, at: number) => signal('capacity', { fraction }, at, { key: 'fleet' });
+const load = (queueDepth: number, at: number, o: Partial<Signal> = {}) => signal('load.metrics', { queueDepth }, at, o);
+
+function drain(region: string, reason = 'maintenance window'): Omit<Override, 'id'> {
+  return { region, action: 'drain', value: 0, ramp: 60_000, actor: 'ops/alice', reason, start: T0, end: T0 + HOUR };
+}
+
+const isCode = (code: string) => (e: unknown) => {
+  assert.ok(e instanceof StoreError, `expected a StoreError, got ${String(e)}`);
+  assert.equal(e.code, code, e.message);
+  assert.match(e.message, /^state: /);
+  return true;
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `cond` every 20 ms for at most `ms`; fails naming `what`. */
+async function waitFor(cond: () => boolean | Promise<boolean>, what: string, ms = 5000): Promise<void> {
+  const tries = Math.ceil(ms / 20);
+  for (let i = 0; i < tries; i++) {
+    if (await cond()) return;
+    await sleep(20);
+  }
+  assert.fail(`timed out after ${ms} ms waiting for ${what}`);
+}
+
+const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Registers the conformance tests for one implementation under `describe(name)`.
+ * `make` is called once per test (see the module comment for what it must return).
+ */
+export function storeConformance(name: string, make: () => Promise<ConformanceHandle>): void {
+  describe(`StateStore conformance: ${name}`, () => {
+    async function open(t: TestContext): Promise<StateStore> {
+      const h = await make();
+      t.after(() => h.cleanup());
+      return h.store;
+    }
+
+    it('bumps the revision on every write, strictly increasing, and tells listeners', async (t) => {
+      const store = await open(t);
+      const seen: number[] = [];
+      const off = store.onRevision((r) => seen.push(r));
+      const r0 = await store.revision();
+      assert.ok(Number.isInteger(r0) && r0 >= 0);
+      const a = await store.putSignal(load(5, T0));
+      assert.equal(a.stored, true);
+      const b = await store.createOverride(drain('aa'), T0);
+      const c = await store.endOverride(b.override.id, 'ops/bob', 'window over', T0 + 1);
+      const d = await store.putSignal(load(6, T0 + 1));
+      const revs = [r0, a.revision, b.revision, c.revision, d.revision];
+      for (let i = 1; i < revs.length; i++) assert.ok(revs[i]! > revs[i - 1]!, `revisions ${revs.join(', ')} must strictly increase`);
+      assert.equal(await store.revision(), d.revision);
+
+      // What changes nothing does not bump it: a stale signal, demand.
+      const stale = await store.putSignal(load(7, T0));
+      assert.deepEqual(stale, { stored: false, revision: d.revision, reason: 'stale' });
+      await store.addDemand([{ bucket: 1_700_000_000_000, home: 'aa', name: 'llm.example.com', queries: 3 }]);
+      assert.equal(await store.revision(), d.revision);
+
+      await waitFor(() => seen.at(-1) === d.revision, `the listener to see revision ${d.revision} (saw ${seen.join(', ')})`);
+      for (let i = 1; i < seen.length; i++) assert.ok(seen[i]! > seen[i - 1]!, `listener revisions ${seen.join(', ')} must strictly increase`);
+      for (const r of revs.slice(1)) assert.ok(seen.includes(r), `the listener saw ${seen.join(', ')}, not ${r}`);
+
+      off();
+      const e = await store.putSignal(load(8, T0 + 2));
+      assert.ok(e.revision > d.revision);
+      await sleep(50);
+      assert.ok(!seen.includes(e.revision), 'an unsubscribed listener is not called');
+    });
+
+    it('keeps the latest signal per id by observedAt: older and equal ones are refused as stale', async (t) => {
+      const store = await open(t);
+      const first = await store.putSignal(load(5, T0));
+      assert.ok(first.stored);
+      assert.equal(first.record.id, 'aa|load.metrics|test/conformance|k1');
+      assert.deepEqual(first.record.signal, load(5, T0));
+      assert.deepEqual(first.record.fold, { kind: 'latest' });
+
+      const older = await store.putSignal(load(9, T0 - 1));
+      assert.deepEqual(older, { stored: false, revision: first.revision, reason: 'stale' });
+      const equal = await store.putSignal(load(7, T0));
+      assert.deepEqual(equal, { stored: false, revision: first.revision, reason: 'stale' });
+      let snap = await store.snapshot();
+      assert.equal(snap.revision, first.revision);
+      assert.deepEqual(snap.records, [first.record]);
+
+      // Another id is a record of its own, whatever its observedAt.
+      const other = await store.putSignal(load(1, T0 - 10, { key: 'k2' }));
+      assert.ok(other.stored);
+      const newer = await store.putSignal(load(8, T0 + 1));
+      assert.ok(newer.stored);
+      assert.deepEqual(newer.record.signal.value, { queueDepth: 8 });
+      snap = await store.snapshot();
+      assert.deepEqual(
+        snap.records.map((r) => [r.id, r.signal.observedAt, (r.signal.value as { queueDepth: number }).queueDepth]),
+        [
+          ['aa|load.metrics|test/conformance|k1', T0 + 1, 8],
+          ['aa|load.metrics|test/conformance|k2', T0 - 10, 1],
+        ],
+      );
+    });
+
+    it('folds health probes with anti-flap (DEFAULT_RULES: fall 3, rise 2)', async (t) => {
+      assert.equal(DEFAULT_RULES.fall, 3);
+      assert.equal(DEFAULT_RULES.rise, 2);
+      const store = await open(t);
+      // [probe result, stable state after it]
+      const steps: [boolean, boolean][] = [
+        [true, true], // the first probe sets the state
+        [false, true],
+        [false, true],
+        [false, false], // third consecutive failure: down
+        [true, false],
+        [false, false], // streak broken
+        [true, false],
+        [true, true], // second consecutive success: up
+        [false, true],
+        [true, true],
+      ];
+      let at = T0;
+      for (const [i, [up, stable]] of steps.entries()) {
+        at += 1000;
+        const r = await store.putSignal(probe(up, at));
+        assert.ok(r.stored, `probe ${i} stored`);
+        assert.equal(r.record.fold.kind, 'health');
+        assert.equal(r.record.fold.kind === 'health' && r.record.fold.stableUp, stable, `after probe ${i} (${up ? 'up' : 'down'}) the stable state is ${stable ? 'up' : 'down'}`);
+      }
+      const snap = await store.snapshot();
+      assert.equal(snap.records.length, 1);
+      assert.deepEqual(snap.records[0]!.fold, { kind: 'health', stableUp: true, streak: 1, lastUp: true });
+      // A late probe changes nothing.
+      assert.equal((await store.putSignal(probe(false, T0))).stored, false);
+      assert.deepEqual((await store.snapshot()).records[0]!.fold, { kind: 'health', stableUp: true, streak: 1, lastUp: true });
+    });
+
+    it('applies capacity with hysteresis (5 % relative) and at 0', async (t) => {
+      const store = await open(t);
+      // [reported fraction, applied fraction after it]
+      const steps: [number, number][] = [
+        [0.5, 0.5],
+        [0.51, 0.5], // 2 %: within the band
+        [0.52, 0.5], // 4 % of the applied 0.5
+        [0.6, 0.6],
+        [0.58, 0.6],
+        [0, 0], // reaching 0 always applies
+        [0.01, 0.01], // leaving 0 always applies
+      ];
+      let at = T0;
+      for (const [reported, applied] of steps) {
+        at += 1000;
+        const r = await store.putSignal(capacity(reported, at));
+        assert.ok(r.stored);
+        assert.deepEqual(r.record.signal.value, { fraction: reported });
+        assert.deepEqual(r.record.fold, { kind: 'applied', value: { fraction: applied } }, `reported ${reported}`);
+      }
+      const snap = await store.snapshot();
+      assert.deepEqual(snap.records[0]!.fold, { kind: 'applied', value: { fraction: 0.01 } });
+    });
+
+    it('returns records and overrides sorted by id in the snapshot', async (t) => {
+      const store = await open(t);
+      const regions = ['mm', 'aa', 'zz', 'bb'];
+      const kinds: SignalKind[] = ['load.metrics', 'capacity'];
+      const stored = new Map<string, unknown>();
+      let at = T0;
+      for (const region of regions) {
+        for (const kind of kinds) {
+          const value = kind === 'capacity' ? { fraction: 0.5 } : { queueDepth: 1 };
+          const r = await store.putSignal(signal(kind, value, (at += 1), { region, key: `key-${region}` }));
+          assert.ok(r.stored);
+          stored.set(r.record.id, r.record);
+        }
+      }
+      // 11 overrides: ids ov-1 … ov-11 or whatever the store assigns; order is by id string.
+      const created: Override[] = [];
+      for (let i = 0; i < 11; i++) created.push((await store.createOverride(drain(regions[i % regions.length]!, `reason ${i}`), T0 + i)).override);
+      const snap = await store.snapshot();
+      const recIds = snap.records.map((r) => r.id);
+      assert.deepEqual(recIds, [...stored.keys()].sort(byId));
+      for (const r of snap.records) assert.deepEqual(r, stored.get(r.id));
+      const ovIds = snap.overrides.map((o) => o.id);
+      assert.deepEqual(ovIds, created.map((o) => o.id).sort(byId));
+      for (const o of snap.overrides) assert.deepEqual(o, created.find((c) => c.id === o.id));
+      assert.equal(snap.revision, await store.revision());
+    });
+
+    it('creates overrides with distinct ids, ends them, and audits before and after (newest first, limited)', async (t) => {
+      const store = await open(t);
+      const one = await store.createOverride(drain('aa', 'swap PDUs'), T0 + 10);
+      const two = await store.createOverride({ region: 'bb', action: 'weight', value: 0.3, ramp: 0, by: 'llm.example.com', actor: 'automation/heat', reason: 'heat wave', start: T0 }, T0 + 20);
+      assert.notEqual(one.override.id, two.override.id);
+      assert.ok(one.override.id.length > 0);
+      assert.deepEqual(one.override, { id: one.override.id, ...drain('aa', 'swap PDUs') });
+      assert.deepEqual(two.override, { id: two.override.id, region: 'bb', action: 'weight', value: 0.3, ramp: 0, by: 'llm.example.com', actor: 'automation/heat', reason: 'heat wave', start: T0 });
+      assert.deepEqual(
+        (await store.snapshot()).overrides.map((o) => o.id),
+        [one.override.id, two.override.id].sort(byId),
+      );
+
+      const ended = await store.endOverride(one.override.id, 'ops/bob', 'PDUs swapped', T0 + 30);
+      assert.deepEqual(ended.override, one.override);
+      assert.ok(ended.revision > two.revision);
+      const snap = await store.snapshot();
+      assert.deepEqual(snap.overrides, [two.override]);
+
+      const log = await store.audit(10);
+      assert.equal(log.length, 3);
+      assert.deepEqual(
+        log.map((e) => [e.action, e.target, e.actor, e.reason, e.at]),
+        [
+          ['override.end', one.override.id, 'ops/bob', 'PDUs swapped', T0 + 30],
+          ['override.create', two.override.id, 'automation/heat', 'heat wave', T0 + 20],
+          ['override.create', one.override.id, 'ops/alice', 'swap PDUs', T0 + 10],
+        ],
+      );
+      assert.ok(log[0]!.seq > log[1]!.seq && log[1]!.seq > log[2]!.seq, `audit seqs ${log.map((e) => e.seq).join(', ')} decrease, newest first`);
+      assert.deepEqual([log[0]!.before, log[0]!.after], [one.override, null]);
+      assert.deepEqual([log[1]!.before, log[1]!.after], [null, two.override]);
+      assert.deepEqual([log[2]!.before, log[2]!.after], [null, one.override]);
+      assert.deepEqual(await store.audit(2), log.slice(0, 2));
+      assert.deepEqual(await store.audit(1), log.slice(0, 1));
+      assert.deepEqual(await store.audit(0), []);
+
+      // A later override never reuses an id, even one that has ended.
+      const three = await store.createOverride(drain('cc'), T0 + 40);
+      assert.ok(![one.override.id, two.override.id].includes(three.override.id));
+    });
+
+    it('rejects endOverride of an unknown or already ended id with not_found, changing nothing', async (t) => {
+      const store = await open(t);
+      await assert.rejects(store.endOverride('ov-404', 'ops/bob', 'typo', T0), isCode('not_found'));
+      const o = await store.createOverride(drain('aa'), T0);
+      await store.endOverride(o.override.id, 'ops/bob', 'done', T0 + 1);
+      const rev = await store.revision();
+      const auditLen = (await store.audit(100)).length;
+      await assert.rejects(store.endOverride(o.override.id, 'ops/carol', 'again', T0 + 2), isCode('not_found'));
+      assert.equal(await store.revision(), rev);
+      assert.equal((await store.audit(100)).length, auditLen);
+    });
+
+    it('sums demand across calls per (bucket, home, name)', async (t) => {
+      const store = await open(t);
+      const b0 = 1_700_000_000_000;
+      const b1 = b0 + 10_000;
+      await store.addDemand([
+        { bucket: b0, home: 'aa', name: 'llm.example.com', queries: 3 },
+        { bucket: b0, home: 'bb', name: 'llm.example.com', queries: 2 },
+      ]);
+      await store.addDemand([
+        { bucket: b0, home: 'aa', name: 'llm.example.com', queries: 4 },
+        { bucket: b1, home: 'aa', name: 'llm.example.com', queries: 1 },
+        { bucket: b0, home: 'aa', name: 'img.example.com', queries: 5 },
+      ]);
+      await store.addDemand([]);
+      const key = (d: { bucket: number; home: string; name: string }) => `${d.bucket} ${d.home} ${d.name}`;
+      const got = new Map((await store.snapshot()).demand.map((d) => [key(d), d.queries]));
+      assert.deepEqual(
+        [...got.entries()].sort(),
+        [
+          [`${b0} aa img.example.com`, 5],
+          [`${b0} aa llm.example.com`, 7],
+          [`${b0} bb llm.example.com`, 2],
+          [`${b1} aa llm.example.com`, 1],
+        ],
+      );
+    });
+
+    it('grants leases with fencing tokens: refused while held, renewed with the same token, taken over after expiry with a larger one', async (t) => {
+      const store = await open(t);
+      const ttl = 300;
+      const a = await store.acquireLease('poller/openadr', 'node-a', ttl);
+      assert.ok(a, 'a free lease is granted');
+      assert.equal(a.name, 'poller/openadr');
+      assert.equal(a.holder, 'node-a');
+      assert.ok(Number.isInteger(a.token) && a.token > 0);
+      assert.equal(await store.acquireLease('poller/openadr', 'node-b', ttl), null, 'a held lease is refused to another holder');
+
+      const a2 = await store.acquireLease('poller/openadr', 'node-a', ttl);
+      assert.ok(a2);
+      assert.equal(a2.token, a.token, 'renewal keeps the token');
+      assert.ok(a2.until >= a.until);
+      const fenceA = { lease: 'poller/openadr', token: a2.token };
+      assert.ok((await store.putSignal(load(1, T0), fenceA)).stored, 'the holder writes with its token');
+
+      // Other leases are independent.
+      const other = await store.acquireLease('poller/iso', 'node-b', ttl);
+      assert.ok(other && other.token !== a.token);
+
+      // Expiry is judged by the store's clock.
+      await waitFor(async () => (await store.time()) > a2.until, `store time to pass ${a2.until}`, 10 * ttl + 5000);
+      const b = await store.acquireLease('poller/openadr', 'node-b', ttl);
+      assert.ok(b, 'an expired lease is taken over');
+      assert.equal(b.holder, 'node-b');
+      assert.ok(b.token > a2.token, `takeover token ${b.token} > ${a2.token}`);
+      assert.ok(b.until > a2.until);
+
+      // The deposed holder's late writes are fenced, stale or not; the new holder's go through.
+      const rev = await store.revision();
+      await assert.rejects(store.putSignal(load(2, T0 + 1), fenceA), isCode('fenced'));
+      await assert.rejects(store.putSignal(load(0, T0 - 1), fenceA), isCode('fenced'));
+      assert.equal(await store.revision(), rev);
+      assert.deepEqual((await store.snapshot()).records.map((r) => r.signal.value), [{ queueDepth: 1 }]);
+      const byB = await store.putSignal(load(3, T0 + 2), { lease: 'poller/openadr', token: b.token });
+      assert.ok(byB.stored);
+      await assert.rejects(store.putSignal(load(4, T0 + 3), { lease: 'poller/never-taken', token: 1 }), isCode('fenced'));
+
+      // Release: only the current holder with its token gives it up.
+      await store.releaseLease('poller/openadr', 'node-a', a2.token);
+      assert.equal(await store.acquireLease('poller/openadr', 'node-a', ttl), null, 'a release by the deposed holder changes nothing');
+      await store.releaseLease('poller/openadr', 'node-b', b.token + 1);
+      assert.equal(await store.acquireLease('poller/openadr', 'node-a', ttl), null, 'a release with a wrong token changes nothing');
+      await store.releaseLease('poller/openadr', 'node-b', b.token);
+      const c = await store.acquireLease('poller/openadr', 'node-a', ttl);
+      assert.ok(c, 'a released lease is free at once');
+      assert.ok(c.token > b.token);
+      await assert.rejects(store.putSignal(load(5, T0 + 4), { lease: 'poller/openadr', token: b.token }), isCode('fenced'));
+    });
+  });
+}

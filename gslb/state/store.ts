@@ -1,0 +1,154 @@
+/**
+ * The state store: where signals, operator overrides, the audit log, demand buckets and
+ * poller leases live. One interface, two implementations (memory-store.ts, the default,
+ * with an append-only file; redis-store.ts for many nodes), one conformance suite
+ * (store.conformance.ts) run against both.
+ *
+ * Contracts every implementation keeps:
+ * - Every successful write bumps the **revision** (a positive integer, strictly increasing,
+ *   never reused, surviving restarts of the store) and notifies `onRevision` listeners of
+ *   this node; a Redis store also tells the other nodes (pub/sub plus a 1 s revision poll).
+ * - A signal is stored as a SignalRecord folded by the reducer (reducer.ts). The latest
+ *   signal per id (region, kind, source, key) by observedAt wins; an older or equal one is
+ *   refused (`stale`), and the stored record is never replaced by a fold of an older record
+ *   (compare-and-set on the previous record's observedAt).
+ * - Nothing is lost silently: a write the store cannot make rejects with StoreError
+ *   (code `unavailable` when the backend is unreachable). Key TTLs never carry meaning.
+ * - Overrides and audit entries are durable before the write resolves (memory: fsync'd
+ *   append-only file; Redis: `WAIT 1` acknowledged, or the configured replica count).
+ * - Time: every instant is ms since the Unix epoch. The store never reads the clock to
+ *   decide anything about signals (expiry is the planner's business).
+ */
+import type { Override, Signal } from '../types.js';
+import type { SignalRecord } from './reducer.js';
+
+/** One entry of the audit log: who did what, when, why, and the state before and after. */
+export interface AuditEntry {
+  /** Assigned by the store, increasing. */
+  seq: number;
+  /** ms epoch, the caller's clock at the request. */
+  at: number;
+  actor: string;
+  /** e.g. `override.create`, `override.end`. */
+  action: string;
+  /** The override's id (or another object's) the entry is about. */
+  target: string;
+  reason: string;
+  before: unknown;
+  after: unknown;
+}
+
+/** Everything the planner needs, read at one revision. */
+export interface StoreSnapshot {
+  revision: number;
+  /** The folded record of every signal id, in a stable order (by id). */
+  records: SignalRecord[];
+  /** Every override not ended, in a stable order (by id). */
+  overrides: Override[];
+  /** Demand buckets: per (bucket start, home, name) the query count, all nodes summed. */
+  demand: DemandBucket[];
+}
+
+/** Queries counted by all nodes for clients of one home asking one name in one 10-second bucket. */
+export interface DemandBucket {
+  /** ms epoch, a multiple of 10 000. */
+  bucket: number;
+  home: string;
+  name: string;
+  queries: number;
+}
+
+/** A poller's right to run on this node until `until` (ms epoch, store clock); `token` fences its writes. */
+export interface Lease {
+  name: string;
+  holder: string;
+  token: number;
+  until: number;
+}
+
+export type StoreErrorCode = 'unavailable' | 'stale' | 'conflict' | 'not_found' | 'fenced' | 'invalid';
+
+export class StoreError extends Error {
+  constructor(
+    readonly code: StoreErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'StoreError';
+  }
+}
+
+/** What putSignal did with one signal. */
+export type PutResult =
+  | { stored: true; revision: number; record: SignalRecord }
+  /** An equal or newer signal with the same id is already stored: nothing changed. */
+  | { stored: false; revision: number; reason: 'stale' };
+
+/** Connection state, for /readyz and metrics. */
+export interface StoreStatus {
+  backend: 'memory' | 'redis';
+  /** The backend answers. Always true for memory. */
+  connected: boolean;
+  /** The node's view may be behind the store (disconnected, or a resync is pending). */
+  stale: boolean;
+  /** Store clock − this node's clock in ms at the last check (0 for memory). */
+  clockSkewMs: number;
+  detail: string;
+}
+
+export interface StateStore {
+  readonly backend: 'memory' | 'redis';
+
+  /** Opens (memory: replays its file; Redis: connects and subscribes). Rejects on failure. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+
+  status(): StoreStatus;
+
+  /** The current revision (Redis: read from the server). */
+  revision(): Promise<number>;
+
+  /** Reads everything at one revision (Redis: one Lua script, atomic). */
+  snapshot(): Promise<StoreSnapshot>;
+
+  /**
+   * Folds one validated signal into its record with reduce() and stores it (latest wins).
+   * `fence`, when given, must hold the current token of that lease or the write is refused
+   * with StoreError `fenced` (a deposed poller's late write).
+   */
+  putSignal(signal: Signal, fence?: { lease: string; token: number }): Promise<PutResult>;
+
+  /**
+   * Stores a new override (id assigned by the store) and its audit entry atomically;
+   * durable before it resolves. `at` is the request time (ms epoch) recorded in the audit.
+   */
+  createOverride(o: Omit<Override, 'id'>, at: number): Promise<{ override: Override; revision: number }>;
+
+  /**
+   * Ends an override: removes it from the live set and audits who ended it and why.
+   * Rejects with StoreError `not_found` when there is no such live override.
+   */
+  endOverride(id: string, actor: string, reason: string, at: number): Promise<{ override: Override; revision: number }>;
+
+  /** The newest `limit` audit entries, newest first. */
+  audit(limit: number): Promise<AuditEntry[]>;
+
+  /** Adds query counts to demand buckets (summed across nodes); does not bump the revision. */
+  addDemand(buckets: DemandBucket[]): Promise<void>;
+
+  /**
+   * Takes or renews the lease `name` for `holder` for `ttlMs` of store time. Returns the
+   * lease (same token when renewed by its holder, a larger token when taken over after it
+   * expired) or null when another holder has it.
+   */
+  acquireLease(name: string, holder: string, ttlMs: number): Promise<Lease | null>;
+
+  /** Gives the lease up if `holder` still has it with `token`. */
+  releaseLease(name: string, holder: string, token: number): Promise<void>;
+
+  /** The store's clock in ms epoch (Redis `TIME`; memory: the local clock). */
+  time(): Promise<number>;
+
+  /** Called with the new revision after any write this node learns of; returns an unsubscribe. */
+  onRevision(listener: (revision: number) => void): () => void;
+}
