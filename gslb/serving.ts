@@ -67,7 +67,7 @@ export function prepare(configFile: string): Prepared {
     throw new ConfigError(issues);
   }
   const c = loaded.config;
-  const plan = planFromConfig(loaded.hash, structuredClone(c.policy.weights) as Plan['steps'][number]['weights']);
+  const plan = planFromConfig(loaded.hash, structuredClone(c.policy.weights) as Record<string, Record<string, number>>);
   const geometry: FleetGeometry = {
     regions: loaded.regions.map((r) => ({ id: r.id, location: { lat: r.location.lat, lon: r.location.lon }, bias: r.bias })),
     defaultLocation: { lat: c.policy.defaultLocation.lat, lon: c.policy.defaultLocation.lon },

@@ -71,17 +71,22 @@ export interface Override {
   end?: number;
 }
 
-/** One step of a plan's schedule: from `at` on, these weights and TTL caps hold. */
-export interface PlanStep {
+/**
+ * One step of one region's schedule (ADR 0006): from `at` on, until the region's next step,
+ * this holds for clients that would be sent to the region.
+ */
+export interface RegionStep {
   /** ms epoch at which this step takes effect. */
   at: number;
-  /** Admission weights w[home][target] in [0, 1]; a missing entry means 1. */
-  weights: Record<RegionId, Record<RegionId, number>>;
-  /** Per-region hard cap on the TTL (seconds) while this step holds; missing = no cap. */
-  ttlCap: Record<RegionId, number>;
-  /** Regions that must not receive traffic at all in this step (down or forced down). */
-  down: RegionId[];
-  /** Why this step exists, in words (signal expiry, ramp k/n of event X, restore …). */
+  /** Admission weight w[home][region] in [0, 1] for every home not listed in `homes`. */
+  share: number;
+  /** Homes whose weight into this region differs from `share` (static config weights, a saturated region's own clients). */
+  homes?: Record<RegionId, number>;
+  /** The region must not receive traffic at all (down or forced down). */
+  down: boolean;
+  /** Hard cap on the TTL (seconds) of answers while this step holds; absent = no cap. */
+  ttlCap?: number;
+  /** Why, in words (signal expiry, ramp step k/n of a drain, a grid event …). */
   reasons: string[];
 }
 
@@ -94,10 +99,14 @@ export interface Plan {
   version: string;
   configHash: string;
   storeRevision: number;
-  /** When the plan was computed (ms epoch) — informational only, never read by decide. */
+  /** The newest input instant (ms epoch) — informational only, never read by decide. */
   computedAt: number;
-  /** Ordered by `at`; the step in force at `now` is the last with at ≤ now. Never empty. */
-  steps: PlanStep[];
+  /**
+   * Per region, its schedule ordered by `at` (the step in force at `now` is the last with
+   * at ≤ now). A region without an entry, or before its first step, takes every client:
+   * weight 1, up, no TTL cap.
+   */
+  regions: Record<RegionId, RegionStep[]>;
 }
 
 /** One region's addresses for an answer. */

@@ -7,6 +7,7 @@ import { defaultTable } from '../geo/table.js';
 import { newParsedQuery, parseQuery, Verdict } from './query.js';
 import { FLAG, QTYPE, RCODE } from './constants.js';
 import { initialPlan } from '../policy/decide.js';
+import { planOf } from '../policy/testing.js';
 
 const rcodeOf = (m: Message) => (m.flags & 0xf) | ((m.edns?.extRcode ?? 0) << 4);
 const ans = (m: Message) => m.answers.map((a) => `${a.name} ${a.type} ${a.ttl}`);
@@ -200,8 +201,7 @@ test('whenAllDown policies when every serving region is down', () => {
     ['servfail', RCODE.SERVFAIL, 0],
   ] as const) {
     const snap: ZoneSnapshot = { ...SNAP, names: [{ name: 'api.gslb.example.com', ttl: 30, whenAllDown: policy }] };
-    const plan = initialPlan('t');
-    plan.steps[0]!.down = ['a', 'b'];
+    const plan = planOf([{ at: 0, down: ['a', 'b'] }]);
     const r = makeResponder(snap, ['a', 'b'], plan);
     const m = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A), false)!);
     assert.equal(m.flags & 0xf, rcode, policy);
@@ -221,8 +221,7 @@ test('swap replaces what is served for the next query', () => {
 
 test('a TTL counted down to a scheduled change never outlives it, even from the per-cell cache', () => {
   const NOW = 1_800_000_000_000;
-  const plan = initialPlan('t');
-  plan.steps.push({ at: NOW + 12_000, weights: {}, ttlCap: {}, down: ['a'], reasons: ['a goes down'] });
+  const plan = planOf([{ at: 0 }, { at: NOW + 12_000, down: ['a'], reasons: ['a goes down'] }]);
   const r = makeResponder(SNAP, ['a', 'b'], plan);
   for (const dt of [0, 300, 900, 999, 1000, 1500, 4200]) {
     const m = decodeMessage(r.answer(query('api.gslb.example.com.', QTYPE.A), false, '', NOW + dt)!);

@@ -7,7 +7,7 @@ import { EDNS_DO, FLAG, QCLASS, QTYPE, RCODE, UDP_MIN } from './constants.js';
 import { newParsedQuery, parseQuery, Verdict, type ParsedQuery } from './query.js';
 import { parentKey } from './name.js';
 import type { CompiledZones, NameNode, Template } from './zone.js';
-import { admissionSplits, decide, nextChangeOf, stepAt, type Cell, type CellRange } from '../policy/decide.js';
+import { admissionSplits, decide, nextChangeOf, type Cell, type CellRange } from '../policy/decide.js';
 import { cellsOf, isUniformTable, locateClient, locatedRange, newCellRange, newClientLocation, replyScope, SourceCache } from '../geo/locate.js';
 import type { GeoTable } from '../geo/table.js';
 import type { Plan } from '../types.js';
@@ -232,7 +232,7 @@ export class Responder {
       // Decide per query when admission can split the cell, or when a ranked region changes
       // within TTL0 (+1 s): then the TTL counts down to the change each second and a cached
       // TTL would outlive it (caches must expire before a step, not after).
-      const perQuery = admissionSplits(stepAt(s.plan, now), cell.ranking) || next - now < (st.target.decide.ttl + 1) * 1000;
+      const perQuery = admissionSplits(s.plan, cell.ranking, now) || next - now < (st.target.decide.ttl + 1) * 1000;
       const until = Math.min(now + 1000, next);
       const ans = decide(s.plan, cell, loc.key, st.target.decide, qt, now, { minTtl: this.opts.minTtl });
       d = { template: this.templateOf(fam, ans.rcode, ans.region, ans.addresses.length), ttl: ans.ttl, perQuery, until };

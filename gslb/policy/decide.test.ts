@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decide, ecsScope, initialPlan, nextChangeOf, nextStepAfter, planFromConfig, stepAt, weightOf, type Cell, type CellRange, type DecideName } from './decide.js';
+import { decide, ecsScope, FULL_STEP, initialPlan, nextChangeOf, planFromConfig, regionStepAt, weightOf, type Cell, type CellRange, type DecideName } from './decide.js';
 import { admissionDraw, type SubnetKey } from './admission.js';
 import { parseAddr } from '../geo/addr.js';
 import { planOf, planWith } from './testing.js';
+import type { Plan } from '../types.js';
 
 const k4 = (s: string, prefix = 24): SubnetKey => ({ family: 4, hi: parseAddr(s)!.hi, lo: 0, prefix });
 const k6 = (s: string, prefix = 56): SubnetKey => {
@@ -224,25 +225,36 @@ test('decide: admission walks the ranking — admitted when draw < w, else spill
   assert.equal(homeB.region, 'b');
 });
 
-test('stepAt, nextStepAfter, nextChangeOf, weightOf, planFromConfig', () => {
+test('regionStepAt, nextChangeOf, weightOf, planFromConfig', () => {
   const p = planOf([{ at: 0 }, { at: 100, down: ['a'] }, { at: 200, weights: { a: { b: 0.5 } }, down: ['a'] }, { at: 300, ttlCap: { c: 7 }, weights: { a: { b: 0.5 } }, down: ['a'] }]);
-  assert.equal(stepAt(p, -5).at, 0);
-  assert.equal(stepAt(p, 99).at, 0);
-  assert.equal(stepAt(p, 100).at, 100);
-  assert.equal(stepAt(p, 1e15).at, 300);
-  assert.equal(nextStepAfter(p, 100), 200);
-  assert.equal(nextStepAfter(p, 300), Infinity);
+  assert.equal(regionStepAt(p, 'a', -5).down, false, 'before any step: the implicit full step');
+  assert.equal(regionStepAt(p, 'a', 99).down, false);
+  assert.equal(regionStepAt(p, 'a', 100).down, true);
+  assert.equal(regionStepAt(p, 'c', 1e15).ttlCap, 7);
+  assert.equal(regionStepAt(p, 'z', 0), FULL_STEP, 'a region with no schedule');
   assert.equal(nextChangeOf(p, 'a', 0), 100, 'a goes down');
-  assert.equal(nextChangeOf(p, 'a', 100), 200, 'a row of weights changes');
+  assert.equal(nextChangeOf(p, 'a', 100), Infinity, 'a stays down; weights into b are b\'s');
   assert.equal(nextChangeOf(p, 'b', 0), 200, 'b is a target of a weight');
   assert.equal(nextChangeOf(p, 'c', 0), 300, 'ttl cap of c');
   assert.equal(nextChangeOf(p, 'c', 300), Infinity);
   assert.equal(nextChangeOf(p, 'z', 0), Infinity);
-  assert.equal(weightOf(p.steps[2]!, 'a', 'b'), 0.5);
-  assert.equal(weightOf(p.steps[2]!, 'a', 'c'), 1);
-  assert.equal(weightOf(p.steps[2]!, 'b', 'b'), 1);
+  assert.equal(weightOf(p, 'a', 'b', 200), 0.5);
+  assert.equal(weightOf(p, 'a', 'b', 199), 1);
+  assert.equal(weightOf(p, 'a', 'c', 200), 1);
+  assert.equal(weightOf(p, 'b', 'b', 200), 1);
+  // share applies to every home not listed in homes; a listed home's own weight wins.
+  const shared: Plan = { ...initialPlan('h'), regions: { b: [{ at: 0, share: 0.3, homes: { b: 1 }, down: false, reasons: [] }], c: [{ at: 0, share: 0, homes: { a: 0.5 }, down: false, reasons: [] }] } };
+  assert.equal(weightOf(shared, 'a', 'b', 0), 0.3);
+  assert.equal(weightOf(shared, 'b', 'b', 0), 1);
+  assert.equal(weightOf(shared, 'a', 'c', 0), 0.5);
+  assert.equal(weightOf(shared, 'z', 'c', 0), 0);
+  assert.equal(weightOf(shared, 'z', 'd', 0), 1);
+  // A step that changes only reasons is not a change (no TTL is cut short for it).
+  const reasonsOnly: Plan = { ...initialPlan('h'), regions: { b: [{ at: 0, share: 0.5, down: false, reasons: ['x'] }, { at: 50, share: 0.5, down: false, reasons: ['y'] }, { at: 80, share: 1, down: false, reasons: [] }] } };
+  assert.equal(nextChangeOf(reasonsOnly, 'b', 0), 80);
   const cfg = planFromConfig('h', { x: { y: 0.25 } });
-  assert.equal(cfg.steps.length, 1);
-  assert.equal(weightOf(cfg.steps[0]!, 'x', 'y'), 0.25);
+  assert.deepEqual(Object.keys(cfg.regions), ['y']);
+  assert.equal(weightOf(cfg, 'x', 'y', 0), 0.25);
+  assert.equal(weightOf(cfg, 'w', 'y', 0), 1);
   assert.equal(cfg.configHash, 'h');
 });

@@ -4,7 +4,7 @@
  * Pure: no I/O, no clock — `now` only selects the plan step in force. The DNS hot path calls
  * it through a per-cell cache; explain, the API and the simulator call it directly.
  */
-import type { Answer, Plan, PlanStep, RegionId } from '../types.js';
+import type { Answer, Plan, RegionId, RegionStep } from '../types.js';
 import type { WhenAllDownPolicy } from '../config/schema.js';
 import { admissionDraw, type SubnetKey } from './admission.js';
 
@@ -54,31 +54,36 @@ export interface DecideOptions {
 const NO_REASONS: string[] = [];
 Object.freeze(NO_REASONS);
 
-/** The step of `plan` in force at `now` (the last with at ≤ now; the first if none). */
-export function stepAt(plan: Plan, now: number): PlanStep {
-  let chosen = plan.steps[0]!;
-  for (const s of plan.steps) {
+/** What a region without a step of its own at `now` gets: every client, up, no cap. */
+export const FULL_STEP: RegionStep = Object.freeze({ at: 0, share: 1, down: false, reasons: [] }) as RegionStep;
+
+/** The step of region `r` in force at `now` (the last with at ≤ now), or FULL_STEP. */
+export function regionStepAt(plan: Plan, r: RegionId, now: number): RegionStep {
+  const steps = plan.regions[r];
+  if (steps === undefined) return FULL_STEP;
+  let chosen = FULL_STEP;
+  for (const s of steps) {
     if (s.at <= now) chosen = s;
     else break;
   }
   return chosen;
 }
 
-/** ms epoch of the first step after `now`, or Infinity. */
-export function nextStepAfter(plan: Plan, now: number): number {
-  for (const s of plan.steps) if (s.at > now) return s.at;
-  return Infinity;
+/** The weight of a region's step for clients whose home is `home`. */
+export function stepWeight(st: RegionStep, home: RegionId): number {
+  return st.homes?.[home] ?? st.share;
 }
 
-/** Per plan and region: the instants at which anything about the region changes. */
+/** The weight of target `r` at `now` for clients whose home is `home` (1 when nothing is planned). */
+export function weightOf(plan: Plan, home: RegionId, r: RegionId, now: number): number {
+  return stepWeight(regionStepAt(plan, r, now), home);
+}
+
+/** Per plan and region: the instants at which the region's effect changes (reasons aside). */
 const changeIndex = new WeakMap<Plan, Map<RegionId, number[]>>();
 
-function regionSlice(step: PlanStep, r: RegionId): string {
-  const row = step.weights[r] ?? {};
-  const col = Object.entries(step.weights)
-    .map(([h, targets]) => [h, targets[r]])
-    .filter(([, w]) => w !== undefined);
-  return JSON.stringify([row, col, step.down.includes(r), step.ttlCap[r] ?? null]);
+function effect(st: RegionStep): string {
+  return JSON.stringify([st.share, st.homes ?? null, st.down, st.ttlCap ?? null]);
 }
 
 /** ms epoch of the next step after `now` that changes region `r` (weights, down, TTL cap), or Infinity. */
@@ -91,8 +96,11 @@ export function nextChangeOf(plan: Plan, r: RegionId, now: number): number {
   let times = idx.get(r);
   if (!times) {
     times = [];
-    for (let i = 1; i < plan.steps.length; i++) {
-      if (regionSlice(plan.steps[i]!, r) !== regionSlice(plan.steps[i - 1]!, r)) times.push(plan.steps[i]!.at);
+    let prev = effect(FULL_STEP);
+    for (const st of plan.regions[r] ?? []) {
+      const e = effect(st);
+      if (e !== prev) times.push(st.at);
+      prev = e;
     }
     idx.set(r, times);
   }
@@ -100,20 +108,15 @@ export function nextChangeOf(plan: Plan, r: RegionId, now: number): number {
   return Infinity;
 }
 
-/** The weight of target `r` for clients whose home is `home` (missing = 1). */
-export function weightOf(step: PlanStep, home: RegionId, r: RegionId): number {
-  return step.weights[home]?.[r] ?? 1;
-}
-
 /**
  * True when a region of `ranking` has a weight below 1 for the ranking's home (its first
- * region) in `step`: admission hashing can then give clients of one cell different answers,
+ * region) at `now`: admission hashing can then give clients of one cell different answers,
  * so the responder decides per query instead of per cell.
  */
-export function admissionSplits(step: PlanStep, ranking: readonly RegionId[]): boolean {
+export function admissionSplits(plan: Plan, ranking: readonly RegionId[], now: number): boolean {
   const home = ranking[0];
   if (home === undefined) return false;
-  for (const r of ranking) if (weightOf(step, home, r) < 1) return true;
+  for (const r of ranking) if (weightOf(plan, home, r, now) < 1) return true;
   return false;
 }
 
@@ -159,7 +162,6 @@ export function ecsScope(key: SubnetKey, sourcePrefix: number, range: CellRange 
  * When nothing admits, the name's whenAllDown policy answers.
  */
 export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: DecideName, qtype: 'A' | 'AAAA', now: number, o: DecideOptions): Answer {
-  const step = stepAt(plan, now);
   const fam = qtype === 'A' ? 'v4' : 'v6';
   const explain = o.explain === true;
   const reasons: string[] = explain ? [`client placed by ${cell.origin}`] : NO_REASONS;
@@ -173,8 +175,8 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
     // Every region ranked at or before the chosen one bounds the TTL and may make the answer
     // depend on the subnet hash.
     nextChange = Math.min(nextChange, nextChangeOf(plan, r, now));
-    const cap = step.ttlCap[r];
-    if (cap !== undefined) ttlCapS = Math.min(ttlCapS, cap);
+    const step = regionStepAt(plan, r, now);
+    if (step.ttlCap !== undefined) ttlCapS = Math.min(ttlCapS, step.ttlCap);
     const serves = name.regions.get(r);
     if (!serves) {
       if (explain) reasons.push(`${r}: does not serve ${name.name}`);
@@ -184,11 +186,11 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
       if (explain) reasons.push(`${r}: no ${qtype === 'A' ? 'IPv4' : 'IPv6'} endpoints, skipped for ${qtype}`);
       continue;
     }
-    if (step.down.includes(r)) {
-      if (explain) reasons.push(`${r}: down in the plan step from ${new Date(step.at).toISOString()}`);
+    if (step.down) {
+      if (explain) reasons.push(`${r}: down in its plan step from ${new Date(step.at).toISOString()}${step.reasons.length ? ` (${step.reasons.join('; ')})` : ''}`);
       continue;
     }
-    const w = home === undefined ? 1 : weightOf(step, home, r);
+    const w = home === undefined ? 1 : stepWeight(step, home);
     if (w >= 1) {
       if (explain) reasons.push(`${r}: weight 1 for home ${home}: admitted`);
       chosen = r;
@@ -238,21 +240,19 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
   }
 }
 
-/** The plan before any state exists: one step, every weight 1, nothing down. */
+/** The plan before any state exists: every region up, every weight 1. */
 export function initialPlan(configHash: string, at = 0): Plan {
-  return {
-    version: `${configHash}:0`,
-    configHash,
-    storeRevision: 0,
-    computedAt: at,
-    steps: [{ at: 0, weights: {}, ttlCap: {}, down: [], reasons: ['no state yet: every region up, every weight 1'] }],
-  };
+  return { version: `${configHash}:0`, configHash, storeRevision: 0, computedAt: at, regions: {} };
 }
 
-/** Plan weights from configuration (until the planner exists): `weights[home][target]`. */
+/** The plan of static weights from configuration, `weights[home][target]` (before the planner has run). */
 export function planFromConfig(configHash: string, weights: Record<RegionId, Record<RegionId, number>>): Plan {
   const p = initialPlan(configHash);
-  p.steps[0]!.weights = weights;
-  if (Object.keys(weights).length > 0) p.steps[0]!.reasons = ['weights from configuration'];
+  for (const [home, row] of Object.entries(weights)) {
+    for (const [target, w] of Object.entries(row)) {
+      const steps = (p.regions[target] ??= [{ at: 0, share: 1, homes: {}, down: false, reasons: ['weights from configuration'] }]);
+      steps[0]!.homes![home] = w;
+    }
+  }
   return p;
 }

@@ -12,7 +12,8 @@ import { GeoTable, type RankingEntry } from '../geo/table.js';
 import { compileZones, type CompiledZones, type ZoneSnapshot } from '../dns/zone.js';
 import type { WhenAllDownPolicy } from '../config/schema.js';
 import type { FleetGeometry } from '../geo/compile.js';
-import type { Plan, PlanStep } from '../types.js';
+import type { Plan } from '../types.js';
+import { planFromSteps, type FleetStep } from './testing.js';
 import type { ExplainContext } from '../serving.js';
 import type { GeoPosition } from './explain.js';
 
@@ -84,15 +85,9 @@ export function lookup(address: string): GeoPosition | null {
   return null;
 }
 
-/** A one-step plan. */
-export function planWith(step: Partial<PlanStep> = {}, later: Partial<PlanStep>[] = []): Plan {
-  return {
-    version: 'fixture:1',
-    configHash: 'fixture',
-    storeRevision: 1,
-    computedAt: 0,
-    steps: [{ at: 0, weights: {}, ttlCap: {}, down: [], reasons: ['fixture step'], ...step }, ...later.map((s) => ({ at: NOW + 60_000, weights: {}, ttlCap: {}, down: [], reasons: ['later'], ...s }))],
-  };
+/** A plan of one fleet-wide step at 0 and, optionally, later ones a minute after NOW. */
+export function planWith(step: Omit<FleetStep, 'at'> = {}, later: Omit<FleetStep, 'at'>[] = []): Plan {
+  return planFromSteps([{ at: 0, reasons: ['fixture step'], ...step }, ...later.map((s) => ({ at: NOW + 60_000, reasons: ['later'], ...s }))], 'fixture:1');
 }
 
 export function context(o: { plan?: Plan; whenAllDown?: WhenAllDownPolicy; geo?: GeoTable; zones?: CompiledZones } = {}): ExplainContext {

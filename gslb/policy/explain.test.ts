@@ -14,8 +14,8 @@ import { parseAddr } from '../geo/addr.js';
 import type { Plan } from '../types.js';
 import type { WhenAllDownPolicy } from '../config/schema.js';
 
-const run = (q: { client: string; subnet?: string; name?: string; type?: 'A' | 'AAAA' }, ctx: ExplainContext = context()): Promise<ExplainResult> =>
-  explainQuery(ctx, { client: q.client, name: q.name ?? 'api.gslb.example.com', type: q.type ?? 'A', ...(q.subnet === undefined ? {} : { subnet: q.subnet }) }, NOW);
+const run = (q: { client: string; subnet?: string; name?: string; type?: 'A' | 'AAAA' }, ctx: ExplainContext = context(), now = NOW): Promise<ExplainResult> =>
+  explainQuery(ctx, { client: q.client, name: q.name ?? 'api.gslb.example.com', type: q.type ?? 'A', ...(q.subnet === undefined ? {} : { subnet: q.subnet }) }, now);
 
 const chosen = (r: ExplainResult) => r.candidates.filter((c) => c.answered).map((c) => c.region);
 
@@ -205,7 +205,7 @@ test('whenAllDown: every region down', async () => {
     assert.deepEqual(r.answer.addresses, addresses, policy);
     assert.equal(r.answer.rcode, rcode, policy);
     assert.ok(r.candidates.every((c) => c.down && c.admitted !== true), policy);
-    assert.match(r.candidates[0]!.why, /^is down in the plan step from /, policy);
+    assert.match(r.candidates[0]!.why, /^is down in its plan step from /, policy);
     assert.ok(r.reasons.includes(`no region admitted the client: whenAllDown=${policy}`), policy);
     if (policy === 'nearest') assert.match(r.candidates[0]!.why, /answered under whenAllDown=nearest/);
     else assert.deepEqual(chosen(r), [], policy);
@@ -216,10 +216,13 @@ test('TTL: a scheduled change shortens it; the plan step is reported', async () 
   const plan = planWith({ reasons: ['now'] }, [{ weights: { a: { a: 0 } }, reasons: ['drain a'] }]);
   const r = await run({ client: '1.2.3.4' }, context({ plan }));
   assert.equal(r.answer.ttl, 30, 'the change is 60 s away, beyond TTL0');
-  const soon: Plan = { ...plan, steps: [plan.steps[0]!, { ...plan.steps[1]!, at: NOW + 12_500 }] };
+  const soon: Plan = { ...plan, regions: { a: [{ ...plan.regions.a![0]!, at: NOW + 12_500 }] } };
   const s = await run({ client: '1.2.3.4' }, context({ plan: soon }));
   assert.equal(s.answer.ttl, 12);
-  assert.deepEqual(s.planStep, { at: 0, planVersion: 'fixture:1', reasons: ['now'] });
+  // Nothing is planned for a before the change: its step in force is the implicit one.
+  assert.deepEqual(s.planStep, { at: 0, planVersion: 'fixture:1', reasons: ['nothing planned for this region: weight 1, up'] });
+  const later = await run({ client: '1.2.3.4' }, context({ plan: soon }), NOW + 13_000);
+  assert.deepEqual(later.planStep.reasons, ['drain a'], JSON.stringify(later.planStep));
 });
 
 test('before the first table: the default table, and the result says so', async () => {

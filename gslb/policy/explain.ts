@@ -19,7 +19,7 @@ import { cellsOf, ECS_FAMILY_IPV4, ECS_FAMILY_IPV6, isUniformTable, locateClient
 import type { CellOrigin, GeoTable } from '../geo/table.js';
 import type { Plan, RegionId } from '../types.js';
 import { admissionDraw } from './admission.js';
-import { admissionSplits, decide, stepAt, weightOf, type Cell, type CellRange, type DecideName } from './decide.js';
+import { admissionSplits, decide, regionStepAt, stepWeight, type Cell, type CellRange, type DecideName } from './decide.js';
 import { biasedDistance, greatCircleKm, rankRegions, type LatLon } from './distance.js';
 
 /** What GET /v1/explain and `gridsteer explain` ask. */
@@ -339,8 +339,7 @@ export function explain(input: ExplainInput): ExplainResult {
 
   // The decision: the DNS path's own function.
   const ans = decide(plan, cell, loc.key, decideName, qtype, now, { minTtl: input.minTtl, explain: true, ecsSource: loc.ecsSource < 0 ? undefined : loc.ecsSource });
-  const step = stepAt(plan, now);
-  const splits = admissionSplits(step, cell.ranking);
+  const splits = admissionSplits(plan, cell.ranking, now);
   const uniform = isUniformTable(geo);
   const scope = replyScope(geo, uniform, loc, splits, ans.ecsScope, newCellRange());
 
@@ -371,15 +370,16 @@ export function explain(input: ExplainInput): ExplainResult {
     const rank = ranked.has(id) ? cell.ranking.indexOf(id) + 1 : null;
     const serves = decideName.regions.get(id);
     const hasFamily = serves !== undefined && serves[fam].length > 0;
-    const down = step.down.includes(id);
-    const weight = home === undefined ? 1 : weightOf(step, home, id);
+    const step = regionStepAt(plan, id, now);
+    const down = step.down;
+    const weight = home === undefined ? 1 : stepWeight(step, home);
     const draw = weight < 1 ? admissionDraw(loc.key, id) : undefined;
     const blocked = !serves
       ? `does not serve ${decideName.name}`
       : !hasFamily
         ? `has no ${famName} endpoints: skipped for ${qtype}`
         : down
-          ? `is down in the plan step from ${new Date(step.at).toISOString()}`
+          ? `is down in its plan step from ${new Date(step.at).toISOString()}${step.reasons.length ? ` (${step.reasons.join('; ')})` : ''}`
           : null;
     const would = blocked === null && (draw === undefined || draw < weight);
     const verdict =
@@ -446,7 +446,11 @@ export function explain(input: ExplainInput): ExplainResult {
     distanceFrom,
     candidates,
     answer: { region: ans.region, addresses: [...ans.addresses], ttl: ans.ttl, ecsScope: subnet ? scope : null, rcode: ans.rcode === 'servfail' ? 'SERVFAIL' : 'NOERROR' },
-    planStep: { at: step.at, planVersion: plan.version, reasons: [...step.reasons] },
+    planStep: (() => {
+      // The plan step of the client's home region (else of the region answered): its start and reasons.
+      const ps = regionStepAt(plan, home ?? ans.region ?? '', now);
+      return { at: ps.at, planVersion: plan.version, reasons: ps.reasons.length > 0 ? [...ps.reasons] : ['nothing planned for this region: weight 1, up'] };
+    })(),
     reasons: ans.reasons,
     notes,
   };

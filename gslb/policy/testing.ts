@@ -6,7 +6,7 @@
 import { isSpecial, type Addr } from '../geo/addr.js';
 import { GeoTable, type RankingEntry } from '../geo/table.js';
 import type { ZoneSnapshot } from '../dns/zone.js';
-import type { Plan, PlanStep, RegionId } from '../types.js';
+import type { Plan, RegionId, RegionStep } from '../types.js';
 import { SNAP } from '../dns/testing.js';
 
 /** splitmix32: a deterministic 32-bit PRNG (same sequence for the same seed, everywhere). */
@@ -53,26 +53,59 @@ export function randomPublic56(next: () => number): Addr {
   }
 }
 
-/** A one-step plan with weights w[home][target] (missing = 1). */
-export function planWith(weights: Record<RegionId, Record<RegionId, number>>, extra: Partial<PlanStep> = {}): Plan {
-  return {
-    version: `test:${JSON.stringify(weights)}`,
-    configHash: 'test',
-    storeRevision: 0,
-    computedAt: 0,
-    steps: [{ at: 0, weights, ttlCap: {}, down: [], reasons: ['test'], ...extra }],
-  };
+/**
+ * A fleet-wide step, the way tests like to write schedules: from `at` on, weights
+ * w[home][target] (missing = 1), the regions down and TTL caps per region.
+ */
+export interface FleetStep {
+  at: number;
+  weights?: Record<RegionId, Record<RegionId, number>>;
+  down?: RegionId[];
+  ttlCap?: Record<RegionId, number>;
+  reasons?: string[];
 }
 
-/** A plan from explicit steps (each filled with defaults). */
-export function planOf(steps: Partial<PlanStep>[]): Plan {
-  return {
-    version: 'test:steps',
-    configHash: 'test',
-    storeRevision: 0,
-    computedAt: 0,
-    steps: steps.map((s) => ({ at: 0, weights: {}, ttlCap: {}, down: [], reasons: ['test'], ...s })),
-  };
+/**
+ * Turns fleet-wide steps into the per-region schedules of a Plan (ADR 0006): each region
+ * gets a step wherever its column of weights, its down flag or its TTL cap changes.
+ */
+export function planFromSteps(steps: FleetStep[], version = 'test:steps'): Plan {
+  const regions = new Set<RegionId>();
+  for (const st of steps) {
+    for (const row of Object.values(st.weights ?? {})) for (const r of Object.keys(row)) regions.add(r);
+    for (const r of st.down ?? []) regions.add(r);
+    for (const r of Object.keys(st.ttlCap ?? {})) regions.add(r);
+  }
+  const out: Record<RegionId, RegionStep[]> = {};
+  for (const r of regions) {
+    const xs: RegionStep[] = [];
+    let prev = JSON.stringify([{}, false, null]);
+    for (const st of steps) {
+      const homes: Record<RegionId, number> = {};
+      for (const [h, row] of Object.entries(st.weights ?? {})) if (row[r] !== undefined) homes[h] = row[r]!;
+      const down = (st.down ?? []).includes(r);
+      const cap = st.ttlCap?.[r];
+      const key = JSON.stringify([homes, down, cap ?? null]);
+      if (key === prev) continue;
+      prev = key;
+      const x: RegionStep = { at: st.at, share: 1, down, reasons: st.reasons ?? ['test'] };
+      if (Object.keys(homes).length > 0) x.homes = homes;
+      if (cap !== undefined) x.ttlCap = cap;
+      xs.push(x);
+    }
+    if (xs.length > 0) out[r] = xs;
+  }
+  return { version, configHash: 'test', storeRevision: 0, computedAt: 0, regions: out };
+}
+
+/** A one-step plan with weights w[home][target] (missing = 1). */
+export function planWith(weights: Record<RegionId, Record<RegionId, number>>, extra: Omit<FleetStep, 'at' | 'weights'> = {}): Plan {
+  return planFromSteps([{ at: 0, weights, ...extra }], `test:${JSON.stringify(weights)}`);
+}
+
+/** A plan from explicit fleet-wide steps. */
+export function planOf(steps: FleetStep[]): Plan {
+  return planFromSteps(steps);
 }
 
 /** Endpoints of the synthetic regions: one IPv4 and one IPv6 address each. */

@@ -1,0 +1,217 @@
+/**
+ * The planner, by case tables: each case is a store snapshot (records folded by the real
+ * reducer, overrides) and the steps expected — when each starts, which regions are down and
+ * the weight of every (home, target) pair below 1.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { plan, defaultSettings, type PlannerSettings } from './planner.js';
+import { regionStepAt, weightOf } from './decide.js';
+import { reduce, type SignalRecord } from '../state/reducer.js';
+import type { StoreSnapshot } from '../state/store.js';
+import type { Override, Signal, SignalKind } from '../types.js';
+
+const T = 1_800_000_000_000; // a fixed instant (2027-01-15)
+const MIN = 60_000;
+
+function settings(over: Partial<PlannerSettings> = {}): PlannerSettings {
+  return { ...defaultSettings([{ id: 'a', capacityUnits: 100, fullLoadW: 10_000_000, importLimitW: 12_000_000 }, { id: 'b' }, { id: 'c' }]), ...over };
+}
+
+let seq = 0;
+/** Folds signals through the real reducer, in order, like a store does. */
+function records(...signals: Signal[]): SignalRecord[] {
+  const byId = new Map<string, SignalRecord>();
+  for (const s of signals) {
+    const id = `${s.region}|${s.kind}|${s.source}|${s.key}`;
+    const r = reduce(byId.get(id), s);
+    if (r) byId.set(id, r);
+  }
+  return [...byId.values()].sort((x, y) => (x.id < y.id ? -1 : 1));
+}
+
+function sig(region: string, kind: SignalKind, value: unknown, o: { source?: string; key?: string; at?: number; ttl?: number } = {}): Signal {
+  const at = o.at ?? T + seq++;
+  return { region, kind, source: o.source ?? 'test/1', key: o.key ?? 'k', observedAt: at, expiresAt: at + (o.ttl ?? 10 * MIN), value };
+}
+
+function probe(region: string, vantage: string, endpoint: string, up: boolean, at: number): Signal {
+  return sig(region, 'health.probe', { up }, { source: `health/${vantage}`, key: endpoint, at, ttl: MIN });
+}
+
+function ov(region: string, action: Override['action'], o: Partial<Override> = {}): Override {
+  return { id: `ov-${++seq}`, region, action, ramp: 0, actor: 'alice', reason: 'test', start: T, ...o };
+}
+
+function snap(recs: SignalRecord[], overrides: Override[] = [], revision = 7): StoreSnapshot {
+  return { revision, records: recs, overrides, demand: [] };
+}
+
+/** Steps as `at-offset down=[…] a>b=0.5 …` strings, at offsets from T in seconds (0 = "0"). */
+/**
+ * The fleet's state at every instant where some region's schedule has a step, as
+ * `at down=[…] *>r=share h>r=w …` (`*` = every home not listed), at offsets from T.
+ */
+function steps(s: StoreSnapshot, st = settings()): string[] {
+  const p = plan({ configHash: 'cfg', snapshot: s, settings: st });
+  const times = [...new Set([0, ...Object.values(p.regions).flatMap((xs) => xs.map((x) => x.at))])].sort((a, b) => a - b);
+  return times.map((t) => {
+    const at = t === 0 ? '0' : `T${t >= T ? '+' : ''}${(t - T) / 1000}s`;
+    const down: string[] = [];
+    const w: string[] = [];
+    for (const r of Object.keys(p.regions).sort()) {
+      const x = regionStepAt(p, r, t);
+      if (x.down) down.push(r);
+      if (x.share < 1) w.push(`*>${r}=${x.share}`);
+      for (const [h, v] of Object.entries(x.homes ?? {})) w.push(`${h}>${r}=${v}`);
+    }
+    return [at, `down=[${down.join(',')}]`, ...w.sort()].join(' ');
+  });
+}
+
+const all = (r: string, w: number) => [`*>${r}=${w}`];
+
+test('health: majority of vantages per endpoint; a region is down when every probed endpoint is', () => {
+  const cases: [string, Signal[], string[]][] = [
+    ['no probes: up', [], ['0 down=[]']],
+    ['one vantage says down (first probe sets the state)', [probe('b', 'n1', 'e1', false, T)], ['0 down=[b]', 'T+360s down=[]']],
+    ['2 of 3 vantages down', [probe('b', 'n1', 'e1', false, T), probe('b', 'n2', 'e1', false, T), probe('b', 'n3', 'e1', true, T)], ['0 down=[b]', 'T+360s down=[]']],
+    ['1 of 3 vantages down: up', [probe('b', 'n1', 'e1', false, T), probe('b', 'n2', 'e1', true, T), probe('b', 'n3', 'e1', true, T)], ['0 down=[]']],
+    ['one of two endpoints down: up', [probe('b', 'n1', 'e1', false, T), probe('b', 'n1', 'e2', true, T)], ['0 down=[]']],
+    ['both endpoints down', [probe('b', 'n1', 'e1', false, T), probe('b', 'n1', 'e2', false, T)], ['0 down=[b]', 'T+360s down=[]']],
+    ['1 down 1 up: a tie is not a majority', [probe('b', 'n1', 'e1', false, T), probe('b', 'n2', 'e1', true, T)], ['0 down=[]']],
+  ];
+  for (const [what, sigs, want] of cases) assert.deepEqual(steps(snap(records(...sigs))), want, what);
+});
+
+test('health anti-flap comes from the reducer: two failures after an up do not take it down, three do', () => {
+  const up = probe('b', 'n1', 'e1', true, T);
+  const f = (k: number) => probe('b', 'n1', 'e1', false, T + k * 1000);
+  assert.deepEqual(steps(snap(records(up, f(1), f(2)))).at(0), '0 down=[]');
+  assert.deepEqual(steps(snap(records(up, f(1), f(2), f(3)))).at(0), '0 down=[b]');
+});
+
+test('stale policies: each expired fact becomes a step at expiresAt + keepMs, with the kind\'s policy', () => {
+  const down = probe('b', 'n1', 'e1', false, T); // expires T+60s
+  const st = settings();
+  st.stale['health.probe'] = { keepMs: MIN, then: 'ignore' };
+  assert.deepEqual(steps(snap(records(down)), st), ['0 down=[b]', 'T+120s down=[]'], 'ignore: the vote is dropped');
+  st.stale['health.probe'] = { keepMs: MIN, then: 'down' };
+  const up = probe('c', 'n1', 'e1', true, T);
+  assert.deepEqual(steps(snap(records(up)), st), ['0 down=[]', 'T+120s down=[c]'], 'down: a silent prober counts as down');
+  st.stale.capacity = { keepMs: MIN, then: 'degraded' };
+  const cap = sig('c', 'capacity', { fraction: 1 }, { at: T, ttl: MIN });
+  assert.deepEqual(steps(snap(records(cap)), st), ['0 down=[]', ['T+120s down=[]', ...all('c', 0.5)].join(' ')], 'degraded: capped at degradedShare');
+  st.stale.capacity = { keepMs: MIN, then: 'healthy' };
+  const low = sig('c', 'capacity', { fraction: 0.4 }, { at: T, ttl: MIN });
+  assert.deepEqual(steps(snap(records(low)), st), [['0 down=[]', ...all('c', 0.4)].join(' '), 'T+120s down=[]'], 'healthy: the cap lifts');
+});
+
+test('operator overrides: force-down beats health, force-up beats health alone, drains ramp in steps and end', () => {
+  const healthyB = probe('b', 'n1', 'e1', true, T);
+  const downB = probe('b', 'n1', 'e1', false, T);
+  assert.deepEqual(steps(snap(records(healthyB), [ov('b', 'force-down', { start: T + 1000 })])).slice(0, 2), ['0 down=[]', 'T+1s down=[b]']);
+  assert.deepEqual(steps(snap(records(downB), [ov('b', 'force-up', { start: T, end: T + 30_000 })])), ['0 down=[b]', 'T+0s down=[]', 'T+30s down=[b]', 'T+360s down=[]']);
+  // A force-up does not lift a drain.
+  assert.deepEqual(
+    steps(snap([], [ov('b', 'force-up', { start: T, end: T + 30_000 }), ov('b', 'drain', { value: 0.2, start: T })])),
+    ['0 down=[]', ['T+0s down=[]', ...all('b', 0.2)].join(' ')],
+  );
+  // Drain to 0 over 2 minutes in 30 s steps: 0.75, 0.5, 0.25, 0; ends at T+10min.
+  assert.deepEqual(steps(snap([], [ov('a', 'drain', { value: 0, ramp: 120_000, start: T, end: T + 10 * MIN })])), [
+    '0 down=[]',
+    ['T+0s down=[]', ...all('a', 0.75)].join(' '),
+    ['T+30s down=[]', ...all('a', 0.5)].join(' '),
+    ['T+60s down=[]', ...all('a', 0.25)].join(' '),
+    ['T+90s down=[]', ...all('a', 0)].join(' '),
+    'T+600s down=[]',
+  ]);
+  // An undrain that starts later wins over the drain.
+  assert.deepEqual(steps(snap([], [ov('a', 'drain', { value: 0.5, start: T }), ov('a', 'undrain', { start: T + 5000 })])), [
+    '0 down=[]',
+    ['T+0s down=[]', ...all('a', 0.5)].join(' '),
+    'T+5s down=[]',
+  ]);
+  // weight overrides combine with drains by minimum.
+  assert.deepEqual(steps(snap([], [ov('c', 'weight', { value: 0.3, start: T }), ov('c', 'drain', { value: 0.6, start: T })])).at(-1), ['T+0s down=[]', ...all('c', 0.3)].join(' '));
+});
+
+test('grid obligations: events cap from start to end, cancelled events nothing, alert levels, shadow mode', () => {
+  const ev = (v: Record<string, unknown>) => sig('b', 'grid.event', { id: 'ev1', start: T + MIN, end: T + 2 * MIN, ...v }, { key: 'ev1', source: 'openadr3/vtn', at: T, ttl: 3 * MIN });
+  assert.deepEqual(steps(snap(records(ev({ action: 'cap', cap: 0.4 })))), ['0 down=[]', ['T+60s down=[]', ...all('b', 0.4)].join(' '), 'T+120s down=[]']);
+  assert.deepEqual(steps(snap(records(ev({ action: 'drain' })))), ['0 down=[]', ['T+60s down=[]', ...all('b', 0)].join(' '), 'T+120s down=[]']);
+  assert.deepEqual(steps(snap(records(ev({ action: 'drain', cancelled: true })))), ['0 down=[]']);
+  const shadow = plan({ configHash: 'cfg', snapshot: snap(records(ev({ action: 'drain' }))), settings: settings({ gridMode: 'shadow' }) });
+  const shadowSteps = shadow.regions.b ?? [];
+  assert.ok(shadowSteps.every((s) => s.share === 1 && !s.homes), 'shadow applies nothing');
+  assert.ok(shadowSteps.some((s) => s.reasons.some((r) => /shadow: grid event ev1.*would cap at 0/.test(r))), JSON.stringify(shadowSteps.map((s) => s.reasons)));
+  const alert = (level: number) => sig('c', 'grid.alert', { level }, { source: 'ercot/alerts', at: T, ttl: MIN });
+  const st = settings();
+  st.stale['grid.alert'] = { keepMs: MIN, then: 'ignore' };
+  // At expiry (T+60s) the same cap holds, kept, with its reason saying so: a step of its own.
+  assert.deepEqual(steps(snap(records(alert(3))), st), [['0 down=[]', ...all('c', 0)].join(' '), ['T+60s down=[]', ...all('c', 0)].join(' '), 'T+120s down=[]']);
+  assert.deepEqual(steps(snap(records(alert(2))), st), [['0 down=[]', ...all('c', 0.5)].join(' '), ['T+60s down=[]', ...all('c', 0.5)].join(' '), 'T+120s down=[]']);
+  const kept = plan({ configHash: 'cfg', snapshot: snap(records(alert(3))), settings: st }).regions.c![1]!;
+  assert.ok(kept.reasons.some((r) => /grid alert level 3 .*\(expired, kept\)/.test(r)), JSON.stringify(kept.reasons));
+  assert.deepEqual(steps(snap(records(alert(1))), st), ['0 down=[]']);
+});
+
+test('power, compute and load: caps combine by minimum; saturated regions take no spill', () => {
+  // a: full load 10 MW. 6 MW import + 2 MW generation = 0.8.
+  const power = sig('a', 'power.budget', { importLimitW: 6e6, generationW: 2e6 });
+  assert.deepEqual(steps(snap(records(power))).at(0), ['0 down=[]', ...all('a', 0.8)].join(' '));
+  // Storage counts with its discharge power while it holds energy.
+  const storage = sig('a', 'power.budget', { importLimitW: 6e6, storageWh: 1e6, storageMaxW: 1e6 });
+  assert.deepEqual(steps(snap(records(storage))).at(0), ['0 down=[]', ...all('a', 0.7)].join(' '));
+  const empty = sig('a', 'power.budget', { importLimitW: 6e6, storageWh: 0, storageMaxW: 1e6 });
+  assert.deepEqual(steps(snap(records(empty))).at(0), ['0 down=[]', ...all('a', 0.6)].join(' '));
+  // Capacity in units of the configured 100.
+  assert.deepEqual(steps(snap(records(sig('a', 'capacity', { units: 50 })))).at(0), ['0 down=[]', ...all('a', 0.5)].join(' '));
+  assert.deepEqual(steps(snap(records(sig('b', 'capacity', { fraction: 0.6 })))).at(0), ['0 down=[]', ...all('b', 0.6)].join(' '));
+  // Throttling caps; the minimum of power and capacity wins.
+  assert.deepEqual(steps(snap(records(sig('a', 'load.metrics', { throttledShare: 0.25 }), power))).at(0), ['0 down=[]', ...all('a', 0.75)].join(' '));
+  // Saturation: no spill from other homes, own clients unaffected.
+  assert.deepEqual(steps(snap(records(sig('b', 'load.metrics', { kvCacheUse: 0.97 })))).at(0), '0 down=[] *>b=0 b>b=1');
+  const sat = plan({ configHash: 'cfg', snapshot: snap(records(sig('b', 'load.metrics', { kvCacheUse: 0.97 }))), settings: settings() });
+  assert.equal(weightOf(sat, 'a', 'b', T), 0, 'a client of home a is not admitted to saturated b');
+  assert.equal(weightOf(sat, 'b', 'b', T), 1, 'b\'s own clients are');
+  // Caps combine by minimum across kinds: operator 0.5, grid alert 0.5 → 0.5; capacity 0.3 → 0.3.
+  const recs = records(sig('c', 'grid.alert', { level: 2 }), sig('c', 'capacity', { fraction: 0.3 }));
+  assert.deepEqual(steps(snap(recs, [ov('c', 'drain', { value: 0.5, start: 0 })])).at(0), ['0 down=[]', ...all('c', 0.3)].join(' '));
+});
+
+test('static weights from config multiply with the plan\'s', () => {
+  const st = settings({ staticWeights: { a: { b: 0.5 } } });
+  assert.deepEqual(steps(snap([]), st), ['0 down=[] a>b=0.5']);
+  assert.deepEqual(steps(snap([], [ov('b', 'drain', { value: 0.5, start: 0 })]), st), [['0 down=[]', '*>b=0.5', 'a>b=0.25'].join(' ')]);
+});
+
+test('deterministic: the same inputs give byte-identical plans; the version follows the inputs; no clock is read', () => {
+  const recs = records(probe('b', 'n1', 'e1', false, T), sig('a', 'capacity', { fraction: 0.7 }));
+  const ovs = [ov('c', 'drain', { value: 0, ramp: 90_000 })];
+  const p1 = plan({ configHash: 'cfg', snapshot: snap(recs, ovs), settings: settings() });
+  const realNow = Date.now;
+  try {
+    Date.now = () => {
+      throw new Error('the planner read the clock');
+    };
+    const p2 = plan({ configHash: 'cfg', snapshot: structuredClone(snap(recs, ovs)), settings: settings() });
+    assert.equal(JSON.stringify(p2), JSON.stringify(p1));
+  } finally {
+    Date.now = realNow;
+  }
+  assert.notEqual(plan({ configHash: 'cfg2', snapshot: snap(recs, ovs), settings: settings() }).version, p1.version, 'config hash');
+  assert.notEqual(plan({ configHash: 'cfg', snapshot: snap(recs, ovs, 8), settings: settings() }).version, p1.version, 'revision');
+  assert.notEqual(plan({ configHash: 'cfg', snapshot: snap(recs, [], 7), settings: settings() }).version, p1.version, 'overrides');
+  assert.equal(p1.storeRevision, 7);
+  const newest = Math.max(...recs.map((r) => r.signal.observedAt), ...ovs.map((o) => o.start));
+  assert.equal(p1.computedAt, newest, 'computedAt is the newest input instant, not a clock read');
+  for (const xs of Object.values(p1.regions)) for (let i = 1; i < xs.length; i++) assert.ok(xs[i]!.at > xs[i - 1]!.at, 'steps ordered by at');
+  assert.deepEqual(Object.keys(p1.regions).sort(), ['a', 'b', 'c'], 'every region with something planned has a schedule');
+  const quiet = plan({ configHash: 'cfg', snapshot: snap([]), settings: settings() });
+  assert.deepEqual(quiet.regions, {}, 'a region with nothing planned has no schedule');
+});
+
+test('signals for regions not in the fleet are ignored', () => {
+  assert.deepEqual(steps(snap(records(probe('zz', 'n1', 'e1', false, T)))), ['0 down=[]']);
+});

@@ -1,0 +1,406 @@
+/**
+ * The planner: pure `plan(input) → Plan`. It reads no clock: every time-based effect (a
+ * signal's expiry, a stale policy taking over, a drain ramp step, an override's end, a grid
+ * event's start and end) becomes a step at an absolute instant, and `decide` picks the step
+ * in force from `now`. Two nodes holding the same store snapshot and config produce
+ * byte-identical plans (the version is the hash of the inputs).
+ *
+ * Per region and instant it works out (DESIGN.md "Data flow", precedence strongest first):
+ *   operator force-down > health down (majority of vantages; operator force-up overrides
+ *   health alone) > operator drain / weight > grid obligations (events, alert levels) >
+ *   power budget > compute capacity.
+ * Caps combine by minimum into the region's admission share a ∈ [0, 1]; every home admits
+ * into the region with w[home][region] = a (times the configured static weight). Each region
+ * has a schedule of its own (ADR 0006), so a plan grows with the changes, not with
+ * regions × instants. A region
+ * whose model servers are saturated (KV cache or GPU memory use ≥ `saturation`) takes no
+ * spill: w[h][r] = 0 for every home h ≠ r, its own clients unaffected.
+ *
+ * What it does not do yet: proactive draining before an event (issue 6 puts it in this
+ * schedule), demand-aware spill limits (demand buckets are read by nobody yet), per-name
+ * overrides (`by`).
+ */
+import { createHash } from 'node:crypto';
+import type { Override, Plan, RegionId, RegionStep, SignalKind } from '../types.js';
+import type { SignalRecord } from '../state/reducer.js';
+import type { StoreSnapshot } from '../state/store.js';
+import type { Capacity, GridAlert, GridEvent, LoadMetrics, PowerBudget } from '../state/signals.js';
+
+/** What a kind's fact means once it is older than expiresAt + keepMs. */
+export type StaleThen = 'down' | 'degraded' | 'healthy' | 'ignore';
+
+export interface StalePolicy {
+  /** How long past expiresAt the last value still holds, ms. */
+  keepMs: number;
+  /**
+   * Then: `down` (a health vote for down, a capacity of 0), `degraded` (capacity capped at
+   * `degradedShare`), `healthy` (as if the fact said all is well), `ignore` (the fact no
+   * longer counts; for health, the vote is dropped).
+   */
+  then: StaleThen;
+}
+
+export interface PlannerRegion {
+  id: RegionId;
+  /** Configured capacity units (a capacity signal in units is divided by this). */
+  capacityUnits?: number;
+  /** Configured grid import limit, W (used when no power.budget signal says otherwise). */
+  importLimitW?: number;
+  /** The site's draw at full load, W: power-limited share = available W / fullLoadW. */
+  fullLoadW?: number;
+}
+
+export interface PlannerSettings {
+  regions: PlannerRegion[];
+  /** Static weights from config, w[home][target] (missing = 1); multiplied with the plan's. */
+  staticWeights: Record<RegionId, Record<RegionId, number>>;
+  stale: Record<SignalKind, StalePolicy>;
+  /** The cap `degraded` means. */
+  degradedShare: number;
+  /** Share of capacity each grid alert level leaves (index = level 0–3). */
+  alertCaps: [number, number, number, number];
+  /** Grid events and alerts: applied, or only shown in the plan's reasons (shadow). */
+  gridMode: 'apply' | 'shadow';
+  /** KV-cache or GPU-memory use at or above which a region takes no spill. */
+  saturation: number;
+  /** Spacing of an operator drain's ramp steps, ms. */
+  rampStepMs: number;
+}
+
+export const DEFAULT_STALE: Record<SignalKind, StalePolicy> = {
+  'health.probe': { keepMs: 300_000, then: 'ignore' },
+  'load.metrics': { keepMs: 120_000, then: 'ignore' },
+  capacity: { keepMs: 600_000, then: 'degraded' },
+  'power.budget': { keepMs: 600_000, then: 'degraded' },
+  'grid.event': { keepMs: 0, then: 'ignore' },
+  'grid.alert': { keepMs: 3600_000, then: 'ignore' },
+  carbon: { keepMs: 3600_000, then: 'ignore' },
+  demand: { keepMs: 0, then: 'ignore' },
+};
+
+/** Planner settings with the configuration's defaults (docs/configuration.md), for `regions`. */
+export function defaultSettings(regions: PlannerRegion[]): PlannerSettings {
+  return {
+    regions,
+    staticWeights: {},
+    stale: structuredClone(DEFAULT_STALE),
+    degradedShare: 0.5,
+    alertCaps: [1, 1, 0.5, 0],
+    gridMode: 'apply',
+    saturation: 0.95,
+    rampStepMs: 30_000,
+  };
+}
+
+export interface PlanInput {
+  configHash: string;
+  snapshot: StoreSnapshot;
+  settings: PlannerSettings;
+  /**
+   * Fail static (DESIGN.md "Many nodes"): the store is unreachable, so no signal can be
+   * refreshed; every signal is taken as known until the store is back (no expiry or stale
+   * policy steps). Grid events, override ends and ramps keep their schedule.
+   */
+  frozen?: boolean;
+}
+
+/** Rounds a share to 4 decimals so plans stay small and stable. */
+const round = (x: number) => Math.round(Math.min(1, Math.max(0, x)) * 10000) / 10000;
+
+type Phase = 'fresh' | 'kept' | 'stale';
+
+function phaseAt(r: SignalRecord, t: number, p: StalePolicy): Phase {
+  if (t < r.signal.expiresAt) return 'fresh';
+  if (t < r.signal.expiresAt + p.keepMs) return 'kept';
+  return 'stale';
+}
+
+/** A region's situation at one instant. */
+interface RegionView {
+  down: boolean;
+  share: number;
+  noSpill: boolean;
+  reasons: string[];
+}
+
+/** The cap an operator drain/undrain/weight override leaves at t (1 = none), with its words. */
+function operatorCap(overrides: Override[], t: number, rampStepMs: number): { cap: number; why: string | null } {
+  // The latest-starting drain or undrain in force decides; weight overrides combine by minimum.
+  let drainish: Override | undefined;
+  let cap = 1;
+  let why: string | null = null;
+  for (const o of overrides) {
+    if (o.start > t || (o.end !== undefined && t >= o.end)) continue;
+    if (o.action === 'drain' || o.action === 'undrain') {
+      if (!drainish || o.start > drainish.start || (o.start === drainish.start && o.id > drainish.id)) drainish = o;
+    } else if (o.action === 'weight' && o.value !== undefined && o.value < cap) {
+      cap = o.value;
+      why = `weight ${o.value} by ${o.actor} (${o.reason}) [${o.id}]`;
+    }
+  }
+  if (drainish && drainish.action === 'drain') {
+    const target = drainish.value ?? 0;
+    const n = drainish.ramp > 0 ? Math.max(1, Math.ceil(drainish.ramp / rampStepMs)) : 1;
+    const k = Math.min(n, Math.floor(((t - drainish.start) * n) / Math.max(1, drainish.ramp)) + 1);
+    const c = round(1 - ((1 - target) * k) / n);
+    if (c < cap) {
+      cap = c;
+      why = `drain to ${target} by ${drainish.actor} (${drainish.reason})${n > 1 ? `, ramp step ${k}/${n}` : ''} [${drainish.id}]`;
+    }
+  }
+  return { cap, why };
+}
+
+/** The ramp instants of an override (start, each ramp step, end). */
+function overrideInstants(o: Override, rampStepMs: number): number[] {
+  const out = [o.start];
+  if (o.end !== undefined) out.push(o.end);
+  if (o.action === 'drain' && o.ramp > 0) {
+    const n = Math.max(1, Math.ceil(o.ramp / rampStepMs));
+    for (let k = 1; k < n; k++) out.push(o.start + Math.ceil((k * o.ramp) / n));
+  }
+  return out;
+}
+
+function viewAt(region: PlannerRegion, recs: SignalRecord[], ovs: Override[], t: number, s: PlannerSettings): RegionView {
+  const reasons: string[] = [];
+  const id = region.id;
+  const active = (o: Override) => o.start <= t && (o.end === undefined || t < o.end);
+  const forceDown = ovs.find((o) => o.action === 'force-down' && active(o));
+  const forceUp = ovs.find((o) => o.action === 'force-up' && active(o));
+
+  // Health: per endpoint, a majority of vantage votes.
+  const hp = s.stale['health.probe'];
+  const endpoints = new Map<string, { up: number; down: number }>();
+  for (const r of recs) {
+    if (r.signal.kind !== 'health.probe' || r.fold.kind !== 'health') continue;
+    const ph = phaseAt(r, t, hp);
+    let vote: boolean | null = r.fold.stableUp;
+    if (ph === 'stale') vote = hp.then === 'down' ? false : hp.then === 'healthy' ? true : null;
+    const e = endpoints.get(r.signal.key) ?? { up: 0, down: 0 };
+    if (vote === true) e.up++;
+    else if (vote === false) e.down++;
+    endpoints.set(r.signal.key, e);
+  }
+  const probed = [...endpoints.entries()].filter(([, v]) => v.up + v.down > 0);
+  const downEps = probed.filter(([, v]) => v.down > v.up).map(([k]) => k);
+  const healthDown = probed.length > 0 && downEps.length === probed.length;
+
+  let down = false;
+  if (forceDown) {
+    down = true;
+    reasons.push(`${id}: forced down by ${forceDown.actor} (${forceDown.reason}) [${forceDown.id}]`);
+  } else if (healthDown && forceUp) {
+    reasons.push(`${id}: health says down (${downEps.join(', ')}) but forced up by ${forceUp.actor} (${forceUp.reason}) [${forceUp.id}]`);
+  } else if (healthDown) {
+    down = true;
+    reasons.push(`${id}: down: every probed endpoint failed on a majority of vantages (${downEps.join(', ')})`);
+  }
+
+  let share = 1;
+  const cap = (c: number, why: string) => {
+    if (c < share) share = c;
+    if (c < 1) reasons.push(`${id}: ${why} → cap ${round(c)}`);
+  };
+
+  const op = operatorCap(ovs, t, s.rampStepMs);
+  if (op.why) cap(op.cap, op.why);
+
+  // Grid obligations.
+  let gridCap = 1;
+  const gridWhy: string[] = [];
+  for (const r of recs) {
+    if (r.signal.kind === 'grid.event') {
+      const v = r.signal.value as GridEvent;
+      if (v.cancelled || t < v.start || t >= v.end) continue;
+      const c = v.action === 'drain' ? 0 : (v.cap ?? 1);
+      gridCap = Math.min(gridCap, c);
+      gridWhy.push(`grid event ${v.id} from ${r.signal.source} (${v.action}${v.action === 'cap' ? ` ${v.cap}` : ''}, ${new Date(v.start).toISOString()}–${new Date(v.end).toISOString()})`);
+    } else if (r.signal.kind === 'grid.alert') {
+      const ph = phaseAt(r, t, s.stale['grid.alert']);
+      if (ph === 'stale') continue;
+      const lvl = (r.signal.value as GridAlert).level;
+      const c = s.alertCaps[lvl] ?? 1;
+      if (c < 1) {
+        gridCap = Math.min(gridCap, c);
+        gridWhy.push(`grid alert level ${lvl} from ${r.signal.source}${ph === 'kept' ? ' (expired, kept)' : ''}`);
+      }
+    }
+  }
+  if (gridCap < 1) {
+    if (s.gridMode === 'apply') cap(gridCap, gridWhy.join('; '));
+    else reasons.push(`${id}: shadow: ${gridWhy.join('; ')} would cap at ${round(gridCap)}`);
+  }
+
+  // Power budget: available watts over full-load draw.
+  for (const r of recs) {
+    if (r.signal.kind !== 'power.budget' || r.fold.kind !== 'applied') continue;
+    const pol = s.stale['power.budget'];
+    const ph = phaseAt(r, t, pol);
+    if (ph === 'stale') {
+      if (pol.then === 'down') cap(0, `power budget from ${r.signal.source} is stale (policy: down)`);
+      else if (pol.then === 'degraded') cap(s.degradedShare, `power budget from ${r.signal.source} is stale (policy: degraded)`);
+      continue;
+    }
+    if (!region.fullLoadW) continue;
+    const v = r.fold.value as PowerBudget;
+    const importW = v.importLimitW ?? region.importLimitW ?? Infinity;
+    const storageW = (v.storageWh ?? 0) > 0 ? (v.storageMaxW ?? 0) : 0;
+    const avail = importW + (v.generationW ?? 0) + storageW;
+    if (avail < region.fullLoadW) cap(avail / region.fullLoadW, `power: ${Math.round(avail)} W available of ${region.fullLoadW} W at full load (${r.signal.source})`);
+  }
+
+  // Compute capacity and load.
+  let noSpill = false;
+  for (const r of recs) {
+    const kind = r.signal.kind;
+    if (kind !== 'capacity' && kind !== 'load.metrics') continue;
+    const pol = s.stale[kind];
+    const ph = phaseAt(r, t, pol);
+    if (ph === 'stale') {
+      if (pol.then === 'down') cap(0, `${kind} from ${r.signal.source} is stale (policy: down)`);
+      else if (pol.then === 'degraded') cap(s.degradedShare, `${kind} from ${r.signal.source} is stale (policy: degraded)`);
+      continue;
+    }
+    if (kind === 'capacity' && r.fold.kind === 'applied') {
+      const v = r.fold.value as Capacity;
+      let c = v.fraction ?? 1;
+      if (v.units !== undefined && region.capacityUnits) c = Math.min(c, v.units / region.capacityUnits);
+      if (c < 1) cap(c, `capacity ${round(c)} reported by ${r.signal.source}`);
+    } else if (kind === 'load.metrics') {
+      const v = r.signal.value as LoadMetrics;
+      if (v.throttledShare !== undefined && v.throttledShare > 0) cap(1 - v.throttledShare, `${Math.round(v.throttledShare * 100)} % of GPUs throttled (${r.signal.source})`);
+      const use = Math.max(v.kvCacheUse ?? 0, v.gpuMemoryUse ?? 0);
+      if (use >= s.saturation) {
+        noSpill = true;
+        reasons.push(`${id}: saturated (KV cache / GPU memory at ${Math.round(use * 100)} %, ${r.signal.source}): takes no spill`);
+      }
+    }
+  }
+  return { down, share: round(share), noSpill, reasons };
+}
+
+/**
+ * A region's step from its view: `share` for every home; `homes` where a home differs —
+ * static config weights w[home][region] multiply the share, and a saturated region (no
+ * spill) has share 0 except for its own clients.
+ */
+function stepOf(id: RegionId, v: RegionView, t: number, s: PlannerSettings, ids: ReadonlySet<RegionId>): RegionStep {
+  const share = v.noSpill ? 0 : v.share;
+  const homes: Record<RegionId, number> = {};
+  if (v.noSpill && v.share !== share) homes[id] = v.share;
+  for (const [home, row] of Object.entries(s.staticWeights)) {
+    const stat = row[id];
+    if (stat === undefined || !ids.has(home)) continue;
+    const base = v.noSpill && home !== id ? 0 : v.share;
+    const w = round(base * stat);
+    if (w !== share) homes[home] = w;
+    else delete homes[home];
+  }
+  const st: RegionStep = { at: t, share, down: v.down, reasons: v.reasons };
+  if (Object.keys(homes).length > 0) st.homes = Object.fromEntries(Object.entries(homes).sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+  return st;
+}
+
+/** Two steps of one region with the same effect and reasons (their `at` aside). */
+function sameStep(a: RegionStep, b: RegionStep): boolean {
+  if (a.share !== b.share || a.down !== b.down || a.ttlCap !== b.ttlCap || a.reasons.length !== b.reasons.length) return false;
+  for (let i = 0; i < a.reasons.length; i++) if (a.reasons[i] !== b.reasons[i]) return false;
+  const ha = a.homes ?? {};
+  const hb = b.homes ?? {};
+  const ka = Object.keys(ha);
+  if (ka.length !== Object.keys(hb).length) return false;
+  for (const k of ka) if (ha[k] !== hb[k]) return false;
+  return true;
+}
+
+/** Canonical JSON (sorted keys) for hashing. */
+function canonical(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .sort()
+    .filter((k) => o[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+    .join(',')}}`;
+}
+
+
+/**
+ * The plan for a snapshot. Deterministic: the same (configHash, snapshot, settings) give the
+ * same bytes. Steps start at 0 (everything known now) and follow every instant at which
+ * anything changes; consecutive steps with the same weights, caps, down set and reasons merge.
+ */
+export function plan(input: PlanInput): Plan {
+  const { snapshot: snap0, settings: s } = input;
+  const snapshot: StoreSnapshot = input.frozen
+    ? { ...snap0, records: snap0.records.map((r) => ({ ...r, signal: { ...r.signal, expiresAt: Infinity } })) }
+    : snap0;
+  const ids = new Set(s.regions.map((r) => r.id));
+  const recsBy = new Map<RegionId, SignalRecord[]>();
+  const ovsBy = new Map<RegionId, Override[]>();
+  for (const r of s.regions) {
+    recsBy.set(r.id, []);
+    ovsBy.set(r.id, []);
+  }
+  // Which regions something happens to at each instant: only those are re-evaluated there.
+  const instants = new Map<RegionId, Set<number>>();
+  const at = (t: number, region: RegionId) => {
+    if (!(t > 0) || !Number.isFinite(t)) return;
+    let set = instants.get(region);
+    if (!set) instants.set(region, (set = new Set()));
+    set.add(t);
+  };
+  let newest = 0;
+  for (const r of snapshot.records) {
+    const region = r.signal.region;
+    if (!ids.has(region) || r.signal.kind === 'demand') continue;
+    recsBy.get(region)!.push(r);
+    newest = Math.max(newest, r.signal.observedAt);
+    const keep = s.stale[r.signal.kind].keepMs;
+    // Past expiresAt a kept value acts as a fresh one; only a grid alert's reason says
+    // "(expired, kept)". The stale policy takes over at expiresAt + keepMs.
+    if (r.signal.kind === 'grid.alert' || keep === 0) at(r.signal.expiresAt, region);
+    if (keep > 0) at(r.signal.expiresAt + keep, region);
+    if (r.signal.kind === 'grid.event') {
+      const v = r.signal.value as GridEvent;
+      if (!v.cancelled) {
+        at(v.start, region);
+        at(v.end, region);
+      }
+    }
+  }
+  for (const o of snapshot.overrides) {
+    if (!ids.has(o.region)) continue;
+    ovsBy.get(o.region)!.push(o);
+    newest = Math.max(newest, o.start);
+    for (const t of overrideInstants(o, s.rampStepMs)) at(t, o.region);
+  }
+  // Each region's schedule on its own: evaluated at 0 and at each of its instants, a step
+  // wherever its view changes. Work and size grow with the changes, not regions × instants.
+  const regionsOut: Record<RegionId, RegionStep[]> = {};
+  for (const region of s.regions) {
+    const id = region.id;
+    const times = [0, ...[...(instants.get(id) ?? [])].sort((x, y) => x - y)];
+    const steps: RegionStep[] = [];
+    for (const t of times) {
+      const st = stepOf(id, viewAt(region, recsBy.get(id)!, ovsBy.get(id)!, t, s), t, s, ids);
+      const last = steps[steps.length - 1];
+      if (last && sameStep(last, st)) continue;
+      steps.push(st);
+    }
+    // A region that is fully up throughout needs no schedule at all.
+    if (!(steps.length === 1 && steps[0]!.share === 1 && !steps[0]!.homes && !steps[0]!.down && steps[0]!.reasons.length === 0)) regionsOut[id] = steps;
+  }
+
+  // The inputs: a stored record is identified by its id and observedAt (latest wins, and the
+  // store never replaces a record with an older one), so those stand for its content;
+  // overrides are hashed whole, settings with sorted keys.
+  const h = createHash('sha256').update(`${input.configHash}\n${snapshot.revision}\n${input.frozen ? 'frozen\n' : ''}`);
+  let ids4hash = '';
+  for (const r of snapshot.records) ids4hash += `${r.id}@${r.signal.observedAt}\n`;
+  h.update(ids4hash).update(JSON.stringify(snapshot.overrides));
+  const version = h.update(canonical(s)).digest('hex').slice(0, 16);
+  return { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut };
+}
