@@ -1,6 +1,6 @@
 /**
- * The primary process: wiring only. config → (store, collectors, planner: later issues) →
- * DNS (in this process with workers = 0, else in forked workers) + HTTP API + metrics.
+ * The primary process: wiring only. config → store → planner (StateService) → DNS (in this
+ * process with workers = 0, else in forked workers) + HTTP API + metrics. Collectors: later.
  *
  * startGridSteer() is what `gridsteer serve` runs and what integration tests call in
  * process. It resolves once DNS and HTTP listen, and logs one line `"msg":"ready"` with the
@@ -23,6 +23,9 @@ import { aggregateMetrics, createRegistry, type MetricsJson } from './metrics.js
 import { buildApi, type ReadinessCheck } from './api/app.js';
 import { loadTokens } from './api/auth.js';
 import type { FromWorker, ToWorker } from './worker.js';
+import { StateService } from './state/service.js';
+import { plannerSettings, storeFor } from './state/setup.js';
+import type { Plan } from './types.js';
 
 export interface StartOptions {
   configFile: string;
@@ -89,6 +92,26 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   });
   // Loads a cached table at once when one matches; otherwise compiles in the background.
   await geo.start();
+
+  /** Swaps a new plan in (keeping the geo table) and hands it to every answering process. */
+  const applyPlan = (plan: Plan) => {
+    const g = prepared.state.geo;
+    prepared = { ...prepared, state: { ...prepared.state, plan, version: stateVersion(plan, g) } };
+    publish(geoTable);
+  };
+  const store = await storeFor(cfg, prepared.loaded.file, (level, msg) => log[level]({ module: 'state' }, msg));
+  const stateSvc = new StateService({
+    store,
+    log,
+    configHash: prepared.loaded.hash,
+    settings: plannerSettings(cfg, prepared.loaded.regions),
+    debounceMs: cfg.state.planDebounceMs,
+    onPlan: applyPlan,
+  });
+  // Opens the store and plans before DNS listens, so the first answers already follow the
+  // stored overrides; a store that cannot be opened is retried in the background.
+  await stateSvc.start();
+  const regionIds = () => new Set(prepared.loaded.regions.map((r) => r.id));
 
   if (nWorkers === 0) {
     const responder = new Responder(servingState(prepared.state, prepared.zones, geoTable));
@@ -164,6 +187,8 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
             : `${s.length}/${nWorkers} workers up; behind: ${behind.map((w) => `#${w.worker.id} at ${w.acked || 'nothing'}`).join(', ') || 'none'}`,
       });
     }
+    const ss = stateSvc.status();
+    checks.push({ name: 'store', ok: ss.ready, detail: `${ss.backend}, revision ${ss.planRevision}: ${ss.why}` });
     const g = geo.state;
     if (!cfg.geoip.enabled) checks.push({ name: 'geo', ok: true, detail: 'disabled (geoip.enabled: false): every client is placed at the default location' });
     else if (g.file === null) {
@@ -222,7 +247,9 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     // Keep answering from the table in force; the geo service swaps in a new one if the
     // geometry or the database setting changed.
     const g = prepared.state.geo;
-    next = { ...next, state: { ...next.state, geo: g, version: stateVersion(next.state.plan, g) } };
+    // The plan in force stays until the planner has planned with the new configuration.
+    const plan = stateSvc.plan ?? next.state.plan;
+    next = { ...next, state: { ...next.state, geo: g, plan, version: stateVersion(plan, g) } };
     const changed = next.state.version !== prepared.state.version || next.loaded.hash !== prepared.loaded.hash;
     const listenNow = (o.dnsListen ?? next.loaded.config.dns.listen).join(',');
     if (!o.dnsListen && listenNow !== cfg.dns.listen.join(',')) log.warn('config: dns.listen changed; restart to listen on the new addresses');
@@ -231,6 +258,10 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       loadedAt = Date.now();
       publish(geoTable);
       log.info({ version: next.state.version }, 'config reloaded');
+      if (next.loaded.config.state.store !== cfg.state.store || JSON.stringify(next.loaded.config.state.redis) !== JSON.stringify(cfg.state.redis)) {
+        log.warn({ module: 'state' }, 'config: state.store or state.redis changed; restart to use the new store');
+      }
+      stateSvc.reconfigure(next.loaded.hash, plannerSettings(next.loaded.config, next.loaded.regions));
     }
     void geo.setGeometry(next.geometry, geoSettings(next.loaded.config.geoip, next.loaded.file));
     return { version: next.loaded.hash, changed };
@@ -288,6 +319,14 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     }),
     reload,
     explain,
+    state: {
+      ingest: (signals) => stateSvc.ingest(signals, regionIds()),
+      overrides: () => stateSvc.overrides(),
+      createOverride: (req, actor) => stateSvc.createOverride(req, actor, regionIds()),
+      endOverride: (id, actor, reason) => stateSvc.endOverride(id, actor, reason),
+      audit: (limit) => stateSvc.audit(limit),
+      plan: () => prepared.state.plan,
+    },
   });
   const httpAddr = parseListen(o.httpListen ?? cfg.http.listen);
   let httpUrl: string;
@@ -297,6 +336,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     closing = true;
     await local?.server.close();
     for (const w of slots.values()) w.worker.kill();
+    await stateSvc.close().catch(() => undefined);
     throw e;
   }
   log.info({ dns: dnsAddresses, http: httpUrl, workers: nWorkers, version: prepared.state.version }, 'ready');
@@ -310,6 +350,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       closing = true;
       geo.close();
       await api.close();
+      await stateSvc.close().catch((e: Error) => log.warn({ module: 'state', err: e.message }, 'state: close failed'));
       await local?.server.close();
       await Promise.all(
         [...slots.values()].map(

@@ -19,6 +19,7 @@ import type { ApiInstance, TypeBoxTypeProvider } from './schemas.js';
 import { probeRoutes } from './routes/probes.js';
 import { configRoutes } from './routes/config.js';
 import { explainRoutes } from './routes/explain.js';
+import { stateRoutes, type StateApi } from './routes/state.js';
 import type { ExplainQuery, ExplainResult } from '../policy/explain.js';
 
 /** One line of /readyz. */
@@ -52,6 +53,8 @@ export interface ApiDeps {
    * bad input: the API answers 400 GSLB_ERR_VALIDATION naming `querystring.<field>`.
    */
   explain(q: ExplainQuery): Promise<ExplainResult>;
+  /** Signals, overrides, audit and the plan (routes/state.ts); absent = those routes answer 404. */
+  state?: StateApi;
 }
 
 /** Largest accepted request body, in bytes (1 MiB). */
@@ -179,5 +182,6 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(probeRoutes, { readiness: deps.readiness, metrics: deps.metrics, closing: () => closing });
   await app.register(configRoutes, { configInfo: deps.configInfo, reload: deps.reload });
   await app.register(explainRoutes, { explain: deps.explain });
+  if (deps.state) await app.register(stateRoutes, { state: deps.state });
   return fastify;
 }

@@ -38,6 +38,7 @@ export const ERRORS = {
   GSLB_ERR_RATE_LIMITED: { status: 429, message: 'api: too many requests; retry after {retryAfter} s' },
   GSLB_ERR_INTERNAL: { status: 500, message: 'api: internal error (request {requestId}); the server log has the details' },
   GSLB_ERR_NOT_READY: { status: 503, message: 'api: not ready: {reason}' },
+  GSLB_ERR_STORE_UNAVAILABLE: { status: 503, message: 'api: the state store is unavailable ({reason}); nothing was changed: retry later or on another node' },
 } as const satisfies Record<`GSLB_ERR_${string}`, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

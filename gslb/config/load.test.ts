@@ -86,7 +86,7 @@ const cases: Case[] = [
     file: CONFIG,
     at: 'colour: blue',
     path: 'colour',
-    message: [/^unknown key "colour"/, /remove it or fix its spelling/, /the keys allowed here are dns, http, workers, regionsDir, policy, zones, names, geoip, networks$/],
+    message: [/^unknown key "colour"/, /remove it or fix its spelling/, /the keys allowed here are dns, http, workers, regionsDir, policy, zones, names, geoip, networks, state$/],
   },
   {
     name: 'unknown key inside dns.tcp (a near miss is named)',
@@ -398,7 +398,34 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
   assert.deepEqual(c.http, { listen: '127.0.0.1:8053' });
   assert.equal(c.workers, 'auto');
   assert.equal(c.regionsDir, 'regions');
-  assert.deepEqual(c.policy, { minTtl: 5, resolverMinTtl: 30, defaultLocation: { lat: 39.0, lon: -77.5 }, weights: {} });
+  assert.deepEqual(c.policy, {
+    minTtl: 5,
+    resolverMinTtl: 30,
+    defaultLocation: { lat: 39.0, lon: -77.5 },
+    weights: {},
+    health: { rise: 2, fall: 3 },
+    hysteresis: 0.05,
+    stale: {
+      'health.probe': { keepMs: 300000, then: 'ignore' },
+      'load.metrics': { keepMs: 120000, then: 'ignore' },
+      capacity: { keepMs: 600000, then: 'degraded' },
+      'power.budget': { keepMs: 600000, then: 'degraded' },
+      'grid.event': { keepMs: 0, then: 'ignore' },
+      'grid.alert': { keepMs: 3600000, then: 'ignore' },
+      carbon: { keepMs: 3600000, then: 'ignore' },
+      demand: { keepMs: 0, then: 'ignore' },
+    },
+    degradedShare: 0.5,
+    grid: { mode: 'apply', alertCaps: [1, 1, 0.5, 0] },
+    saturation: 0.95,
+    rampStepMs: 30000,
+  });
+  assert.deepEqual(c.state, {
+    store: 'memory',
+    file: 'var/gridsteer-state.jsonl',
+    redis: { url: 'redis://127.0.0.1:6379', prefix: 'gridsteer', waitReplicas: 0, waitTimeoutMs: 1000 },
+    planDebounceMs: 50,
+  });
   assert.deepEqual(c.geoip, { enabled: true, watchIntervalMs: 5000 });
   assert.deepEqual(c.networks, []);
   assert.deepEqual(c.zones[0]!.soa, { rname: 'hostmaster.example.com.', serial: 1, refresh: 3600, retry: 600, expire: 1209600, minimum: 60 });

@@ -120,6 +120,20 @@ export const GslbNameSchema = Type.Object(
   strict,
 );
 
+const StaleThen = (dflt: string) =>
+  Type.Union(['down', 'degraded', 'healthy', 'ignore'].map((t) => Type.Literal(t)), {
+    default: dflt,
+    description: 'then: down (a down vote, capacity 0), degraded (capped at policy.degradedShare), healthy (as if all were well), ignore (the fact stops counting)',
+  });
+const StalePolicySchema = (keepMs: number, then: string, what: string) =>
+  Type.Object(
+    {
+      keepMs: Type.Integer({ minimum: 0, default: keepMs, description: 'how long past its expiry the last value still holds, ms' }),
+      then: StaleThen(then),
+    },
+    { ...strict, default: {}, description: `what an expired ${what} means` },
+  );
+
 export const PolicySchema = Type.Object(
   {
     minTtl: Ttl('Tmin: the smallest TTL ever answered, in seconds', 5),
@@ -138,11 +152,78 @@ export const PolicySchema = Type.Object(
       {
         default: {},
         description:
-          'admission weights w[home][target] in [0, 1] until the planner sets them (missing = 1): a client whose nearest region is home is admitted to target for a share w of subnets, the rest spill to the next region (e.g. { us-va: { us-va: 0.9 } } sends 10 % of Virginia\'s clients onward)',
+          'static admission weights w[home][target] in [0, 1], multiplied with the planner\'s (missing = 1): a client whose nearest region is home is admitted to target for a share w of subnets, the rest spill to the next region (e.g. { us-va: { us-va: 0.9 } } sends 10 % of Virginia\'s clients onward)',
       },
     ),
+    health: Type.Object(
+      {
+        rise: Type.Integer({ minimum: 1, maximum: 100, default: 2, description: 'consecutive successful probes before a down endpoint is up' }),
+        fall: Type.Integer({ minimum: 1, maximum: 100, default: 3, description: 'consecutive failed probes before an up endpoint is down' }),
+      },
+      { ...strict, default: {}, description: 'anti-flap thresholds of health probes (per endpoint and vantage)' },
+    ),
+    hysteresis: Type.Number({ minimum: 0, maximum: 0.5, default: 0.05, description: 'relative change a capacity or power reading must exceed to be applied' }),
+    stale: Type.Object(
+      {
+        'health.probe': StalePolicySchema(300000, 'ignore', 'health probe'),
+        'load.metrics': StalePolicySchema(120000, 'ignore', 'load reading'),
+        capacity: StalePolicySchema(600000, 'degraded', 'capacity reading'),
+        'power.budget': StalePolicySchema(600000, 'degraded', 'power budget'),
+        'grid.event': StalePolicySchema(0, 'ignore', 'grid event record (the event itself runs from its start to its end)'),
+        'grid.alert': StalePolicySchema(3600000, 'ignore', 'grid alert level'),
+        carbon: StalePolicySchema(3600000, 'ignore', 'carbon reading'),
+        demand: StalePolicySchema(0, 'ignore', 'demand bucket'),
+      },
+      { ...strict, default: {}, description: 'per signal kind: what its facts mean once expired (never a silent default)' },
+    ),
+    degradedShare: Type.Number({ minimum: 0, maximum: 1, default: 0.5, description: 'the capacity share a stale policy of degraded leaves' }),
+    grid: Type.Object(
+      {
+        mode: Type.Union([Type.Literal('apply'), Type.Literal('shadow')], { default: 'apply', description: 'apply grid events and alerts, or only show what they would do (shadow)' }),
+        alertCaps: Type.Array(Type.Number({ minimum: 0, maximum: 1 }), {
+          minItems: 4,
+          maxItems: 4,
+          default: [1, 1, 0.5, 0],
+          description: 'the capacity share each grid alert level 0–3 leaves (e.g. ERCOT EEA1–3)',
+        }),
+      },
+      { ...strict, default: {}, description: 'grid obligations' },
+    ),
+    saturation: Type.Number({ minimum: 0, maximum: 1, default: 0.95, description: 'KV-cache or GPU-memory use at which a region takes no spill from other homes' }),
+    rampStepMs: Type.Integer({ minimum: 1000, default: 30000, description: 'spacing of the steps of an operator drain ramp, ms' }),
   },
   { ...strict, default: {}, description: 'how answers are chosen and how long they may be cached' },
+);
+
+export const StateSchema = Type.Object(
+  {
+    store: Type.Union([Type.Literal('memory'), Type.Literal('redis')], {
+      default: 'memory',
+      description: 'memory: this process alone, overrides and audit kept in state.file; redis: many nodes share state through state.redis',
+    }),
+    file: Type.String({
+      minLength: 1,
+      default: 'var/gridsteer-state.jsonl',
+      description: 'memory store: the append-only file of overrides and the audit log (relative to this file)',
+    }),
+    redis: Type.Object(
+      {
+        url: Type.String({
+          default: 'redis://127.0.0.1:6379',
+          pattern: '^rediss?(\\+sentinel|\\+cluster)?://',
+          'x-type': 'Redis URL',
+          'x-form': 'redis://[user:password@]host:port[/db], rediss://… (TLS), redis+sentinel://host:port[,host:port]/master[/db], redis+cluster://host:port[,host:port]',
+          description: 'where Redis is: standalone, Sentinel or Cluster',
+        }),
+        prefix: Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', default: 'gridsteer', description: 'key prefix (inside the hash tag); nodes of one fleet share it' }),
+        waitReplicas: Type.Integer({ minimum: 0, maximum: 16, default: 0, description: 'replicas that must acknowledge an override or audit write (WAIT n) before it is reported done; 0 = the primary alone (use appendfsync always)' }),
+        waitTimeoutMs: Type.Integer({ minimum: 10, default: 1000, description: 'how long to wait for those replicas, ms' }),
+      },
+      { ...strict, default: {}, description: 'the Redis store' },
+    ),
+    planDebounceMs: Type.Integer({ minimum: 0, maximum: 5000, default: 50, description: 'after a store change, wait this long for more before planning again, ms' }),
+  },
+  { ...strict, default: {}, description: 'where signals, overrides and the audit log are kept' },
 );
 
 export const DnsServerSchema = Type.Object(
@@ -230,6 +311,7 @@ export const ConfigSchema = Type.Object(
       default: [],
       description: 'network overrides (like gdnsd nets, Route 53 CIDR collections): CIDR → ordered regions',
     }),
+    state: StateSchema,
   },
   strict,
 );
@@ -284,6 +366,7 @@ export const RegionSchema = Type.Object(
           }),
           balancingAuthority: Type.Optional(Type.String({ description: 'grid operator, e.g. ERCOT, AESO, PJM, EirGrid' })),
           importLimitW: Type.Optional(Type.Number({ minimum: 0, description: 'contracted grid import limit in watts' })),
+          fullLoadW: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'the site\'s draw at full load in watts: a power budget below it caps the region' })),
         },
         { ...strict, description: 'how the region is powered' },
       ),

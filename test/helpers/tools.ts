@@ -10,6 +10,9 @@ const DEBIAN_PACKAGE: Record<string, string> = {
   kdig: 'knot-dnsutils',
   unbound: 'unbound',
   'unbound-checkconf': 'unbound',
+  'redis-server': 'redis-server',
+  'redis-sentinel': 'redis-server',
+  'redis-cli': 'redis-tools',
 };
 
 /** The absolute path of `name` in PATH (plus /usr/sbin and /sbin), or null. */

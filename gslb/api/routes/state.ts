@@ -1,0 +1,197 @@
+/**
+ * State routes (signals in, overrides, audit, the plan):
+ * - POST   /v1/signals           (ingest):   `{signals: Signal[]}` (1–1000). Every signal is
+ *   validated first; one invalid signal refuses the batch with 400 GSLB_ERR_VALIDATION naming
+ *   `body.signals[i].<field>`, and nothing is stored. Then each is stored (latest per id
+ *   wins: an older one comes back `{stored: false, reason: "stale"}`).
+ * - GET    /v1/overrides         (viewer):   the live overrides.
+ * - POST   /v1/overrides         (operator): create one; the actor is the token's name.
+ * - DELETE /v1/overrides/:id     (operator): end one, `?reason=` required (audited).
+ * - GET    /v1/audit?limit=N     (viewer):   newest first.
+ * - GET    /v1/plan              (viewer):   the plan in force, with its schedule and reasons.
+ * A store that does not answer gives 503 GSLB_ERR_STORE_UNAVAILABLE: nothing was changed.
+ */
+import { Type } from '@sinclair/typebox';
+import { apiError } from '../errors.js';
+import { errorResponses, type ApiPlugin } from '../schemas.js';
+import type { Override, Plan } from '../../types.js';
+import type { AuditEntry } from '../../state/store.js';
+import { StoreError } from '../../state/store.js';
+import { SignalError } from '../../state/signals.js';
+import { OverrideError, type IngestResult, type OverrideRequest } from '../../state/service.js';
+
+/** What the state routes need from the process (gslb/main.ts wires a StateService). */
+export interface StateApi {
+  ingest(signals: unknown[]): Promise<IngestResult>;
+  overrides(): Promise<Override[]>;
+  createOverride(req: OverrideRequest, actor: string): Promise<Override>;
+  endOverride(id: string, actor: string, reason: string): Promise<Override>;
+  audit(limit: number): Promise<AuditEntry[]>;
+  /** The plan in force (the configuration's until the store has been read). */
+  plan(): Plan;
+}
+
+export interface StateRoutesOptions extends Record<string, unknown> {
+  state: StateApi;
+}
+
+const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 8.64e15, description });
+
+export const OverrideSchema = Type.Object({
+  id: Type.String(),
+  region: Type.String(),
+  action: Type.String(),
+  value: Type.Optional(Type.Number()),
+  ramp: Type.Integer({ description: 'ramp length, ms' }),
+  by: Type.Optional(Type.String()),
+  actor: Type.String(),
+  reason: Type.String(),
+  start: Type.Integer({ description: 'ms epoch' }),
+  end: Type.Optional(Type.Integer({ description: 'ms epoch' })),
+});
+
+const OverrideBodySchema = Type.Object(
+  {
+    region: Type.String({ minLength: 1, maxLength: 63, description: 'region id' }),
+    action: Type.Unsafe<OverrideRequest['action']>({
+      type: 'string',
+      enum: ['drain', 'undrain', 'force-up', 'force-down', 'weight'],
+      description: 'drain (to value, default 0), undrain, force-up (needs end), force-down, weight (needs value)',
+    }),
+    value: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'drain: the share to keep (0 = full drain); weight: the admission weight' })),
+    ramp: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400_000, description: 'spread the change over this many ms (0 = at once)' })),
+    by: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'reserved: one steered name (not supported yet)' })),
+    reason: Type.String({ minLength: 1, maxLength: 500, description: 'why, in words (audited, shown in explain)' }),
+    start: Type.Optional(Ms('when it takes effect (default now)')),
+    end: Type.Optional(Ms('when it ends (required for force-up)')),
+  },
+  { additionalProperties: false },
+);
+
+const AuditEntrySchema = Type.Object({
+  seq: Type.Integer(),
+  at: Type.Integer(),
+  actor: Type.String(),
+  action: Type.String(),
+  target: Type.String(),
+  reason: Type.String(),
+  before: Type.Unknown(),
+  after: Type.Unknown(),
+});
+
+const PlanSchema = Type.Object({
+  version: Type.String(),
+  configHash: Type.String(),
+  storeRevision: Type.Integer(),
+  computedAt: Type.Integer(),
+  regions: Type.Record(
+    Type.String(),
+    Type.Array(
+      Type.Object({
+        at: Type.Integer({ description: 'ms epoch from which the step holds' }),
+        share: Type.Number({ description: 'admission weight for every home not in homes' }),
+        homes: Type.Optional(Type.Record(Type.String(), Type.Number())),
+        down: Type.Boolean(),
+        ttlCap: Type.Optional(Type.Number()),
+        reasons: Type.Array(Type.String()),
+      }),
+    ),
+    { description: 'per region, its schedule (ADR 0006)' },
+  ),
+});
+
+function storeFailure(e: unknown): never {
+  if (e instanceof StoreError && e.code === 'unavailable') throw apiError('GSLB_ERR_STORE_UNAVAILABLE', { reason: e.message });
+  if (e instanceof StoreError && e.code === 'not_found') throw apiError('GSLB_ERR_NOT_FOUND', { what: 'that override', hint: 'GET /v1/overrides lists the live ones' }, { field: 'params.id' });
+  throw e;
+}
+
+export const stateRoutes: ApiPlugin<StateRoutesOptions> = async (app, opts) => {
+  const st = opts.state;
+
+  app.post(
+    '/v1/signals',
+    {
+      onRequest: app.requireRole('ingest'),
+      schema: {
+        body: Type.Object({ signals: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 1000, description: 'signals (gslb/types.ts Signal)' }) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ revision: Type.Integer(), results: Type.Array(Type.Object({ stored: Type.Boolean(), reason: Type.Optional(Type.String()) })) }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      try {
+        return await st.ingest(request.body.signals);
+      } catch (e) {
+        if (e instanceof SignalError) {
+          const field = `body.${e.field}`;
+          throw apiError('GSLB_ERR_VALIDATION', { field, problem: e.message.slice(e.field.length + 2) }, { field });
+        }
+        return storeFailure(e);
+      }
+    },
+  );
+
+  app.get('/v1/overrides', { onRequest: app.requireRole('viewer'), schema: { response: { 200: Type.Object({ overrides: Type.Array(OverrideSchema) }), ...errorResponses } } }, async () => {
+    try {
+      return { overrides: await st.overrides() };
+    } catch (e) {
+      return storeFailure(e);
+    }
+  });
+
+  app.post(
+    '/v1/overrides',
+    { onRequest: app.requireRole('operator'), schema: { body: OverrideBodySchema, response: { 201: OverrideSchema, ...errorResponses } } },
+    async (request, reply) => {
+      try {
+        const o = await st.createOverride(request.body, request.identity?.name ?? 'unknown');
+        return reply.code(201).send(o);
+      } catch (e) {
+        if (e instanceof OverrideError) throw apiError('GSLB_ERR_VALIDATION', { field: e.field, problem: e.problem }, { field: e.field });
+        return storeFailure(e);
+      }
+    },
+  );
+
+  app.delete(
+    '/v1/overrides/:id',
+    {
+      onRequest: app.requireRole('operator'),
+      schema: {
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        querystring: Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500, description: 'why it ends (audited)' }) }, { additionalProperties: false }),
+        response: { 200: OverrideSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      try {
+        return await st.endOverride(request.params.id, request.identity?.name ?? 'unknown', request.query.reason);
+      } catch (e) {
+        return storeFailure(e);
+      }
+    },
+  );
+
+  app.get(
+    '/v1/audit',
+    {
+      onRequest: app.requireRole('viewer'),
+      schema: {
+        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000, default: 100 })) }, { additionalProperties: false }),
+        response: { 200: Type.Object({ entries: Type.Array(AuditEntrySchema) }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      try {
+        return { entries: await st.audit(request.query.limit ?? 100) };
+      } catch (e) {
+        return storeFailure(e);
+      }
+    },
+  );
+
+  app.get('/v1/plan', { onRequest: app.requireRole('viewer'), schema: { response: { 200: PlanSchema, ...errorResponses } } }, async () => st.plan());
+};

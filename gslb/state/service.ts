@@ -1,0 +1,307 @@
+/**
+ * The primary's state service: it owns the store, validates what arrives (signals from the
+ * push API and collectors, operator overrides), and re-plans on every store revision
+ * (debounced), handing each new plan to `onPlan`. Plans are never computed on the query
+ * path.
+ *
+ * Fail static: when the store cannot be read the last plan stays in force (its schedule
+ * keeps running in decide), `status().stale` is true, and planning resumes with a full
+ * snapshot as soon as the store answers again. Writes through an unreachable store reject
+ * with StoreError `unavailable` (the API answers 503); nothing is dropped silently.
+ */
+import type { Logger } from 'pino';
+import type { Override, OverrideAction, Plan, Signal } from '../types.js';
+import { plan, type PlannerSettings } from '../policy/planner.js';
+import { SignalError, validateSignal } from './signals.js';
+import { StoreError, type AuditEntry, type StateStore, type StoreSnapshot, type StoreStatus } from './store.js';
+
+/** Largest clock difference between this node and the store before the node is not ready. */
+export const MAX_CLOCK_SKEW_MS = 250;
+
+/** An override as an operator asks for it (the API body); actor comes from the token. */
+export interface OverrideRequest {
+  region: string;
+  action: OverrideAction;
+  value?: number;
+  ramp?: number;
+  by?: string;
+  reason: string;
+  start?: number;
+  end?: number;
+}
+
+/** A refused override request: `field` names the body field. */
+export class OverrideError extends Error {
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`${field} ${problem}`);
+    this.name = 'OverrideError';
+  }
+}
+
+export interface IngestResult {
+  revision: number;
+  results: { stored: boolean; reason?: string }[];
+}
+
+export interface StateServiceOptions {
+  store: StateStore;
+  log: Logger;
+  configHash: string;
+  settings: PlannerSettings;
+  debounceMs: number;
+  onPlan(plan: Plan): void;
+  /** ms epoch (tests pass their own). */
+  clock?: () => number;
+}
+
+export class StateService {
+  private current: Plan | null = null;
+  /** The last snapshot read, kept to re-plan frozen while the store is unreachable. */
+  private lastSnapshot: StoreSnapshot | null = null;
+  private frozen = false;
+  private watch: NodeJS.Timeout | null = null;
+  private snapshotRev = -1;
+  private timer: NodeJS.Timeout | null = null;
+  private planning: Promise<void> | null = null;
+  private again = false;
+  private lastError: string | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private closed = false;
+  private retry: NodeJS.Timeout | null = null;
+  private started = false;
+  private readonly clock: () => number;
+  private configHash: string;
+  private settings: PlannerSettings;
+
+  constructor(private readonly o: StateServiceOptions) {
+    this.clock = o.clock ?? Date.now;
+    this.configHash = o.configHash;
+    this.settings = o.settings;
+  }
+
+  get store(): StateStore {
+    return this.o.store;
+  }
+
+  /** The plan in force (null before the first successful plan). */
+  get plan(): Plan | null {
+    return this.current;
+  }
+
+  /**
+   * Opens the store and plans once. When the store cannot be opened the node still starts
+   * (answering from the configuration's plan, reported stale and not ready) and retries.
+   */
+  async start(): Promise<void> {
+    try {
+      await this.o.store.start();
+      this.started = true;
+      this.unsubscribe = this.o.store.onRevision(() => this.schedule());
+      this.watchStore();
+      await this.replan();
+    } catch (e) {
+      // A store whose own data is unreadable needs an operator: starting anyway would hide it.
+      if (e instanceof StoreError && e.code === 'invalid') throw e;
+      this.lastError = (e as Error).message;
+      this.o.log.error({ module: 'state', err: this.lastError }, 'state: cannot open the store; answering from the configuration until it can be');
+      this.retryStart(1000);
+    }
+  }
+
+  private retryStart(delay: number): void {
+    if (this.closed) return;
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      this.o.store
+        .start()
+        .then(async () => {
+          this.started = true;
+          this.unsubscribe = this.o.store.onRevision(() => this.schedule());
+          this.watchStore();
+          this.o.log.info({ module: 'state' }, 'state: store open');
+          await this.replan();
+        })
+        .catch((e: Error) => {
+          this.lastError = e.message;
+          this.retryStart(Math.min(delay * 2, 10000));
+        });
+    }, delay);
+    this.retry.unref?.();
+  }
+
+  /**
+   * Fail static: every second, if the store has gone stale, re-plan from the last snapshot
+   * with signal expiry frozen (nothing can be refreshed meanwhile); once it answers again,
+   * plan from a full snapshot.
+   */
+  private watchStore(): void {
+    if (this.watch) return;
+    this.watch = setInterval(() => {
+      const stale = this.o.store.status().stale || this.lastError !== null;
+      if (stale && !this.frozen && this.lastSnapshot) {
+        this.frozen = true;
+        this.o.log.warn({ module: 'state' }, 'state: the store is unreachable: answering from the last plan with signal expiry frozen');
+        this.adopt(plan({ configHash: this.configHash, snapshot: this.lastSnapshot, settings: this.settings, frozen: true }), this.lastSnapshot.revision);
+      } else if (!stale && this.frozen) {
+        this.snapshotRev = -1;
+        this.schedule(0);
+      }
+    }, 1000);
+    this.watch.unref?.();
+  }
+
+  private adopt(p: Plan, revision: number): void {
+    this.snapshotRev = revision;
+    if (this.current && this.current.version === p.version) return;
+    this.current = p;
+    this.o.log.info({ module: 'state', revision, version: p.version, frozen: this.frozen, steps: Object.values(p.regions).reduce((n, xs) => n + xs.length, 0) }, 'state: new plan');
+    this.o.onPlan(p);
+  }
+
+  /** New configuration: plan again with it. */
+  reconfigure(configHash: string, settings: PlannerSettings): void {
+    this.configHash = configHash;
+    this.settings = settings;
+    this.snapshotRev = -1;
+    this.schedule(0);
+  }
+
+  /** Re-plans after `debounceMs` (coalescing bursts of revisions). */
+  schedule(delay = this.o.debounceMs): void {
+    if (this.closed || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.replan();
+    }, delay);
+  }
+
+  /** Reads a full snapshot and plans from it (one at a time; a request during a run runs again after it). */
+  async replan(): Promise<void> {
+    if (this.closed || !this.started) return;
+    if (this.planning) {
+      this.again = true;
+      return this.planning;
+    }
+    this.planning = (async () => {
+      let snap: StoreSnapshot;
+      try {
+        snap = await this.o.store.snapshot();
+      } catch (e) {
+        const msg = (e as Error).message;
+        if (this.lastError !== msg) this.o.log.warn({ module: 'state', err: msg }, 'state: cannot read the store; the last plan stays in force');
+        this.lastError = msg;
+        return;
+      }
+      this.lastError = null;
+      if (snap.revision === this.snapshotRev && this.current && !this.frozen) return;
+      this.lastSnapshot = snap;
+      if (this.frozen) this.o.log.info({ module: 'state', revision: snap.revision }, 'state: the store answers again: planning from a full snapshot');
+      this.frozen = false;
+      this.adopt(plan({ configHash: this.configHash, snapshot: snap, settings: this.settings }), snap.revision);
+    })();
+    try {
+      await this.planning;
+    } finally {
+      this.planning = null;
+    }
+    if (this.again && !this.closed) {
+      this.again = false;
+      await this.replan();
+    }
+  }
+
+  /** Store status plus this service's view: stale when the last read failed. */
+  status(): StoreStatus & { planRevision: number; lastError: string | null; ready: boolean; why: string } {
+    const st = this.o.store.status();
+    const stale = st.stale || this.lastError !== null || !this.started;
+    const skewBad = Math.abs(st.clockSkewMs) > MAX_CLOCK_SKEW_MS;
+    let why = st.detail;
+    if (!this.started) why = `store not open: ${this.lastError ?? 'starting'}`;
+    else if (this.lastError) why = `stale: ${this.lastError}; answering from plan ${this.current?.version ?? '(configuration)'}`;
+    else if (skewBad) why = `this node's clock differs from the store's by ${st.clockSkewMs} ms (at most ${MAX_CLOCK_SKEW_MS} ms): fix NTP`;
+    return { ...st, stale, planRevision: this.snapshotRev, lastError: this.lastError, ready: !stale && !skewBad, why };
+  }
+
+  /**
+   * Validates every signal first; if any is invalid nothing is stored and a SignalError is
+   * thrown with `field` prefixed by its index (`signals[2].value.level`). Then stores each
+   * (latest wins: an older one is reported `stale`, not an error).
+   */
+  async ingest(input: unknown[], regions: ReadonlySet<string>, fence?: { lease: string; token: number }): Promise<IngestResult> {
+    const now = this.clock();
+    const valid: Signal[] = input.map((s, i) => {
+      try {
+        return validateSignal(s, now, regions);
+      } catch (e) {
+        if (e instanceof SignalError) throw new SignalError(`signals[${i}].${e.field}`.replace(/\.\(signal\)$/, ''), e.message.slice(e.field.length + 2));
+        throw e;
+      }
+    });
+    const results: IngestResult['results'] = [];
+    let revision = 0;
+    for (const s of valid) {
+      const r = await this.o.store.putSignal(s, fence);
+      revision = r.revision;
+      results.push(r.stored ? { stored: true } : { stored: false, reason: r.reason });
+    }
+    return { revision, results };
+  }
+
+  /** Checks and stores an operator override; `actor` is the token's name. */
+  async createOverride(req: OverrideRequest, actor: string, regions: ReadonlySet<string>): Promise<Override> {
+    const now = this.clock();
+    if (!regions.has(req.region)) throw new OverrideError('body.region', `"${req.region}" is not a region of this fleet (known: ${[...regions].sort().join(', ')})`);
+    if (req.by !== undefined) throw new OverrideError('body.by', 'per-name overrides are not supported yet; leave it out to act on every name the region serves');
+    if (req.reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
+    const start = req.start ?? now;
+    if (req.end !== undefined && req.end <= start) throw new OverrideError('body.end', `must be after start (${new Date(start).toISOString()})`);
+    if (req.end !== undefined && req.end <= now) throw new OverrideError('body.end', 'is in the past');
+    if (req.action === 'force-up' && req.end === undefined) throw new OverrideError('body.end', 'is required for force-up (a forgotten force-up keeps a dead region in service)');
+    if (req.action === 'weight' && req.value === undefined) throw new OverrideError('body.value', 'is required for weight: the admission weight in [0, 1]');
+    if ((req.action === 'force-up' || req.action === 'force-down' || req.action === 'undrain') && req.value !== undefined) {
+      throw new OverrideError('body.value', `does not apply to ${req.action}; leave it out`);
+    }
+    const o: Omit<Override, 'id'> = {
+      region: req.region,
+      action: req.action,
+      ...(req.action === 'drain' ? { value: req.value ?? 0 } : req.value !== undefined ? { value: req.value } : {}),
+      ramp: req.ramp ?? 0,
+      actor,
+      reason: req.reason,
+      start,
+      ...(req.end !== undefined ? { end: req.end } : {}),
+    };
+    const { override } = await this.o.store.createOverride(o, now);
+    this.o.log.info({ module: 'state', actor, override }, 'state: override created');
+    return override;
+  }
+
+  async endOverride(id: string, actor: string, reason: string): Promise<Override> {
+    const { override } = await this.o.store.endOverride(id, actor, reason, this.clock());
+    this.o.log.info({ module: 'state', actor, id, reason }, 'state: override ended');
+    return override;
+  }
+
+  async overrides(): Promise<Override[]> {
+    return (await this.o.store.snapshot()).overrides;
+  }
+
+  async audit(limit: number): Promise<AuditEntry[]> {
+    return this.o.store.audit(limit);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.retry) clearTimeout(this.retry);
+    if (this.watch) clearInterval(this.watch);
+    this.unsubscribe?.();
+    await this.planning?.catch(() => undefined);
+    await this.o.store.close();
+  }
+}
+
+export { StoreError };

@@ -1,0 +1,51 @@
+/**
+ * From configuration to the state layer's parts: the planner's settings and the store the
+ * config names. Paths are relative to the config file's folder.
+ */
+import { dirname, resolve } from 'node:path';
+import type { Config, RegionConfig } from '../config/schema.js';
+import type { PlannerSettings } from '../policy/planner.js';
+import type { SignalKind } from '../types.js';
+import type { ReduceRules } from './reducer.js';
+import { MemoryStore } from './memory-store.js';
+import type { StateStore } from './store.js';
+
+export function plannerSettings(c: Config, regions: RegionConfig[]): PlannerSettings {
+  const p = c.policy;
+  return {
+    regions: regions.map((r) => ({
+      id: r.id,
+      ...(r.capacity?.units !== undefined ? { capacityUnits: r.capacity.units } : {}),
+      ...(r.power?.importLimitW !== undefined ? { importLimitW: r.power.importLimitW } : {}),
+      ...(r.power?.fullLoadW !== undefined ? { fullLoadW: r.power.fullLoadW } : {}),
+    })),
+    staticWeights: structuredClone(p.weights) as PlannerSettings['staticWeights'],
+    stale: structuredClone(p.stale) as PlannerSettings['stale'] & Record<SignalKind, unknown>,
+    degradedShare: p.degradedShare,
+    alertCaps: [...p.grid.alertCaps] as [number, number, number, number],
+    gridMode: p.grid.mode,
+    saturation: p.saturation,
+    rampStepMs: p.rampStepMs,
+  };
+}
+
+export function reduceRules(c: Config): ReduceRules {
+  return { rise: c.policy.health.rise, fall: c.policy.health.fall, hysteresis: c.policy.hysteresis };
+}
+
+/** The store the configuration names (not started); `log` gets the store's own messages. */
+export async function storeFor(c: Config, configFile: string, log: (level: 'info' | 'warn' | 'error', msg: string) => void): Promise<StateStore> {
+  const rules = reduceRules(c);
+  if (c.state.store === 'redis') {
+    const { RedisStore } = await import('./redis-store.js');
+    return new RedisStore({
+      url: c.state.redis.url,
+      prefix: c.state.redis.prefix,
+      rules,
+      waitReplicas: c.state.redis.waitReplicas,
+      waitTimeoutMs: c.state.redis.waitTimeoutMs,
+      log,
+    });
+  }
+  return new MemoryStore({ file: resolve(dirname(configFile), c.state.file), rules, warn: (msg) => log('warn', msg) });
+}
