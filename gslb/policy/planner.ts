@@ -162,7 +162,27 @@ function overrideInstants(o: Override, rampStepMs: number): number[] {
   return out;
 }
 
-function viewAt(region: PlannerRegion, recs: SignalRecord[], ovs: Override[], t: number, s: PlannerSettings): RegionView {
+/** A region's records split by what reads them (done once per region, not per instant). */
+interface RegionRecords {
+  health: SignalRecord[];
+  grid: SignalRecord[];
+  power: SignalRecord[];
+  compute: SignalRecord[];
+}
+
+function splitRecords(recs: SignalRecord[]): RegionRecords {
+  const out: RegionRecords = { health: [], grid: [], power: [], compute: [] };
+  for (const r of recs) {
+    const k = r.signal.kind;
+    if (k === 'health.probe') out.health.push(r);
+    else if (k === 'grid.event' || k === 'grid.alert') out.grid.push(r);
+    else if (k === 'power.budget') out.power.push(r);
+    else if (k === 'capacity' || k === 'load.metrics') out.compute.push(r);
+  }
+  return out;
+}
+
+function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: number, s: PlannerSettings): RegionView {
   const reasons: string[] = [];
   const id = region.id;
   const active = (o: Override) => o.start <= t && (o.end === undefined || t < o.end);
@@ -171,20 +191,31 @@ function viewAt(region: PlannerRegion, recs: SignalRecord[], ovs: Override[], t:
 
   // Health: per endpoint, a majority of vantage votes.
   const hp = s.stale['health.probe'];
-  const endpoints = new Map<string, { up: number; down: number }>();
-  for (const r of recs) {
-    if (r.signal.kind !== 'health.probe' || r.fold.kind !== 'health') continue;
-    const ph = phaseAt(r, t, hp);
+  // Votes per endpoint (a region has a handful: linear arrays beat a Map here).
+  const keys: string[] = [];
+  const ups: number[] = [];
+  const downs: number[] = [];
+  for (const r of rr.health) {
+    if (r.fold.kind !== 'health') continue;
     let vote: boolean | null = r.fold.stableUp;
-    if (ph === 'stale') vote = hp.then === 'down' ? false : hp.then === 'healthy' ? true : null;
-    const e = endpoints.get(r.signal.key) ?? { up: 0, down: 0 };
-    if (vote === true) e.up++;
-    else if (vote === false) e.down++;
-    endpoints.set(r.signal.key, e);
+    if (phaseAt(r, t, hp) === 'stale') vote = hp.then === 'down' ? false : hp.then === 'healthy' ? true : null;
+    let k = keys.indexOf(r.signal.key);
+    if (k < 0) {
+      k = keys.push(r.signal.key) - 1;
+      ups.push(0);
+      downs.push(0);
+    }
+    if (vote === true) ups[k]!++;
+    else if (vote === false) downs[k]!++;
   }
-  const probed = [...endpoints.entries()].filter(([, v]) => v.up + v.down > 0);
-  const downEps = probed.filter(([, v]) => v.down > v.up).map(([k]) => k);
-  const healthDown = probed.length > 0 && downEps.length === probed.length;
+  let probedCount = 0;
+  const downEps: string[] = [];
+  for (let k = 0; k < keys.length; k++) {
+    if (ups[k]! + downs[k]! === 0) continue;
+    probedCount++;
+    if (downs[k]! > ups[k]!) downEps.push(keys[k]!);
+  }
+  const healthDown = probedCount > 0 && downEps.length === probedCount;
 
   let down = false;
   if (forceDown) {
@@ -209,7 +240,7 @@ function viewAt(region: PlannerRegion, recs: SignalRecord[], ovs: Override[], t:
   // Grid obligations.
   let gridCap = 1;
   const gridWhy: string[] = [];
-  for (const r of recs) {
+  for (const r of rr.grid) {
     if (r.signal.kind === 'grid.event') {
       const v = r.signal.value as GridEvent;
       if (v.cancelled || t < v.start || t >= v.end) continue;
@@ -233,7 +264,7 @@ function viewAt(region: PlannerRegion, recs: SignalRecord[], ovs: Override[], t:
   }
 
   // Power budget: available watts over full-load draw.
-  for (const r of recs) {
+  for (const r of rr.power) {
     if (r.signal.kind !== 'power.budget' || r.fold.kind !== 'applied') continue;
     const pol = s.stale['power.budget'];
     const ph = phaseAt(r, t, pol);
@@ -252,7 +283,7 @@ function viewAt(region: PlannerRegion, recs: SignalRecord[], ovs: Override[], t:
 
   // Compute capacity and load.
   let noSpill = false;
-  for (const r of recs) {
+  for (const r of rr.compute) {
     const kind = r.signal.kind;
     if (kind !== 'capacity' && kind !== 'load.metrics') continue;
     const pol = s.stale[kind];
@@ -313,6 +344,9 @@ function sameStep(a: RegionStep, b: RegionStep): boolean {
   for (const k of ka) if (ha[k] !== hb[k]) return false;
   return true;
 }
+
+/** canonical(settings), once per settings object (the service re-plans with the same one). */
+const settingsKeys = new WeakMap<PlannerSettings, string>();
 
 /** Canonical JSON (sorted keys) for hashing. */
 function canonical(v: unknown): string {
@@ -384,8 +418,10 @@ export function plan(input: PlanInput): Plan {
     const id = region.id;
     const times = [0, ...[...(instants.get(id) ?? [])].sort((x, y) => x - y)];
     const steps: RegionStep[] = [];
+    const rr = splitRecords(recsBy.get(id)!);
+    const ovs = ovsBy.get(id)!;
     for (const t of times) {
-      const st = stepOf(id, viewAt(region, recsBy.get(id)!, ovsBy.get(id)!, t, s), t, s, ids);
+      const st = stepOf(id, viewAt(region, rr, ovs, t, s), t, s, ids);
       const last = steps[steps.length - 1];
       if (last && sameStep(last, st)) continue;
       steps.push(st);
@@ -401,6 +437,8 @@ export function plan(input: PlanInput): Plan {
   let ids4hash = '';
   for (const r of snapshot.records) ids4hash += `${r.id}@${r.signal.observedAt}\n`;
   h.update(ids4hash).update(JSON.stringify(snapshot.overrides));
-  const version = h.update(canonical(s)).digest('hex').slice(0, 16);
+  let sk = settingsKeys.get(s);
+  if (sk === undefined) settingsKeys.set(s, (sk = canonical(s)));
+  const version = h.update(sk).digest('hex').slice(0, 16);
   return { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut };
 }
