@@ -11,6 +11,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
+import client from 'prom-client';
 
 import { Responder } from './dns/respond.js';
 import { parseListen, reservePorts, startDnsServer, type DnsServer, type ListenAddress, type TcpLimits } from './dns/server.js';
@@ -213,6 +214,30 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   };
 
   const registry = createRegistry(() => local?.responder.stats);
+  new client.Gauge({
+    name: 'gridsteer_store_stale',
+    help: '1 while this node cannot read the state store and answers from its last plan (fail static), else 0',
+    registers: [registry],
+    collect() {
+      this.set(stateSvc.status().stale ? 1 : 0);
+    },
+  });
+  new client.Gauge({
+    name: 'gridsteer_store_clock_skew_seconds',
+    help: "the state store's clock minus this node's, in seconds (Redis TIME; 0 for the memory store); over 0.25 s the node is not ready",
+    registers: [registry],
+    collect() {
+      this.set(stateSvc.status().clockSkewMs / 1000);
+    },
+  });
+  new client.Gauge({
+    name: 'gridsteer_plan_store_revision',
+    help: 'the store revision the plan in force was computed from',
+    registers: [registry],
+    collect() {
+      this.set(prepared.state.plan.storeRevision);
+    },
+  });
   const metrics = async () => {
     const parts: MetricsJson[] = [await registry.getMetricsAsJSON()];
     const workers = [...slots.values()].filter((w) => w.bound);

@@ -112,11 +112,13 @@ test('Redis killed under query load: no query unanswered, identical answers, sta
   const rounds: string[][] = [];
   let refused: ApiReply | undefined;
   let staleSeen = [false, false, false];
+  let staleMetric = [false, false, false];
   for (let i = 0; i < ROUNDS; i++) {
     if (i === 20) await redis.kill('SIGKILL');
     if (i === 60) {
       refused = await api(nodes[2]!, 'POST', '/v1/overrides', OPERATOR, { region: 'ca-ab', action: 'drain', value: 0, reason: 'during the outage' });
       staleSeen = await Promise.all(nodes.map(async (n) => !(await storeCheck(n)).ok));
+      staleMetric = await Promise.all(nodes.map(async (n) => /^gridsteer_store_stale 1$/m.test(await (await fetch(`${n.http}/metrics`, { signal: AbortSignal.timeout(5000) })).text())));
     }
     rounds.push(await Promise.all(nodes.map(async (n) => (await askSteered(n.udp, 'A')).region)));
     await sleep(20);
@@ -130,6 +132,7 @@ test('Redis killed under query load: no query unanswered, identical answers, sta
   assert.equal(refused.status, 503, JSON.stringify(refused.body));
   assert.equal((refused.body.error as { code: string }).code, 'GSLB_ERR_STORE_UNAVAILABLE');
   assert.deepEqual(staleSeen, [true, true, true], 'every node reports its store stale in /readyz');
+  assert.deepEqual(staleMetric, [true, true, true], 'and in /metrics (gridsteer_store_stale 1)');
   t.diagnostic(`${ROUNDS * 3} queries to 3 nodes across the outage, all answered alike`);
 });
 
