@@ -25,6 +25,8 @@ import { buildApi, type ReadinessCheck } from './api/app.js';
 import { loadTokens } from './api/auth.js';
 import type { FromWorker, ToWorker } from './worker.js';
 import { StateService } from './state/service.js';
+import { DemandFlusher } from './state/demand.js';
+import type { DemandCounts } from './dns/respond.js';
 import { plannerSettings, storeFor } from './state/setup.js';
 import type { Plan } from './types.js';
 
@@ -77,6 +79,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   let dnsAddresses: string[] = [];
   let metricsSeq = 0;
   const pendingMetrics = new Map<number, (data: MetricsJson) => void>();
+  const pendingDemand = new Map<number, (data: DemandCounts) => void>();
 
   /** Sends the current state to every answering process. */
   const publish = (table?: GeoTable | null) => {
@@ -147,6 +150,9 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
           case 'metrics':
             pendingMetrics.get(m.id)?.(m.data as MetricsJson);
             break;
+          case 'demand':
+            pendingDemand.get(m.id)?.(m.data);
+            break;
           case 'fatal':
             log.error({ worker: worker.id, err: m.message }, 'dns worker failed');
             reject(new Error(`dns worker: ${m.message}`));
@@ -214,6 +220,35 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   };
 
   const registry = createRegistry(() => local?.responder.stats);
+
+  // Measured demand: every process's counts, every 10 s, into the store's buckets.
+  const collectDemand = async (): Promise<DemandCounts[]> => {
+    const parts: DemandCounts[] = local ? [local.responder.takeDemand()] : [];
+    const replies = await Promise.all(
+      [...slots.values()]
+        .filter((w) => w.bound)
+        .map(
+          (w) =>
+            new Promise<DemandCounts | null>((resolve) => {
+              const id = ++metricsSeq;
+              const timer = setTimeout(() => {
+                pendingDemand.delete(id);
+                resolve(null);
+              }, 2000);
+              pendingDemand.set(id, (data) => {
+                clearTimeout(timer);
+                pendingDemand.delete(id);
+                resolve(data);
+              });
+              w.worker.send({ t: 'demand', id } satisfies ToWorker);
+            }),
+        ),
+    );
+    for (const r of replies) if (r) parts.push(r);
+    return parts;
+  };
+  const demand = new DemandFlusher(store, collectDemand, (msg) => log.warn({ module: 'state' }, msg));
+  demand.start();
   new client.Gauge({
     name: 'gridsteer_store_stale',
     help: '1 while this node cannot read the state store and answers from its last plan (fail static), else 0',
@@ -350,6 +385,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       createOverride: (req, actor) => stateSvc.createOverride(req, actor, regionIds()),
       endOverride: (id, actor, reason) => stateSvc.endOverride(id, actor, reason),
       audit: (limit) => stateSvc.audit(limit),
+      demand: async () => (await store.snapshot()).demand,
       plan: () => prepared.state.plan,
     },
   });
@@ -374,6 +410,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       if (closing) return;
       closing = true;
       geo.close();
+      demand.stop();
       await api.close();
       await stateSvc.close().catch((e: Error) => log.warn({ module: 'state', err: e.message }, 'state: close failed'));
       await local?.server.close();

@@ -5,11 +5,11 @@
  *
  * IPC: the worker says {t:'hello'} once it listens for messages (anything sent before
  * would be lost). Primary → worker: {t:'serve', state, listen, tcp} once, then {t:'state', state},
- * {t:'metrics', id}. Worker → primary: {t:'bound', addresses, version}, {t:'ack', version},
- * {t:'metrics', id, data}, {t:'fatal', message}.
+ * {t:'metrics', id}, {t:'demand', id}. Worker → primary: {t:'bound', addresses, version},
+ * {t:'ack', version}, {t:'metrics', id, data}, {t:'demand', id, data}, {t:'fatal', message}.
  */
 import pino from 'pino';
-import { Responder } from './dns/respond.js';
+import { Responder, type DemandCounts } from './dns/respond.js';
 import { startDnsServer, type ListenAddress, type TcpLimits } from './dns/server.js';
 import { servingState, type ServeState } from './serving.js';
 import { createRegistry } from './metrics.js';
@@ -17,13 +17,15 @@ import { createRegistry } from './metrics.js';
 export type ToWorker =
   | { t: 'serve'; state: ServeState; listen: ListenAddress[]; tcp: TcpLimits; logLevel: string }
   | { t: 'state'; state: ServeState }
-  | { t: 'metrics'; id: number };
+  | { t: 'metrics'; id: number }
+  | { t: 'demand'; id: number };
 
 export type FromWorker =
   | { t: 'hello' }
   | { t: 'bound'; addresses: string[]; version: string }
   | { t: 'ack'; version: string }
   | { t: 'metrics'; id: number; data: unknown }
+  | { t: 'demand'; id: number; data: DemandCounts }
   | { t: 'fatal'; message: string };
 
 function send(m: FromWorker): void {
@@ -52,6 +54,9 @@ process.on('message', (m: ToWorker) => {
           break;
         case 'metrics':
           send({ t: 'metrics', id: m.id, data: await registry.getMetricsAsJSON() });
+          break;
+        case 'demand':
+          send({ t: 'demand', id: m.id, data: responder?.takeDemand() ?? {} });
           break;
       }
     } catch (e) {

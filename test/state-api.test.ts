@@ -153,3 +153,23 @@ test('overrides and the audit log survive a restart; ending the drain brings us-
   assert.equal(audit[0]!.after, null);
   assert.equal((audit[0]!.before as { id: string }).id, drainId);
 });
+
+test('demand: answered queries are counted by name and home into 10-second buckets (GET /v1/demand)', async (t) => {
+  const N = 25;
+  for (let i = 0; i < N; i++) await askSteered(srv.udp, 'A');
+  await askSteered(srv.udp, 'A', undefined, 'www.gslb.example.com'); // a CNAME to api: counted under api
+  // The bucket is written just after its 10 s end: poll (bounded, 25 s).
+  let rows: { bucket: number; home: string; name: string; queries: number }[] = [];
+  for (let i = 0; i < 50; i++) {
+    rows = (await api('GET', '/v1/demand?buckets=10', OPERATOR)).body.buckets as typeof rows;
+    const sum = rows.filter((r) => r.home === 'us-va' && r.name === 'api.gslb.example.com').reduce((n, r) => n + r.queries, 0);
+    if (sum >= N + 1) break;
+    await sleep(500);
+  }
+  const mine = rows.filter((r) => r.name === 'api.gslb.example.com');
+  t.diagnostic(JSON.stringify(mine));
+  assert.ok(mine.length > 0, `no demand bucket for api.gslb.example.com: ${JSON.stringify(rows)}`);
+  assert.ok(mine.every((r) => r.bucket % 10_000 === 0), 'buckets start on 10-second boundaries');
+  assert.ok(mine.every((r) => r.home === 'us-va'), 'every client is at the default location: home us-va');
+  assert.ok(mine.reduce((n, r) => n + r.queries, 0) >= N + 1, `at least the ${N + 1} queries of this test: ${JSON.stringify(mine)}`);
+});

@@ -230,3 +230,26 @@ test('a TTL counted down to a scheduled change never outlives it, even from the 
     assert.ok(ttl >= 5, 'never below minTtl');
   }
 });
+
+test('demand: steered queries counted by name (CNAME chains under their target) and home; reset on take; kept across a swap', () => {
+  const r = makeResponder();
+  const ask = (name: string, type: number, times: number) => {
+    for (let i = 0; i < times; i++) assert.ok(r.answer(query(name, type), false, '192.0.2.1'));
+  };
+  ask('api.gslb.example.com.', QTYPE.A, 5);
+  ask('API.gslb.example.com.', QTYPE.AAAA, 2);
+  ask('www.gslb.example.com.', QTYPE.A, 3); // CNAME to api
+  ask('v4only.gslb.example.com.', QTYPE.A, 1);
+  ask('mail.gslb.example.com.', QTYPE.A, 4); // not steered: not counted
+  ask('api.gslb.example.com.', QTYPE.TXT, 2); // NODATA at a steered name: not a steered answer
+  // The table changes: clients now have home b. Counts so far stay with home a.
+  r.swap({ zones: compileZones(SNAP), plan: initialPlan('t'), geo: defaultTable(['b', 'a'], 't'), opts: OPTS, version: 'v2' });
+  ask('api.gslb.example.com.', QTYPE.A, 6);
+  assert.deepEqual(r.takeDemand(), {
+    'api.gslb.example.com': { a: 10, b: 6 },
+    'v4only.gslb.example.com': { a: 1 },
+  });
+  assert.deepEqual(r.takeDemand(), {}, 'taking resets');
+  ask('api.gslb.example.com.', QTYPE.A, 1);
+  assert.deepEqual(r.takeDemand(), { 'api.gslb.example.com': { b: 1 } });
+});

@@ -13,6 +13,9 @@ import type { GeoTable } from '../geo/table.js';
 import type { Plan } from '../types.js';
 import { DnsStats, TRANSPORT_TCP, TRANSPORT_UDP } from './stats.js';
 
+/** Steered queries by name, then by the client's home region. */
+export type DemandCounts = Record<string, Record<string, number>>;
+
 export interface ResponderOptions {
   /** Largest UDP reply we send (RFC 9715 default 1232). Also advertised in our OPT. */
   udpPayloadMax: number;
@@ -76,6 +79,11 @@ export class Responder {
   /** The table places every address in one cell: answers never depend on the client (scope 0). */
   private uniform: boolean;
 
+  /** Steered queries per name and cell since the last takeDemand() (one increment per query). */
+  private demand = new Map<NameNode, Float64Array>();
+  /** Counts of cells that were swapped out before takeDemand(), already by home. */
+  private demandCarry: DemandCounts = {};
+
   constructor(state: ServingState) {
     this.state = state;
     this.opts = state.opts;
@@ -85,6 +93,9 @@ export class Responder {
 
   /** Replaces what is served, atomically for the next query; drops cached decisions. */
   swap(state: ServingState): void {
+    // Counts are kept by cell: turn them into homes with the cells they were counted in.
+    this.foldDemand(this.demandCarry);
+    this.demand = new Map();
     if (state.geo !== this.state.geo) {
       this.cells = cellsOf(state.geo);
       this.uniform = isUniformTable(state.geo);
@@ -92,6 +103,32 @@ export class Responder {
     this.state = state;
     this.opts = state.opts;
     this.decisions = new Map();
+  }
+
+  /**
+   * The steered queries answered since the last call, by steered name and the client's home
+   * region (the first of its cell's ranking), and resets them. The primary adds them up
+   * across processes into the store's 10-second demand buckets.
+   */
+  takeDemand(): DemandCounts {
+    const out = this.demandCarry;
+    this.foldDemand(out);
+    this.demandCarry = {};
+    return out;
+  }
+
+  private foldDemand(out: DemandCounts): void {
+    for (const [node, counts] of this.demand) {
+      const name = node.steered!.target.decide.name;
+      for (let i = 0; i < counts.length; i++) {
+        const n = counts[i]!;
+        if (n === 0) continue;
+        const home = this.cells[i]?.ranking[0] ?? '(none)';
+        const row = (out[name] ??= {});
+        row[home] = (row[home] ?? 0) + n;
+        counts[i] = 0;
+      }
+    }
   }
 
   get geo(): GeoTable {
@@ -220,6 +257,12 @@ export class Responder {
       slots = [];
       this.decisions.set(node, slots);
     }
+    let counts = this.demand.get(node);
+    if (!counts) {
+      counts = new Float64Array(this.cells.length);
+      this.demand.set(node, counts);
+    }
+    counts[loc.cell]!++;
     const slot = loc.cell * 2 + (qtype === QTYPE.A ? 0 : 1);
     let d = slots[slot];
     const s = this.state;

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { plan, defaultSettings, type PlannerSettings } from './planner.js';
+import { plan, defaultSettings, demandPerHome, type PlannerSettings } from './planner.js';
 import { regionStepAt, weightOf } from './decide.js';
 import { reduce, type SignalRecord } from '../state/reducer.js';
 import type { StoreSnapshot } from '../state/store.js';
@@ -214,4 +214,49 @@ test('deterministic: the same inputs give byte-identical plans; the version foll
 
 test('signals for regions not in the fleet are ignored', () => {
   assert.deepEqual(steps(snap(records(probe('zz', 'n1', 'e1', false, T)))), ['0 down=[]']);
+});
+
+test('demandPerHome: the mean of the last six closed buckets (the newest is still open), names summed', () => {
+  const row = (bucket: number, home: string, queries: number, name = 'api') => ({ bucket, home, name, queries });
+  assert.deepEqual([...demandPerHome([])], []);
+  assert.deepEqual([...demandPerHome([row(0, 'a', 100)])], [], 'only the open bucket: nothing closed yet');
+  assert.deepEqual([...demandPerHome([row(0, 'a', 100), row(0, 'a', 50, 'www'), row(10_000, 'a', 999)])], [['a', 15]]);
+  // Eight closed buckets of 10 queries plus one of 1000 long ago: only the last six count.
+  const rows = [row(0, 'a', 1000), ...Array.from({ length: 8 }, (_, i) => row((i + 1) * 10_000, 'a', 10)), row(90_000, 'a', 5)];
+  assert.deepEqual([...demandPerHome(rows)], [['a', 1]]);
+});
+
+test('spill goes only where there is headroom; what nobody can take is reported', () => {
+  // a, b, c on a line (b is a's nearest neighbour, then c); a drained; demand per bucket.
+  const at = (lon: number) => ({ lat: 0, lon });
+  const st = settings({ regions: [{ id: 'a', location: at(0) }, { id: 'b', location: at(10) }, { id: 'c', location: at(20) }] });
+  const buckets = (home: string, perBucket: number) => [0, 10_000, 20_000].map((bucket) => ({ bucket, home, name: 'api', queries: perBucket }));
+  const load = (region: string, kv: number) => sig(region, 'load.metrics', { kvCacheUse: kv }, { at: T });
+  const drainA = [ov('a', 'drain', { value: 0, start: T - 1000 })];
+  const planWith = (recs: SignalRecord[], demand: ReturnType<typeof buckets>) =>
+    plan({ configHash: 'cfg', snapshot: { revision: 1, records: recs, overrides: drainA, demand }, settings: st });
+
+  // b serves 100 q/s of its own at 80 % KV cache: room for 25 q/s more. a's 100 q/s spill:
+  // b admits 25 % of a's clients; c has no load reading, so it takes the rest unlimited.
+  const p1 = planWith(records(load('b', 0.8)), [...buckets('a', 1000), ...buckets('b', 1000)]);
+  assert.deepEqual(regionStepAt(p1, 'b', T).homes, { a: 0.25 });
+  assert.equal(weightOf(p1, 'b', 'b', T), 1, "b's own clients are not limited");
+  assert.equal(weightOf(p1, 'c', 'b', T), 1, 'homes that do not spill are not limited');
+  assert.equal(regionStepAt(p1, 'c', T).homes, undefined);
+  assert.ok(!JSON.stringify(p1.regions).includes('could not be placed'), JSON.stringify(p1.regions.a));
+
+  // c too is busy (90 q/s of its own at 90 %: room for 10): of a's remaining 75 q/s, c
+  // admits 10 (w = 10/75); 65 q/s cannot be placed, and a's schedule says so.
+  const p2 = planWith(records(load('b', 0.8), load('c', 0.9)), [...buckets('a', 1000), ...buckets('b', 1000), ...buckets('c', 900)]);
+  assert.deepEqual(regionStepAt(p2, 'b', T).homes, { a: 0.25 });
+  assert.deepEqual(regionStepAt(p2, 'c', T).homes, { a: 0.1333 });
+  assert.ok(regionStepAt(p2, 'a', T).reasons.some((r) => /65\.0 of 100\.0 q\/s of spill could not be placed on b, c/.test(r)), JSON.stringify(regionStepAt(p2, 'a', T).reasons));
+
+  // No measured demand, or only the open bucket: no limits at all.
+  assert.equal(regionStepAt(planWith(records(load('b', 0.8)), []), 'b', T).homes, undefined);
+  assert.equal(regionStepAt(planWith(records(load('b', 0.8)), [{ bucket: 0, home: 'a', name: 'api', queries: 1000 }]), 'b', T).homes, undefined);
+  // The version follows what demand changed: same limits → same version; other limits → another.
+  const again = planWith(records(load('b', 0.8)), [...buckets('a', 1000), ...buckets('b', 1000)]);
+  assert.equal(again.version, p1.version);
+  assert.notEqual(p2.version, p1.version);
 });

@@ -21,9 +21,10 @@
  * overrides (`by`).
  */
 import { createHash } from 'node:crypto';
+import { rankRegions, type LatLon } from './distance.js';
 import type { Override, Plan, RegionId, RegionStep, SignalKind } from '../types.js';
 import type { SignalRecord } from '../state/reducer.js';
-import type { StoreSnapshot } from '../state/store.js';
+import type { DemandBucket, StoreSnapshot } from '../state/store.js';
 import type { Capacity, GridAlert, GridEvent, LoadMetrics, PowerBudget } from '../state/signals.js';
 
 /** What a kind's fact means once it is older than expiresAt + keepMs. */
@@ -42,6 +43,9 @@ export interface StalePolicy {
 
 export interface PlannerRegion {
   id: RegionId;
+  /** Where the region is (and its Route 53 bias): the neighbours a home spills to, nearest first. */
+  location?: LatLon;
+  bias?: number;
   /** Configured capacity units (a capacity signal in units is divided by this). */
   capacityUnits?: number;
   /** Configured grid import limit, W (used when no power.budget signal says otherwise). */
@@ -345,6 +349,94 @@ function sameStep(a: RegionStep, b: RegionStep): boolean {
   return true;
 }
 
+/** Closed demand buckets the planner averages over (60 s of 10-second buckets). */
+export const DEMAND_WINDOW_BUCKETS = 6;
+/** How many neighbours of a home its spill may go to, nearest first. */
+const SPILL_NEIGHBOURS = 3;
+
+/**
+ * Measured demand per home in queries/s: the mean of the last DEMAND_WINDOW_BUCKETS closed
+ * buckets, where "closed" means older than the newest bucket in the store (other nodes may
+ * still be adding to the newest). All names summed: weights are per home, not per name.
+ */
+export function demandPerHome(rows: DemandBucket[]): Map<RegionId, number> {
+  const out = new Map<RegionId, number>();
+  if (rows.length === 0) return out;
+  const newest = Math.max(...rows.map((r) => r.bucket));
+  const closed = [...new Set(rows.filter((r) => r.bucket < newest).map((r) => r.bucket))].sort((a, b) => b - a).slice(0, DEMAND_WINDOW_BUCKETS);
+  if (closed.length === 0) return out;
+  const use = new Set(closed);
+  for (const r of rows) if (use.has(r.bucket)) out.set(r.home, (out.get(r.home) ?? 0) + r.queries);
+  for (const [h, q] of out) out.set(h, q / (closed.length * 10));
+  return out;
+}
+
+/**
+ * Spill limits (DESIGN.md "TTLs and draining": spill goes only where the receiving region
+ * has headroom; what no region can take is reported as unplaced demand). From the views of
+ * every region at `t` and measured demand D (q/s per home):
+ * - a home h sends D_h × (1 − share_h) onward (all of D_h when it is down);
+ * - a region n can take `headroom_n = D_n × share_n × (1 − u_n) / u_n` more, where u_n is its
+ *   KV-cache or GPU-memory use (load grows with the demand it serves); without a load reading
+ *   or demand of its own, its headroom is not known and its admission is not limited;
+ * - homes (in id order) place their spill on their nearest SPILL_NEIGHBOURS regions in turn;
+ *   where a neighbour cannot take all that reaches it, w[h][n] = what it can take ÷ what
+ *   reaches it, and the rest goes on.
+ * Returns w[h][n] below 1 per receiving region, and words on unplaced demand per home.
+ */
+function spillLimits(
+  s: PlannerSettings,
+  views: Map<RegionId, RegionView>,
+  util: Map<RegionId, number>,
+  demand: Map<RegionId, number>,
+): { limits: Map<RegionId, Record<RegionId, number>>; reasons: Map<RegionId, string[]> } {
+  const limits = new Map<RegionId, Record<RegionId, number>>();
+  const reasons = new Map<RegionId, string[]>();
+  const located = s.regions.filter((r) => r.location !== undefined) as (PlannerRegion & { location: LatLon })[];
+  if (demand.size === 0 || located.length < 2) return { limits, reasons };
+  const headroom = new Map<RegionId, number>();
+  for (const r of located) {
+    const v = views.get(r.id)!;
+    const u = util.get(r.id);
+    const own = demand.get(r.id) ?? 0;
+    if (u === undefined || u <= 0 || own <= 0) continue;
+    headroom.set(r.id, v.down ? 0 : Math.max(0, (own * v.share * (1 - u)) / u));
+  }
+  const homes = [...demand.keys()].filter((h) => views.has(h)).sort();
+  for (const h of homes) {
+    const v = views.get(h)!;
+    const home = located.find((r) => r.id === h);
+    if (!home) continue;
+    let left = (demand.get(h) ?? 0) * (v.down ? 1 : 1 - v.share);
+    if (left <= 1e-9) continue;
+    const sent = left;
+    const neighbours = rankRegions(home.location, located.map((r) => ({ id: r.id, location: r.location, bias: r.bias ?? 0 })))
+      .map((x) => x.id)
+      .filter((id) => id !== h)
+      .slice(0, SPILL_NEIGHBOURS);
+    for (const n of neighbours) {
+      const vn = views.get(n)!;
+      if (vn.down || vn.noSpill) continue;
+      const reach = left * vn.share;
+      if (reach <= 1e-9) continue;
+      const room = headroom.get(n);
+      if (room === undefined) {
+        left -= reach;
+        continue;
+      }
+      const take = Math.min(reach, room);
+      headroom.set(n, room - take);
+      if (take < reach) (limits.get(n) ?? limits.set(n, {}).get(n)!)[h] = round(take / reach);
+      left -= take;
+    }
+    if (left > 1e-6) {
+      const words = `${h}: ${left.toFixed(1)} of ${sent.toFixed(1)} q/s of spill could not be placed on ${neighbours.join(', ')} (no headroom); those clients get whenAllDown's answer or stay`;
+      (reasons.get(h) ?? reasons.set(h, []).get(h)!).push(words);
+    }
+  }
+  return { limits, reasons };
+}
+
 /** canonical(settings), once per settings object (the service re-plans with the same one). */
 const settingsKeys = new WeakMap<PlannerSettings, string>();
 
@@ -430,6 +522,44 @@ export function plan(input: PlanInput): Plan {
     if (!(steps.length === 1 && steps[0]!.share === 1 && !steps[0]!.homes && !steps[0]!.down && steps[0]!.reasons.length === 0)) regionsOut[id] = steps;
   }
 
+  // Spill limits from measured demand, at the newest input instant (see spillLimits); plans
+  // are made again every 10 s with fresh demand, so the limits follow it.
+  const demand = demandPerHome(snapshot.demand);
+  let spillKey = '';
+  if (demand.size > 0) {
+    const tRef = newest;
+    const views = new Map<RegionId, RegionView>();
+    const util = new Map<RegionId, number>();
+    for (const region of s.regions) {
+      const rr = splitRecords(recsBy.get(region.id)!);
+      views.set(region.id, viewAt(region, rr, ovsBy.get(region.id)!, tRef, s));
+      for (const r of rr.compute) {
+        if (r.signal.kind !== 'load.metrics' || phaseAt(r, tRef, s.stale['load.metrics']) === 'stale') continue;
+        const v = r.signal.value as LoadMetrics;
+        const u = Math.max(v.kvCacheUse ?? 0, v.gpuMemoryUse ?? 0);
+        if (u > 0) util.set(region.id, Math.max(util.get(region.id) ?? 0, u));
+      }
+    }
+    const { limits, reasons } = spillLimits(s, views, util, demand);
+    // What demand changed in the plan (not the raw counts) goes into the version.
+    spillKey = JSON.stringify([[...limits.entries()].sort(), [...reasons.entries()].sort()]);
+    for (const region of s.regions) {
+      const lim = limits.get(region.id);
+      const why = reasons.get(region.id);
+      if (!lim && !why) continue;
+      const steps = (regionsOut[region.id] ??= [{ at: 0, share: 1, down: false, reasons: [] }]);
+      for (const st of steps) {
+        if (lim) {
+          const homes = { ...(st.homes ?? {}) };
+          for (const [h, w] of Object.entries(lim)) homes[h] = Math.min(homes[h] ?? st.share, round(w * st.share));
+          st.homes = Object.fromEntries(Object.entries(homes).sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+          st.reasons = [...st.reasons, `${region.id}: spill limited by headroom: ${Object.entries(lim).map(([h, w]) => `from ${h} ${w}`).join(', ')}`];
+        }
+        if (why) st.reasons = [...st.reasons, ...why];
+      }
+    }
+  }
+
   // The inputs: a stored record is identified by its id and observedAt (latest wins, and the
   // store never replaces a record with an older one), so those stand for its content;
   // overrides are hashed whole, settings with sorted keys.
@@ -437,6 +567,7 @@ export function plan(input: PlanInput): Plan {
   let ids4hash = '';
   for (const r of snapshot.records) ids4hash += `${r.id}@${r.signal.observedAt}\n`;
   h.update(ids4hash).update(JSON.stringify(snapshot.overrides));
+  h.update(spillKey);
   let sk = settingsKeys.get(s);
   if (sk === undefined) settingsKeys.set(s, (sk = canonical(s)));
   const version = h.update(sk).digest('hex').slice(0, 16);

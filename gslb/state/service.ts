@@ -139,8 +139,14 @@ export class StateService {
    */
   private watchStore(): void {
     if (this.watch) return;
+    let ticks = 0;
     this.watch = setInterval(() => {
       const stale = this.o.store.status().stale || this.lastError !== null;
+      // Measured demand lands in the store every 10 s without a revision: plan again with it.
+      if (++ticks % 10 === 0 && !stale) {
+        this.snapshotRev = -1;
+        this.schedule();
+      }
       if (stale && !this.frozen && this.lastSnapshot) {
         this.frozen = true;
         this.o.log.warn({ module: 'state' }, 'state: the store is unreachable: answering from the last plan with signal expiry frozen');

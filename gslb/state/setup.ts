@@ -15,6 +15,8 @@ export function plannerSettings(c: Config, regions: RegionConfig[]): PlannerSett
   return {
     regions: regions.map((r) => ({
       id: r.id,
+      location: { lat: r.location.lat, lon: r.location.lon },
+      bias: r.bias,
       ...(r.capacity?.units !== undefined ? { capacityUnits: r.capacity.units } : {}),
       ...(r.power?.importLimitW !== undefined ? { importLimitW: r.power.importLimitW } : {}),
       ...(r.power?.fullLoadW !== undefined ? { fullLoadW: r.power.fullLoadW } : {}),

@@ -9,13 +9,14 @@
  * - DELETE /v1/overrides/:id     (operator): end one, `?reason=` required (audited).
  * - GET    /v1/audit?limit=N     (viewer):   newest first.
  * - GET    /v1/plan              (viewer):   the plan in force, with its schedule and reasons.
+ * - GET    /v1/demand?buckets=N  (viewer):   measured demand: the newest N 10-second buckets.
  * A store that does not answer gives 503 GSLB_ERR_STORE_UNAVAILABLE: nothing was changed.
  */
 import { Type } from '@sinclair/typebox';
 import { apiError } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
 import type { Override, Plan } from '../../types.js';
-import type { AuditEntry } from '../../state/store.js';
+import type { AuditEntry, DemandBucket } from '../../state/store.js';
 import { StoreError } from '../../state/store.js';
 import { SignalError } from '../../state/signals.js';
 import { OverrideError, type IngestResult, type OverrideRequest } from '../../state/service.js';
@@ -27,6 +28,8 @@ export interface StateApi {
   createOverride(req: OverrideRequest, actor: string): Promise<Override>;
   endOverride(id: string, actor: string, reason: string): Promise<Override>;
   audit(limit: number): Promise<AuditEntry[]>;
+  /** Demand buckets in the store (all nodes summed), oldest first. */
+  demand(): Promise<DemandBucket[]>;
   /** The plan in force (the configuration's until the store has been read). */
   plan(): Plan;
 }
@@ -187,6 +190,31 @@ export const stateRoutes: ApiPlugin<StateRoutesOptions> = async (app, opts) => {
     async (request) => {
       try {
         return { entries: await st.audit(request.query.limit ?? 100) };
+      } catch (e) {
+        return storeFailure(e);
+      }
+    },
+  );
+
+  app.get(
+    '/v1/demand',
+    {
+      onRequest: app.requireRole('viewer'),
+      schema: {
+        querystring: Type.Object({ buckets: Type.Optional(Type.Integer({ minimum: 1, maximum: 360, default: 6 })) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({
+            buckets: Type.Array(Type.Object({ bucket: Type.Integer(), home: Type.String(), name: Type.String(), queries: Type.Number() })),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      try {
+        const rows = await st.demand();
+        const keep = new Set([...new Set(rows.map((r) => r.bucket))].sort((a, b) => b - a).slice(0, request.query.buckets ?? 6));
+        return { buckets: rows.filter((r) => keep.has(r.bucket)).sort((a, b) => a.bucket - b.bucket || (a.home + a.name < b.home + b.name ? -1 : 1)) };
       } catch (e) {
         return storeFailure(e);
       }
