@@ -222,31 +222,32 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   const registry = createRegistry(() => local?.responder.stats);
 
   // Measured demand: every process's counts, every 10 s, into the store's buckets.
-  const collectDemand = async (): Promise<DemandCounts[]> => {
-    const parts: DemandCounts[] = local ? [local.responder.takeDemand()] : [];
-    const replies = await Promise.all(
+  /**
+   * Asks every bound worker one question over IPC ({t, id}) and collects the answers that
+   * arrive within 2 s (a worker that does not answer is left out, never waited for).
+   */
+  const askWorkers = <T>(t: 'metrics' | 'demand', pending: Map<number, (data: T) => void>): Promise<T[]> =>
+    Promise.all(
       [...slots.values()]
         .filter((w) => w.bound)
         .map(
           (w) =>
-            new Promise<DemandCounts | null>((resolve) => {
+            new Promise<T | null>((resolve) => {
               const id = ++metricsSeq;
               const timer = setTimeout(() => {
-                pendingDemand.delete(id);
+                pending.delete(id);
                 resolve(null);
               }, 2000);
-              pendingDemand.set(id, (data) => {
+              pending.set(id, (data) => {
                 clearTimeout(timer);
-                pendingDemand.delete(id);
+                pending.delete(id);
                 resolve(data);
               });
-              w.worker.send({ t: 'demand', id } satisfies ToWorker);
+              w.worker.send({ t, id } satisfies ToWorker);
             }),
         ),
-    );
-    for (const r of replies) if (r) parts.push(r);
-    return parts;
-  };
+    ).then((xs) => xs.filter((x): x is Awaited<T> => x !== null) as T[]);
+  const collectDemand = async (): Promise<DemandCounts[]> => [...(local ? [local.responder.takeDemand()] : []), ...(await askWorkers('demand', pendingDemand))];
   const demand = new DemandFlusher(store, collectDemand, (msg) => log.warn({ module: 'state' }, msg));
   demand.start();
   new client.Gauge({
@@ -274,27 +275,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     },
   });
   const metrics = async () => {
-    const parts: MetricsJson[] = [await registry.getMetricsAsJSON()];
-    const workers = [...slots.values()].filter((w) => w.bound);
-    const replies = await Promise.all(
-      workers.map(
-        (w) =>
-          new Promise<MetricsJson | null>((resolve) => {
-            const id = ++metricsSeq;
-            const timer = setTimeout(() => {
-              pendingMetrics.delete(id);
-              resolve(null);
-            }, 2000);
-            pendingMetrics.set(id, (data) => {
-              clearTimeout(timer);
-              pendingMetrics.delete(id);
-              resolve(data);
-            });
-            w.worker.send({ t: 'metrics', id } satisfies ToWorker);
-          }),
-      ),
-    );
-    for (const r of replies) if (r) parts.push(r);
+    const parts: MetricsJson[] = [await registry.getMetricsAsJSON(), ...(await askWorkers('metrics', pendingMetrics))];
     return aggregateMetrics(parts);
   };
 

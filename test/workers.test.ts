@@ -115,6 +115,21 @@ test(`/metrics adds up both workers: ${N} UDP and ${N} TCP queries from distinct
   assert.equal(tcpDelta, N, `TCP queries counted across workers\n${describeMetric(last, QUERIES)}`);
 });
 
+test('demand: the steered answers of both workers reach the 10-second buckets (GET /v1/demand)', async () => {
+  // Every query of the test above and before it was steered (api, A or AAAA) and answered
+  // by one of the two workers; the primary collects both workers' counts each 10 s.
+  let total = 0;
+  let rows: { home: string; name: string; queries: number }[] = [];
+  for (let i = 0; i < 50 && total < 2 * N; i++) {
+    const res = await fetch(`${srv.http}/v1/demand?buckets=30`, { signal: AbortSignal.timeout(5000) });
+    assert.equal(res.status, 200, 'viewer routes are open without tokens');
+    rows = ((await res.json()) as { buckets: typeof rows }).buckets;
+    total = rows.filter((r) => r.name === 'api.gslb.example.com' && r.home === 'us-va').reduce((n, r) => n + r.queries, 0);
+    if (total < 2 * N) await sleep(500);
+  }
+  assert.ok(total >= 2 * N, `at least the ${2 * N} steered queries of the test above were counted: ${JSON.stringify(rows)}`);
+});
+
 test('/healthz and /readyz answer 200 with workers', async () => {
   for (const path of ['/healthz', '/readyz']) {
     const res = await fetch(`${srv.http}${path}`, { signal: AbortSignal.timeout(5000) });
