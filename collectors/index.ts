@@ -1,6 +1,8 @@
 /**
- * The collector registry: one import and one line per collector (issue 5 adds them).
+ * The collector registry: one import and one line per collector. A collector runs when its
+ * name has a section under `collectors:` in gridsteer.yaml (its README says what goes there).
  */
 import type { Collector } from './types.js';
+import { health } from './health/index.js';
 
-export const collectors: readonly Collector[] = [];
+export const collectors: readonly Collector[] = [health as Collector];

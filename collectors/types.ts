@@ -10,6 +10,13 @@ import type { Signal } from '../gslb/types.js';
 
 export type { Signal, SignalKind } from '../gslb/types.js';
 
+/** A region as collectors see it. */
+export interface FleetRegion {
+  id: string;
+  /** The addresses DNS answers for the region (IPv4 and IPv6). */
+  endpoints: string[];
+}
+
 /** What a running collector is given. */
 export interface CollectorContext<C = unknown> {
   /** This collector's validated, frozen config section. */
@@ -20,6 +27,10 @@ export interface CollectorContext<C = unknown> {
   emit(signal: Signal): void;
   /** Current time in ms epoch (injected so tests control it). */
   now(): number;
+  /** This node's id (unique in the fleet): a prober's vantage point, e.g. in `source`. */
+  node: string;
+  /** The fleet as configured now: each region's id and the addresses it is answered with. */
+  fleet(): FleetRegion[];
   /** Aborted when the collector must stop. */
   signal: AbortSignal;
 }

@@ -7,7 +7,7 @@
  * addresses. It never calls process.exit; the CLI owns signals and exit codes.
  */
 import cluster, { type Worker } from 'node:cluster';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
@@ -26,6 +26,8 @@ import { loadTokens } from './api/auth.js';
 import type { FromWorker, ToWorker } from './worker.js';
 import { StateService } from './state/service.js';
 import { DemandFlusher } from './state/demand.js';
+import { CollectorHost } from './collectors.js';
+import { collectors } from '../collectors/index.js';
 import type { DemandCounts } from './dns/respond.js';
 import { plannerSettings, storeFor } from './state/setup.js';
 import type { Plan } from './types.js';
@@ -250,6 +252,21 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   const collectDemand = async (): Promise<DemandCounts[]> => [...(local ? [local.responder.takeDemand()] : []), ...(await askWorkers('demand', pendingDemand))];
   const demand = new DemandFlusher(store, collectDemand, (msg) => log.warn({ module: 'state' }, msg));
   demand.start();
+
+  // Collectors: receivers on every node, pollers under a store lease on one.
+  const env = o.env ?? process.env;
+  const nodeId = env.GRIDSTEER_NODE && /^[A-Za-z0-9._-]{1,64}$/.test(env.GRIDSTEER_NODE) ? env.GRIDSTEER_NODE : `${hostname()}-${process.pid}`;
+  const collectorHost = new CollectorHost({
+    registry: collectors,
+    sections: cfg.collectors as Record<string, unknown>,
+    svc: stateSvc,
+    store,
+    log,
+    node: nodeId,
+    fleet: () => prepared.loaded.regions.map((r) => ({ id: r.id, endpoints: r.endpoints.map((e) => e.address) })),
+    leaseMs: 15_000,
+  });
+  collectorHost.start();
   new client.Gauge({
     name: 'gridsteer_store_stale',
     help: '1 while this node cannot read the state store and answers from its last plan (fail static), else 0',
@@ -303,6 +320,9 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
         log.warn({ module: 'state' }, 'config: state.store or state.redis changed; restart to use the new store');
       }
       stateSvc.reconfigure(next.loaded.hash, plannerSettings(next.loaded.config, next.loaded.regions));
+      if (JSON.stringify(next.loaded.config.collectors) !== JSON.stringify(cfg.collectors)) {
+        log.warn({ module: 'collectors' }, 'config: collectors changed; restart to run the new collector settings');
+      }
     }
     void geo.setGeometry(next.geometry, geoSettings(next.loaded.config.geoip, next.loaded.file));
     return { version: next.loaded.hash, changed };
@@ -392,6 +412,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       closing = true;
       geo.close();
       demand.stop();
+      await collectorHost.stop();
       await api.close();
       await stateSvc.close().catch((e: Error) => log.warn({ module: 'state', err: e.message }, 'state: close failed'));
       await local?.server.close();

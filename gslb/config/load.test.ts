@@ -86,7 +86,7 @@ const cases: Case[] = [
     file: CONFIG,
     at: 'colour: blue',
     path: 'colour',
-    message: [/^unknown key "colour"/, /remove it or fix its spelling/, /the keys allowed here are dns, http, workers, regionsDir, policy, zones, names, geoip, networks, state$/],
+    message: [/^unknown key "colour"/, /remove it or fix its spelling/, /the keys allowed here are dns, http, workers, regionsDir, policy, zones, names, geoip, networks, state, collectors$/],
   },
   {
     name: 'unknown key inside dns.tcp (a near miss is named)',
@@ -426,6 +426,7 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
     redis: { url: 'redis://127.0.0.1:6379', prefix: 'gridsteer', waitReplicas: 0, waitTimeoutMs: 1000 },
     planDebounceMs: 50,
   });
+  assert.deepEqual(c.collectors, {}, 'no collector runs unless configured');
   assert.deepEqual(c.geoip, { enabled: true, watchIntervalMs: 5000 });
   assert.deepEqual(c.networks, []);
   assert.deepEqual(c.zones[0]!.soa, { rname: 'hostmaster.example.com.', serial: 1, refresh: 3600, retry: 600, expire: 1209600, minimum: 60 });

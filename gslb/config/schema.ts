@@ -5,6 +5,7 @@
  * (`additionalProperties: false`). Types come from the same declarations.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { collectors } from '../../collectors/index.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -312,6 +313,11 @@ export const ConfigSchema = Type.Object(
       description: 'network overrides (like gdnsd nets, Route 53 CIDR collections): CIDR → ordered regions',
     }),
     state: StateSchema,
+    collectors: Type.Object(Object.fromEntries(collectors.map((c) => [c.name, Type.Optional(c.configSchema)])), {
+      ...strict,
+      default: {},
+      description: 'collectors to run: a section per collector, named as in collectors/ (each folder\'s README.md has its settings and an example); none by default',
+    }),
   },
   strict,
 );

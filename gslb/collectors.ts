@@ -1,0 +1,145 @@
+/**
+ * Runs the collectors configured under `collectors:` (one section per registry name). A
+ * receiver starts on every node; a poller runs on one node at a time under the store lease
+ * `collectors/<name>` (LeaseRunner), writing with its fence so a deposed leader's late facts
+ * are refused. What a collector emits goes through the same validation and store as
+ * `POST /v1/signals`; a refused or failed fact is logged once per change of outcome and
+ * counted, never thrown back into the collector.
+ */
+import type { Logger } from 'pino';
+import type { Collector, CollectorContext, FleetRegion } from '../collectors/types.js';
+import type { Signal } from './types.js';
+import { LeaseRunner, type Fence } from './state/lease.js';
+import type { StateService } from './state/service.js';
+import { SignalError } from './state/signals.js';
+import type { StateStore } from './state/store.js';
+
+/** Per collector, what became of what it emitted. */
+export interface CollectorCounts {
+  stored: number;
+  stale: number;
+  rejected: number;
+  failed: number;
+}
+
+export interface CollectorHostOptions {
+  registry: readonly Collector[];
+  /** The `collectors` config section: registry name → that collector's (validated) config. */
+  sections: Record<string, unknown>;
+  svc: StateService;
+  store: StateStore;
+  log: Logger;
+  node: string;
+  fleet(): FleetRegion[];
+  /** Lease length for pollers, ms. */
+  leaseMs: number;
+}
+
+interface Running {
+  name: string;
+  stop(): Promise<void>;
+  lease?: LeaseRunner;
+}
+
+export class CollectorHost {
+  readonly counts = new Map<string, CollectorCounts>();
+  private running: Running[] = [];
+  /** Last outcome per collector, to log only changes. */
+  private lastOutcome = new Map<string, string>();
+
+  constructor(private readonly o: CollectorHostOptions) {}
+
+  /** The collectors configured (and known); an unknown section was refused by the config schema. */
+  private configured(): Collector[] {
+    return this.o.registry.filter((c) => this.o.sections[c.name] !== undefined);
+  }
+
+  start(): void {
+    for (const c of this.configured()) {
+      this.counts.set(c.name, { stored: 0, stale: 0, rejected: 0, failed: 0 });
+      if (c.mode === 'receiver') {
+        let stop: (() => Promise<void>) | null = null;
+        void this.startOne(c, undefined).then((s) => (stop = s));
+        this.running.push({ name: c.name, stop: async () => stop?.() });
+      } else {
+        const lease = new LeaseRunner({
+          store: this.o.store,
+          name: `collectors/${c.name}`,
+          holder: this.o.node,
+          ttlMs: this.o.leaseMs,
+          log: (level, msg) => this.o.log[level]({ module: `collectors/${c.name}` }, msg),
+          start: async (fence) => {
+            const stop = await this.startOne(c, fence);
+            return stop ?? (() => undefined);
+          },
+        });
+        lease.run();
+        this.running.push({ name: c.name, lease, stop: () => lease.stop() });
+      }
+    }
+  }
+
+  /** Which pollers this node leads now (for /readyz and tests). */
+  leading(): string[] {
+    return this.running.filter((r) => r.lease?.status().leader).map((r) => r.name);
+  }
+
+  private async startOne(c: Collector, fence: Fence | undefined): Promise<(() => Promise<void>) | null> {
+    const log = this.o.log.child({ module: `collectors/${c.name}` });
+    const abort = new AbortController();
+    const counts = this.counts.get(c.name)!;
+    const ctx: CollectorContext = {
+      config: this.o.sections[c.name],
+      log,
+      now: Date.now,
+      node: this.o.node,
+      fleet: this.o.fleet,
+      signal: abort.signal,
+      emit: (s: Signal) => {
+        if (abort.signal.aborted) return;
+        const regions = new Set(this.o.fleet().map((r) => r.id));
+        this.o.svc.ingest([s], regions, fence).then(
+          (r) => {
+            if (r.results[0]?.stored) counts.stored++;
+            else counts.stale++;
+            this.outcome(c.name, log, 'ok', '');
+          },
+          (e: unknown) => {
+            if (e instanceof SignalError) {
+              counts.rejected++;
+              this.outcome(c.name, log, 'rejected', `collectors/${c.name}: a signal was refused: ${e.message}`);
+            } else {
+              counts.failed++;
+              this.outcome(c.name, log, 'failed', `collectors/${c.name}: a signal could not be stored: ${(e as Error).message}`);
+            }
+          },
+        );
+      },
+    };
+    try {
+      const stop = await c.start(ctx);
+      log.info({ fence }, `collectors/${c.name}: started`);
+      return async () => {
+        abort.abort();
+        await stop().catch((e: Error) => log.warn({ err: e.message }, `collectors/${c.name}: stop failed`));
+      };
+    } catch (e) {
+      log.error({ err: (e as Error).message }, `collectors/${c.name}: could not start`);
+      abort.abort();
+      return null;
+    }
+  }
+
+  private outcome(name: string, log: Logger, kind: string, msg: string): void {
+    if (this.lastOutcome.get(name) === kind) return;
+    this.lastOutcome.set(name, kind);
+    if (kind === 'ok') log.info(`collectors/${name}: signals are being stored`);
+    else log.warn(msg);
+  }
+
+  async stop(): Promise<void> {
+    const r = this.running;
+    this.running = [];
+    await Promise.all(r.map((x) => x.stop().catch(() => undefined)));
+  }
+}
