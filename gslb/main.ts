@@ -267,6 +267,16 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     leaseMs: 15_000,
   });
   collectorHost.start();
+  new client.Counter({
+    name: 'gridsteer_collector_signals_total',
+    help: 'signals emitted by collectors on this node, by collector and outcome (stored, stale: an equal or newer one was already stored, rejected: invalid, failed: the store did not answer)',
+    labelNames: ['collector', 'outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [name, c] of collectorHost.counts) for (const outcome of ['stored', 'stale', 'rejected', 'failed'] as const) this.inc({ collector: name, outcome }, c[outcome]);
+    },
+  });
   new client.Gauge({
     name: 'gridsteer_store_stale',
     help: '1 while this node cannot read the state store and answers from its last plan (fail static), else 0',

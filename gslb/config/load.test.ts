@@ -3,6 +3,7 @@
  * expected and how to fix it; a good configuration comes back defaulted, deeply frozen and
  * versioned by a hash of its files.
  */
+import { DEFAULT_GRID_RULES } from '../policy/planner.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -416,7 +417,7 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
       demand: { keepMs: 0, then: 'ignore' },
     },
     degradedShare: 0.5,
-    grid: { mode: 'apply', alertCaps: [1, 1, 0.5, 0] },
+    grid: { mode: 'apply', shadow: [], trust: { 'grid-alerts': 'cap' }, capFloor: 0.25, rules: DEFAULT_GRID_RULES },
     saturation: 0.95,
     rampStepMs: 30000,
   });

@@ -6,6 +6,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { collectors } from '../../collectors/index.js';
+import { DEFAULT_GRID_RULES } from '../policy/planner.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -135,6 +136,28 @@ const StalePolicySchema = (keepMs: number, then: string, what: string) =>
     { ...strict, default: {}, description: `what an expired ${what} means` },
   );
 
+const GridRuleSchema = Type.Object(
+  {
+    name: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'shown in the plan\'s reasons and in explain' }),
+    kind: Type.Union([Type.Literal('grid.event'), Type.Literal('grid.alert')], { description: 'which kind of grid fact' }),
+    types: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'fact types it matches (grid.event: simple, import-capacity-limit, dispatch-setpoint, grid-emergency, load-shed, cap, drain; grid.alert: normal, watch, conservation, flex-alert, eea, grid-alert, load-shed, emergency); absent = any' })),
+    minLevel: Type.Optional(Type.Integer({ minimum: 0, maximum: 3, description: 'the fact\'s level is at least this' })),
+    maxLevel: Type.Optional(Type.Integer({ minimum: 0, maximum: 3, description: 'the fact\'s level is at most this' })),
+    source: Type.Optional(Type.String({ minLength: 1, description: 'only facts whose source starts with this' })),
+    then: Type.Object(
+      {
+        cap: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'cap the region at this share' })),
+        capFromFact: Type.Optional(Type.Boolean({ description: 'cap at the fact\'s own cap (grid.event type cap)' })),
+        drain: Type.Optional(Type.Boolean({ description: 'drain the region' })),
+        importLimit: Type.Optional(Type.Boolean({ description: 'the fact\'s limitW is the site\'s grid import limit while it holds (needs power.fullLoadW in the region file)' })),
+        ttlCap: Type.Optional(Type.Integer({ minimum: 0, description: 'cap answers\' TTL at this many seconds (pre-arm)' })),
+      },
+      { ...strict, minProperties: 1, description: 'what a matching fact means' },
+    ),
+  },
+  { ...strict, description: 'one gridPolicy rule' },
+);
+
 export const PolicySchema = Type.Object(
   {
     minTtl: Ttl('Tmin: the smallest TTL ever answered, in seconds', 5),
@@ -181,14 +204,21 @@ export const PolicySchema = Type.Object(
     grid: Type.Object(
       {
         mode: Type.Union([Type.Literal('apply'), Type.Literal('shadow')], { default: 'apply', description: 'apply grid events and alerts, or only show what they would do (shadow)' }),
-        alertCaps: Type.Array(Type.Number({ minimum: 0, maximum: 1 }), {
-          minItems: 4,
-          maxItems: 4,
-          default: [1, 1, 0.5, 0],
-          description: 'the capacity share each grid alert level 0–3 leaves (e.g. ERCOT EEA1–3)',
+        shadow: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+          default: [],
+          description: 'sources (a prefix of a signal\'s source, e.g. a collector name such as grid-alerts) whose grid facts are only shown in the plan, not applied',
+        }),
+        trust: Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Type.Union([Type.Literal('full'), Type.Literal('cap')]), {
+          default: { 'grid-alerts': 'cap' },
+          description: 'per source prefix: full, or cap (may pre-arm and cap, but a drain needs an operator\'s confirmation: it caps at capFloor instead); the longest prefix wins, others are full',
+        }),
+        capFloor: Type.Number({ minimum: 0, maximum: 1, default: 0.25, description: 'the least share a source trusted to cap only may leave a region on its own' }),
+        rules: Type.Array(GridRuleSchema, {
+          default: DEFAULT_GRID_RULES,
+          description: 'gridPolicy: what grid facts mean for traffic; tried in order, the first rule matching a fact decides for it (the default list is the shipped policy)',
         }),
       },
-      { ...strict, default: {}, description: 'grid obligations' },
+      { ...strict, default: {}, description: 'grid obligations: gridPolicy' },
     ),
     saturation: Type.Number({ minimum: 0, maximum: 1, default: 0.95, description: 'KV-cache or GPU-memory use at which a region takes no spill from other homes' }),
     rampStepMs: Type.Integer({ minimum: 1000, default: 30000, description: 'spacing of the steps of an operator drain ramp, ms' }),

@@ -63,6 +63,7 @@ function steps(s: StoreSnapshot, st = settings()): string[] {
       const x = regionStepAt(p, r, t);
       if (x.down) down.push(r);
       if (x.share < 1) w.push(`*>${r}=${x.share}`);
+      if (x.ttlCap !== undefined) w.push(`ttl(${r})=${x.ttlCap}`);
       for (const [h, v] of Object.entries(x.homes ?? {})) w.push(`${h}>${r}=${v}`);
     }
     return [at, `down=[${down.join(',')}]`, ...w.sort()].join(' ');
@@ -136,24 +137,69 @@ test('operator overrides: force-down beats health, force-up beats health alone, 
   assert.deepEqual(steps(snap([], [ov('c', 'weight', { value: 0.3, start: T }), ov('c', 'drain', { value: 0.6, start: T })])).at(-1), ['T+0s down=[]', ...all('c', 0.3)].join(' '));
 });
 
-test('grid obligations: events cap from start to end, cancelled events nothing, alert levels, shadow mode', () => {
+test('grid obligations: events hold from start to end, cancelled events nothing, alert levels, shadow mode', () => {
   const ev = (v: Record<string, unknown>) => sig('b', 'grid.event', { id: 'ev1', start: T + MIN, end: T + 2 * MIN, ...v }, { key: 'ev1', source: 'openadr3/vtn', at: T, ttl: 3 * MIN });
-  assert.deepEqual(steps(snap(records(ev({ action: 'cap', cap: 0.4 })))), ['0 down=[]', ['T+60s down=[]', ...all('b', 0.4)].join(' '), 'T+120s down=[]']);
-  assert.deepEqual(steps(snap(records(ev({ action: 'drain' })))), ['0 down=[]', ['T+60s down=[]', ...all('b', 0)].join(' '), 'T+120s down=[]']);
-  assert.deepEqual(steps(snap(records(ev({ action: 'drain', cancelled: true })))), ['0 down=[]']);
-  const shadow = plan({ configHash: 'cfg', snapshot: snap(records(ev({ action: 'drain' }))), settings: settings({ gridMode: 'shadow' }) });
+  assert.deepEqual(steps(snap(records(ev({ type: 'cap', cap: 0.4 })))), ['0 down=[]', ['T+60s down=[]', ...all('b', 0.4)].join(' '), 'T+120s down=[]']);
+  assert.deepEqual(steps(snap(records(ev({ type: 'drain' })))), ['0 down=[]', ['T+60s down=[]', ...all('b', 0)].join(' '), 'T+120s down=[]']);
+  assert.deepEqual(steps(snap(records(ev({ type: 'drain', cancelled: true })))), ['0 down=[]']);
+  const shadow = plan({ configHash: 'cfg', snapshot: snap(records(ev({ type: 'drain' }))), settings: settings({ gridMode: 'shadow' }) });
   const shadowSteps = shadow.regions.b ?? [];
   assert.ok(shadowSteps.every((s) => s.share === 1 && !s.homes), 'shadow applies nothing');
-  assert.ok(shadowSteps.some((s) => s.reasons.some((r) => /shadow: grid event ev1.*would cap at 0/.test(r))), JSON.stringify(shadowSteps.map((s) => s.reasons)));
+  assert.ok(shadowSteps.some((s) => s.reasons.some((r) => /shadow: rule direct-drain \(grid event ev1 .*would apply: cap 0/.test(r))), JSON.stringify(shadowSteps.map((s) => s.reasons)));
   const alert = (level: number) => sig('c', 'grid.alert', { level }, { source: 'ercot/alerts', at: T, ttl: MIN });
   const st = settings();
   st.stale['grid.alert'] = { keepMs: MIN, then: 'ignore' };
   // At expiry (T+60s) the same cap holds, kept, with its reason saying so: a step of its own.
   assert.deepEqual(steps(snap(records(alert(3))), st), [['0 down=[]', ...all('c', 0)].join(' '), ['T+60s down=[]', ...all('c', 0)].join(' '), 'T+120s down=[]']);
-  assert.deepEqual(steps(snap(records(alert(2))), st), [['0 down=[]', ...all('c', 0.5)].join(' '), ['T+60s down=[]', ...all('c', 0.5)].join(' '), 'T+120s down=[]']);
+  assert.deepEqual(steps(snap(records(alert(2))), st), [['0 down=[]', ...all('c', 0)].join(' '), ['T+60s down=[]', ...all('c', 0)].join(' '), 'T+120s down=[]']);
   const kept = plan({ configHash: 'cfg', snapshot: snap(records(alert(3))), settings: st }).regions.c![1]!;
-  assert.ok(kept.reasons.some((r) => /grid alert level 3 .*\(expired, kept\)/.test(r)), JSON.stringify(kept.reasons));
-  assert.deepEqual(steps(snap(records(alert(1))), st), ['0 down=[]']);
+  assert.ok(kept.reasons.some((r) => /grid alert eea level 3 .*\(expired, kept\)/.test(r)), JSON.stringify(kept.reasons));
+  assert.deepEqual(steps(snap(records(alert(1))), st), [['0 down=[]', ...all('c', 0.75), 'ttl(c)=30'].join(' '), ['T+60s down=[]', ...all('c', 0.75), 'ttl(c)=30'].join(' '), 'T+120s down=[]']);
+  assert.deepEqual(steps(snap(records(alert(0))), st), ['0 down=[]']);
+});
+
+test('gridPolicy: the shipped rules, trust, shadow sources, OpenADR priority, import limits, custom rules; the rule is named', () => {
+  const at = (region: string, v: Record<string, unknown>, source = 'openadr3/vtn', id = 'ev1') =>
+    sig(region, 'grid.event', { id, start: T - MIN, end: T + 10 * MIN, ...v }, { key: id, source, at: T - MIN, ttl: 20 * MIN });
+  const alertAt = (region: string, v: Record<string, unknown>, source: string) => sig(region, 'grid.alert', v, { source, at: T, ttl: 10 * MIN });
+  const now = (p: ReturnType<typeof plan>, r: string) => regionStepAt(p, r, T);
+  const run = (recs: Signal[], over: Partial<PlannerSettings> = {}) => plan({ configHash: 'cfg', snapshot: snap(records(...recs)), settings: settings(over) });
+  const cases: [string, Signal[], Partial<PlannerSettings>, string, number, number | undefined, RegExp][] = [
+    ['OpenADR SIMPLE 1', [at('b', { type: 'simple', level: 1 })], {}, 'b', 0.75, undefined, /rule openadr-simple-1 \(grid event ev1 from openadr3\/vtn: simple level 1/],
+    ['OpenADR SIMPLE 2', [at('b', { type: 'simple', level: 2 })], {}, 'b', 0.5, undefined, /rule openadr-simple-2/],
+    ['OpenADR SIMPLE 3', [at('b', { type: 'simple', level: 3 })], {}, 'b', 0, undefined, /rule openadr-simple-3/],
+    ['OpenADR SIMPLE 0: nothing', [at('b', { type: 'simple', level: 0 })], {}, 'b', 1, undefined, /^$/],
+    ['grid emergency', [at('b', { type: 'grid-emergency' })], {}, 'b', 0, undefined, /rule grid-emergency/],
+    ['a load-shedding order', [at('b', { type: 'load-shed' })], {}, 'b', 0, undefined, /rule load-shed-order/],
+    ['import capacity limit: 5 of 10 MW full load', [at('a', { type: 'import-capacity-limit', limitW: 5e6 })], {}, 'a', 0.5, undefined, /import limited by rule capacity-limit/],
+    ['import limit above the configured import limit: no cap', [at('a', { type: 'import-capacity-limit', limitW: 20e6 })], {}, 'a', 1, undefined, /^$/],
+    ['import limit without fullLoadW: not applied, said so', [at('b', { type: 'dispatch-setpoint', limitW: 1e6 })], {}, 'b', 1, undefined, /no power\.fullLoadW .*not applied/],
+    ['EEA2 from an ISO feed trusted to cap only: capped at the floor', [alertAt('c', { level: 2, type: 'eea', zone: 'ERCOT' }, 'grid-alerts/ercot')], {}, 'c', 0.25, undefined, /rule alert-eea2 .*trusted to cap only: a drain needs an operator's confirmation, so capped at 0\.25/],
+    ['EEA2 from a fully trusted source: drained', [alertAt('c', { level: 2, type: 'eea' }, 'ops/manual')], {}, 'c', 0, undefined, /rule alert-eea2/],
+    ['AESO grid alert', [alertAt('c', { level: 2, type: 'grid-alert' }, 'ops/aeso')], {}, 'c', 0, undefined, /rule alert-grid-alert/],
+    ['a watch pre-arms: TTL capped, no cap', [alertAt('c', { level: 0, type: 'watch' }, 'grid-alerts/caiso')], {}, 'c', 1, 30, /rule alert-watch .*TTL ≤ 30 s/],
+    ['a shadowed source: shown, not applied', [alertAt('c', { level: 3, type: 'eea' }, 'grid-alerts/ercot')], { gridShadow: ['grid-alerts'] }, 'c', 1, undefined, /shadow: rule alert-eea3-load-shed .*would apply: cap 0\.25/],
+    [
+      'OpenADR priority: the lower number wins within a program',
+      [at('b', { type: 'simple', level: 3, priority: 2, program: 'p' }, 'openadr3/vtn', 'ev-a'), at('b', { type: 'simple', level: 1, priority: 1, program: 'p' }, 'openadr3/vtn', 'ev-b')],
+      {},
+      'b',
+      0.75,
+      undefined,
+      /grid event ev-a \(priority 2\) yields to priority 1/,
+    ],
+    ['custom rules replace the shipped ones', [alertAt('c', { level: 0, type: 'watch' }, 'x/y')], { gridRules: [{ name: 'mine', kind: 'grid.alert', types: ['watch'], then: { cap: 0.9 } }] }, 'c', 0.9, undefined, /rule mine/],
+    ['a source-specific rule', [at('b', { type: 'drain' }, 'site/ctl')], { gridRules: [{ name: 'only-ops', kind: 'grid.event', source: 'ops/', then: { drain: true } }] }, 'b', 1, undefined, /^$/],
+  ];
+  for (const [what, recs, over, region, share, ttl, why] of cases) {
+    const p = run(recs, over);
+    const st = now(p, region);
+    assert.equal(st.share, share, `${what}: share ${JSON.stringify(st)}`);
+    assert.equal(st.ttlCap, ttl, `${what}: ttlCap`);
+    const words = st.reasons.join(' | ');
+    if (why.source === '^$') assert.ok(!/rule /.test(words), `${what}: no rule fired: ${words}`);
+    else assert.match(words, why, what);
+  }
 });
 
 test('power, compute and load: caps combine by minimum; saturated regions take no spill', () => {
@@ -175,9 +221,9 @@ test('power, compute and load: caps combine by minimum; saturated regions take n
   const sat = plan({ configHash: 'cfg', snapshot: snap(records(sig('b', 'load.metrics', { kvCacheUse: 0.97 }))), settings: settings() });
   assert.equal(weightOf(sat, 'a', 'b', T), 0, 'a client of home a is not admitted to saturated b');
   assert.equal(weightOf(sat, 'b', 'b', T), 1, 'b\'s own clients are');
-  // Caps combine by minimum across kinds: operator 0.5, grid alert 0.5 → 0.5; capacity 0.3 → 0.3.
-  const recs = records(sig('c', 'grid.alert', { level: 2 }), sig('c', 'capacity', { fraction: 0.3 }));
-  assert.deepEqual(steps(snap(recs, [ov('c', 'drain', { value: 0.5, start: 0 })])).at(0), ['0 down=[]', ...all('c', 0.3)].join(' '));
+  // Caps combine by minimum across kinds: operator 0.5, grid alert EEA1 0.75 (and its TTL cap), capacity 0.3 → 0.3.
+  const recs = records(sig('c', 'grid.alert', { level: 1 }), sig('c', 'capacity', { fraction: 0.3 }));
+  assert.deepEqual(steps(snap(recs, [ov('c', 'drain', { value: 0.5, start: 0 })])).at(0), ['0 down=[]', ...all('c', 0.3), 'ttl(c)=30'].join(' '));
 });
 
 test('static weights from config multiply with the plan\'s', () => {

@@ -61,10 +61,16 @@ export interface PlannerSettings {
   stale: Record<SignalKind, StalePolicy>;
   /** The cap `degraded` means. */
   degradedShare: number;
-  /** Share of capacity each grid alert level leaves (index = level 0–3). */
-  alertCaps: [number, number, number, number];
+  /** gridPolicy: what grid facts mean for traffic (GridRule, first match per fact). */
+  gridRules: GridRule[];
   /** Grid events and alerts: applied, or only shown in the plan's reasons (shadow). */
   gridMode: 'apply' | 'shadow';
+  /** Sources (a prefix of `source`, e.g. a collector name) whose grid facts are only shown. */
+  gridShadow: string[];
+  /** Per source prefix: `cap` = may pre-arm and cap, but a drain needs an operator (it caps at gridCapFloor). */
+  gridTrust: Record<string, 'full' | 'cap'>;
+  /** The least share a `cap`-trust source may leave a region on its own. */
+  gridCapFloor: number;
   /** KV-cache or GPU-memory use at or above which a region takes no spill. */
   saturation: number;
   /** Spacing of an operator drain's ramp steps, ms. */
@@ -89,11 +95,86 @@ export function defaultSettings(regions: PlannerRegion[]): PlannerSettings {
     staticWeights: {},
     stale: structuredClone(DEFAULT_STALE),
     degradedShare: 0.5,
-    alertCaps: [1, 1, 0.5, 0],
+    gridRules: DEFAULT_GRID_RULES,
     gridMode: 'apply',
+    gridShadow: [],
+    gridTrust: { 'grid-alerts': 'cap' },
+    gridCapFloor: 0.25,
     saturation: 0.95,
     rampStepMs: 30_000,
   };
+}
+
+/**
+ * One gridPolicy rule (DESIGN.md "Data flow"): which grid facts it matches and what they mean.
+ * Rules are tried in order; the first that matches a fact decides for it.
+ */
+export interface GridRule {
+  name: string;
+  kind: 'grid.event' | 'grid.alert';
+  /** Fact types it matches (grid.event: simple, import-capacity-limit, …; grid.alert: eea, watch, …); absent = any. */
+  types?: string[];
+  /** The fact's level must be at least this. */
+  minLevel?: number;
+  /** The fact's level must be at most this. */
+  maxLevel?: number;
+  /** Only facts whose source starts with this. */
+  source?: string;
+  then: {
+    /** Cap the region at this share. */
+    cap?: number;
+    /** Cap at the fact's own `cap` value (grid.event type cap). */
+    capFromFact?: boolean;
+    /** Drain the region (share 0). */
+    drain?: boolean;
+    /** The fact's limitW becomes the site's grid import limit while it holds. */
+    importLimit?: boolean;
+    /** Cap answers' TTL at this many seconds (pre-arm: caches turn over fast if a drain follows). */
+    ttlCap?: number;
+  };
+}
+
+/** The shipped gridPolicy (issue 5's defaults). Operators replace it with policy.grid.rules. */
+export const DEFAULT_GRID_RULES: GridRule[] = [
+  { name: 'openadr-simple-1', kind: 'grid.event', types: ['simple'], minLevel: 1, maxLevel: 1, then: { cap: 0.75 } },
+  { name: 'openadr-simple-2', kind: 'grid.event', types: ['simple'], minLevel: 2, maxLevel: 2, then: { cap: 0.5 } },
+  { name: 'openadr-simple-3', kind: 'grid.event', types: ['simple'], minLevel: 3, then: { drain: true } },
+  { name: 'capacity-limit', kind: 'grid.event', types: ['import-capacity-limit', 'dispatch-setpoint'], then: { importLimit: true } },
+  { name: 'grid-emergency', kind: 'grid.event', types: ['grid-emergency'], then: { drain: true } },
+  { name: 'load-shed-order', kind: 'grid.event', types: ['load-shed'], then: { drain: true } },
+  { name: 'direct-drain', kind: 'grid.event', types: ['drain'], then: { drain: true } },
+  { name: 'direct-cap', kind: 'grid.event', types: ['cap'], then: { capFromFact: true } },
+  { name: 'alert-watch', kind: 'grid.alert', types: ['watch', 'conservation', 'flex-alert'], then: { ttlCap: 30 } },
+  { name: 'alert-eea1', kind: 'grid.alert', types: ['eea'], minLevel: 1, maxLevel: 1, then: { cap: 0.75, ttlCap: 30 } },
+  { name: 'alert-eea2', kind: 'grid.alert', types: ['eea'], minLevel: 2, maxLevel: 2, then: { drain: true } },
+  { name: 'alert-grid-alert', kind: 'grid.alert', types: ['grid-alert'], then: { drain: true } },
+  { name: 'alert-eea3-load-shed', kind: 'grid.alert', types: ['eea', 'load-shed', 'emergency'], minLevel: 3, then: { drain: true } },
+  { name: 'alert-load-shed', kind: 'grid.alert', types: ['load-shed', 'emergency'], then: { drain: true } },
+];
+
+/** The first rule matching a grid fact, or undefined. */
+export function matchGridRule(rules: GridRule[], kind: string, source: string, type: string, level: number | undefined): GridRule | undefined {
+  return rules.find(
+    (r) =>
+      r.kind === kind &&
+      (r.types === undefined || r.types.includes(type)) &&
+      (r.minLevel === undefined || (level ?? 0) >= r.minLevel) &&
+      (r.maxLevel === undefined || (level ?? 0) <= r.maxLevel) &&
+      (r.source === undefined || source.startsWith(r.source)),
+  );
+}
+
+/** The trust of a source: the longest matching prefix in gridTrust, else full. */
+function trustOf(s: PlannerSettings, source: string): 'full' | 'cap' {
+  let best = '';
+  let t: 'full' | 'cap' = 'full';
+  for (const [prefix, v] of Object.entries(s.gridTrust)) {
+    if (source.startsWith(prefix) && prefix.length >= best.length) {
+      best = prefix;
+      t = v;
+    }
+  }
+  return t;
 }
 
 export interface PlanInput {
@@ -122,6 +203,8 @@ function phaseAt(r: SignalRecord, t: number, p: StalePolicy): Phase {
 /** A region's situation at one instant. */
 interface RegionView {
   down: boolean;
+  /** Seconds (gridPolicy pre-arm); undefined = none. */
+  ttlCap?: number;
   share: number;
   noSpill: boolean;
   reasons: string[];
@@ -241,33 +324,85 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
   const op = operatorCap(ovs, t, s.rampStepMs);
   if (op.why) cap(op.cap, op.why);
 
-  // Grid obligations.
-  let gridCap = 1;
-  const gridWhy: string[] = [];
+  // Grid obligations: every grid fact in force, read through gridPolicy (first matching rule).
+  let ttlCap: number | undefined;
+  let eventLimitW = Infinity;
+  let eventLimitWhy = '';
+  // OpenADR: among overlapping events of one source and program, the lowest priority number wins.
+  const events = rr.grid.filter((r) => {
+    if (r.signal.kind !== 'grid.event') return false;
+    const v = r.signal.value as GridEvent;
+    return !v.cancelled && t >= v.start && t < v.end;
+  });
+  const bestPriority = new Map<string, number>();
+  for (const r of events) {
+    const v = r.signal.value as GridEvent;
+    if (v.priority === undefined) continue;
+    const k = `${r.signal.source}|${v.program ?? ''}`;
+    bestPriority.set(k, Math.min(bestPriority.get(k) ?? Infinity, v.priority));
+  }
   for (const r of rr.grid) {
+    let kind: string;
+    let type: string;
+    let level: number | undefined;
+    let what: string;
+    let factCap: number | undefined;
+    let limitW: number | undefined;
     if (r.signal.kind === 'grid.event') {
+      if (!events.includes(r)) continue;
       const v = r.signal.value as GridEvent;
-      if (v.cancelled || t < v.start || t >= v.end) continue;
-      const c = v.action === 'drain' ? 0 : (v.cap ?? 1);
-      gridCap = Math.min(gridCap, c);
-      gridWhy.push(`grid event ${v.id} from ${r.signal.source} (${v.action}${v.action === 'cap' ? ` ${v.cap}` : ''}, ${new Date(v.start).toISOString()}–${new Date(v.end).toISOString()})`);
-    } else if (r.signal.kind === 'grid.alert') {
+      const best = bestPriority.get(`${r.signal.source}|${v.program ?? ''}`);
+      if (v.priority !== undefined && best !== undefined && v.priority > best) {
+        reasons.push(`${id}: grid event ${v.id} (priority ${v.priority}) yields to priority ${best} of the same program`);
+        continue;
+      }
+      kind = 'grid.event';
+      type = v.type;
+      level = v.level;
+      factCap = v.cap;
+      limitW = v.limitW;
+      what = `grid event ${v.id} from ${r.signal.source}: ${v.type}${v.level !== undefined ? ` level ${v.level}` : ''}${v.limitW !== undefined ? ` ${Math.round(v.limitW)} W` : ''}${v.cap !== undefined ? ` ${v.cap}` : ''}, ${new Date(v.start).toISOString()}–${new Date(v.end).toISOString()}`;
+    } else {
       const ph = phaseAt(r, t, s.stale['grid.alert']);
       if (ph === 'stale') continue;
-      const lvl = (r.signal.value as GridAlert).level;
-      const c = s.alertCaps[lvl] ?? 1;
-      if (c < 1) {
-        gridCap = Math.min(gridCap, c);
-        gridWhy.push(`grid alert level ${lvl} from ${r.signal.source}${ph === 'kept' ? ' (expired, kept)' : ''}`);
-      }
+      const v = r.signal.value as GridAlert;
+      if ((v.start !== undefined && t < v.start) || (v.end !== undefined && t >= v.end)) continue;
+      kind = 'grid.alert';
+      type = v.type ?? 'eea';
+      level = v.level;
+      what = `grid alert ${type} level ${v.level}${v.zone ? ` in ${v.zone}` : ''} from ${r.signal.source}${ph === 'kept' ? ' (expired, kept)' : ''}`;
+    }
+    const rule = matchGridRule(s.gridRules, kind, r.signal.source, type, level);
+    if (!rule) continue;
+    const shadow = s.gridMode === 'shadow' || s.gridShadow.some((p) => r.signal.source.startsWith(p));
+    const trust = trustOf(s, r.signal.source);
+    let c = rule.then.drain ? 0 : rule.then.capFromFact ? (factCap ?? 1) : (rule.then.cap ?? 1);
+    let note = '';
+    if (c < s.gridCapFloor && trust === 'cap') {
+      note = ` (source trusted to cap only: a drain needs an operator's confirmation, so capped at ${s.gridCapFloor})`;
+      c = s.gridCapFloor;
+    }
+    const effect = [c < 1 ? `cap ${round(c)}` : '', rule.then.ttlCap !== undefined ? `TTL ≤ ${rule.then.ttlCap} s` : '', rule.then.importLimit && limitW !== undefined ? `import limit ${Math.round(limitW)} W` : '']
+      .filter((x) => x !== '')
+      .join(', ');
+    if (shadow) {
+      reasons.push(`${id}: shadow: rule ${rule.name} (${what}) would apply: ${effect || 'nothing'}${note}`);
+      continue;
+    }
+    if (c < 1) cap(c, `rule ${rule.name} (${what})${note}`);
+    if (rule.then.ttlCap !== undefined) {
+      ttlCap = Math.min(ttlCap ?? Infinity, rule.then.ttlCap);
+      reasons.push(`${id}: rule ${rule.name} (${what}) → TTL ≤ ${rule.then.ttlCap} s`);
+    }
+    if (rule.then.importLimit && limitW !== undefined && limitW < eventLimitW) {
+      eventLimitW = limitW;
+      eventLimitWhy = `rule ${rule.name} (${what})`;
     }
   }
-  if (gridCap < 1) {
-    if (s.gridMode === 'apply') cap(gridCap, gridWhy.join('; '));
-    else reasons.push(`${id}: shadow: ${gridWhy.join('; ')} would cap at ${round(gridCap)}`);
-  }
 
-  // Power budget: available watts over full-load draw.
+  // Power budget: available watts over full-load draw. A grid event's import limit lowers
+  // the import part while it holds.
+  let budgeted = false;
   for (const r of rr.power) {
     if (r.signal.kind !== 'power.budget' || r.fold.kind !== 'applied') continue;
     const pol = s.stale['power.budget'];
@@ -278,11 +413,20 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
       continue;
     }
     if (!region.fullLoadW) continue;
+    budgeted = true;
     const v = r.fold.value as PowerBudget;
-    const importW = v.importLimitW ?? region.importLimitW ?? Infinity;
+    const importW = Math.min(v.importLimitW ?? region.importLimitW ?? Infinity, eventLimitW);
     const storageW = (v.storageWh ?? 0) > 0 ? (v.storageMaxW ?? 0) : 0;
     const avail = importW + (v.generationW ?? 0) + storageW;
-    if (avail < region.fullLoadW) cap(avail / region.fullLoadW, `power: ${Math.round(avail)} W available of ${region.fullLoadW} W at full load (${r.signal.source})`);
+    if (avail < region.fullLoadW) {
+      cap(avail / region.fullLoadW, `power: ${Math.round(avail)} W available of ${region.fullLoadW} W at full load (${r.signal.source}${importW === eventLimitW ? `; import limited by ${eventLimitWhy}` : ''})`);
+    }
+  }
+  if (!budgeted && eventLimitW < Infinity) {
+    if (region.fullLoadW) {
+      const importW = Math.min(region.importLimitW ?? Infinity, eventLimitW);
+      if (importW < region.fullLoadW) cap(importW / region.fullLoadW, `power: ${Math.round(importW)} W of grid import available of ${region.fullLoadW} W at full load; import limited by ${eventLimitWhy}`);
+    } else reasons.push(`${id}: ${eventLimitWhy} sets an import limit, but the region has no power.fullLoadW to turn watts into a share: not applied`);
   }
 
   // Compute capacity and load.
@@ -312,7 +456,7 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
       }
     }
   }
-  return { down, share: round(share), noSpill, reasons };
+  return { down, share: round(share), noSpill, reasons, ...(ttlCap !== undefined ? { ttlCap } : {}) };
 }
 
 /**
@@ -333,6 +477,7 @@ function stepOf(id: RegionId, v: RegionView, t: number, s: PlannerSettings, ids:
     else delete homes[home];
   }
   const st: RegionStep = { at: t, share, down: v.down, reasons: v.reasons };
+  if (v.ttlCap !== undefined) st.ttlCap = v.ttlCap;
   if (Object.keys(homes).length > 0) st.homes = Object.fromEntries(Object.entries(homes).sort((a, b) => (a[0] < b[0] ? -1 : 1)));
   return st;
 }

@@ -33,7 +33,7 @@ const VALUES: Record<SignalKind, unknown> = {
   'load.metrics': { queueDepth: 3 },
   capacity: { fraction: 1 },
   'power.budget': { importLimitW: 12e6 },
-  'grid.event': { id: 'k1', start: T0 + 3600_000, end: T0 + 7200_000, action: 'drain' },
+  'grid.event': { id: 'k1', start: T0 + 3600_000, end: T0 + 7200_000, type: 'drain' },
   'grid.alert': { level: 1 },
   carbon: { gPerKWh: 300 },
   demand: { name: 'api.example.com', bucket: T0, queries: 10 },

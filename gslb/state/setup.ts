@@ -24,8 +24,11 @@ export function plannerSettings(c: Config, regions: RegionConfig[]): PlannerSett
     staticWeights: structuredClone(p.weights) as PlannerSettings['staticWeights'],
     stale: structuredClone(p.stale) as PlannerSettings['stale'] & Record<SignalKind, unknown>,
     degradedShare: p.degradedShare,
-    alertCaps: [...p.grid.alertCaps] as [number, number, number, number],
+    gridRules: structuredClone(p.grid.rules) as PlannerSettings['gridRules'],
     gridMode: p.grid.mode,
+    gridShadow: [...p.grid.shadow],
+    gridTrust: { ...p.grid.trust },
+    gridCapFloor: p.grid.capFloor,
     saturation: p.saturation,
     rampStepMs: p.rampStepMs,
   };

@@ -24,7 +24,7 @@ function without(s: Record<string, unknown>, field: string): Record<string, unkn
   return o;
 }
 
-const EVENT = { id: 'ev-1', start: NOW + 3600_000, end: NOW + 7200_000, action: 'drain' };
+const EVENT = { id: 'ev-1', start: NOW + 3600_000, end: NOW + 7200_000, type: 'drain' };
 const LONG = (n: number) => 'x'.repeat(n);
 
 interface Valid {
@@ -49,8 +49,13 @@ const valid: Valid[] = [
   { name: 'power.budget every field at 0', input: sig('power.budget', { importLimitW: 0, generationW: 0, storageWh: 0, storageMaxW: 0, drawW: 0 }) },
   // grid.event
   { name: 'grid.event drain', input: sig('grid.event', EVENT) },
-  { name: 'grid.event cap with cap', input: sig('grid.event', { ...EVENT, action: 'cap', cap: 0.75 }) },
-  { name: 'grid.event cap 0', input: sig('grid.event', { ...EVENT, action: 'cap', cap: 0 }) },
+  { name: 'grid.event cap with cap', input: sig('grid.event', { ...EVENT, type: 'cap', cap: 0.75 }) },
+  { name: 'grid.event cap 0', input: sig('grid.event', { ...EVENT, type: 'cap', cap: 0 }) },
+  { name: 'grid.event OpenADR SIMPLE 3', input: sig('grid.event', { ...EVENT, type: 'simple', level: 3 }) },
+  { name: 'grid.event import capacity limit', input: sig('grid.event', { ...EVENT, type: 'import-capacity-limit', limitW: 8e6 }) },
+  { name: 'grid.event grid emergency', input: sig('grid.event', { ...EVENT, type: 'grid-emergency' }) },
+  { name: 'grid.alert EEA 2 with its zone and notice', input: sig('grid.alert', { level: 2, type: 'eea', zone: 'ERCOT', message: 'EEA2 declared', issued: NOW }) },
+  { name: 'grid.alert flex alert with a window', input: sig('grid.alert', { level: 0, type: 'flex-alert', start: NOW, end: NOW + 3600_000 }) },
   { name: 'grid.event every field', input: sig('grid.event', { ...EVENT, priority: 100, cancelled: true, program: 'OpenADR SIMPLE' }) },
   { name: 'grid.event end one ms after start', input: sig('grid.event', { ...EVENT, end: EVENT.start + 1 }) },
   // grid.alert
@@ -159,24 +164,27 @@ const invalid: Invalid[] = [
   // grid.event
   { name: 'grid.event end equal to start', input: sig('grid.event', { ...EVENT, end: EVENT.start }), field: 'value.end', says: [/must be after value\.start \(1700003600000\)/] },
   { name: 'grid.event end before start', input: sig('grid.event', { ...EVENT, end: EVENT.start - 60_000 }), field: 'value.end', says: [/must be after value\.start/, /got 1700003540000/] },
-  { name: 'grid.event cap action without cap', input: sig('grid.event', { ...EVENT, action: 'cap' }), field: 'value.cap', says: [/is required when value\.action is cap/] },
+  { name: 'grid.event cap without cap', input: sig('grid.event', { ...EVENT, type: 'cap' }), field: 'value.cap', says: [/is required when value\.type is cap/] },
+  { name: 'grid.event simple without level', input: sig('grid.event', { ...EVENT, type: 'simple' }), field: 'value.level', says: [/is required when value\.type is simple/] },
+  { name: 'grid.event limit without limitW', input: sig('grid.event', { ...EVENT, type: 'import-capacity-limit' }), field: 'value.limitW', says: [/is required when value\.type is import-capacity-limit/] },
+  { name: 'grid.alert unknown type', input: sig('grid.alert', { level: 1, type: 'panic' }), field: 'value.type', says: [/must be one of/, /got "panic"/] },
   { name: 'grid.event key not the event id', input: sig('grid.event', EVENT, { key: 'ev-2' }), field: 'key', says: [/must equal value\.id \("ev-1"\)/, /one record per event/] },
-  { name: 'grid.event unknown action', input: sig('grid.event', { ...EVENT, action: 'shed' }), field: 'value.action', says: [/must be one of "cap", "drain"/, /got "shed"/] },
-  { name: 'grid.event cap above 1', input: sig('grid.event', { ...EVENT, action: 'cap', cap: 75 }), field: 'value.cap', says: [/must be a number from 0 to 1/, /share of capacity/] },
+  { name: 'grid.event unknown type', input: sig('grid.event', { ...EVENT, type: 'shed' }), field: 'value.type', says: [/must be one of "simple", "import-capacity-limit"/, /got "shed"/] },
+  { name: 'grid.event cap above 1', input: sig('grid.event', { ...EVENT, type: 'cap', cap: 75 }), field: 'value.cap', says: [/must be a number from 0 to 1/, /share of capacity/] },
   { name: 'grid.event without id', input: sig('grid.event', without(EVENT, 'id'), { key: 'ev-1' }), field: 'value.id', says: [/is required: a string of 1 to 200 characters/] },
   { name: 'grid.event empty id', input: sig('grid.event', { ...EVENT, id: '' }), field: 'value.id', says: [/a string of 1 to 200 characters/, /got ""/] },
   { name: 'grid.event start a date string', input: sig('grid.event', { ...EVENT, start: '2023-11-15T00:00:00Z' }), field: 'value.start', says: [/must be an integer ≥ 0/, /when the event starts/] },
-  { name: 'grid.event priority above 100', input: sig('grid.event', { ...EVENT, priority: 101 }), field: 'value.priority', says: [/an integer from 0 to 100/, /higher wins/] },
+  { name: 'grid.event priority above 1000', input: sig('grid.event', { ...EVENT, priority: 1001 }), field: 'value.priority', says: [/an integer from 0 to 1000/, /lower number wins/] },
   { name: 'grid.event cancelled a string', input: sig('grid.event', { ...EVENT, cancelled: 'yes' }), field: 'value.cancelled', says: [/must be true or false/] },
-  { name: 'grid.event unknown field', input: sig('grid.event', { ...EVENT, severity: 'high' }), field: 'value.severity', says: [/is not a known field/, /known: id, start, end, action, cap, priority, cancelled, program/] },
+  { name: 'grid.event unknown field', input: sig('grid.event', { ...EVENT, severity: 'high' }), field: 'value.severity', says: [/is not a known field/, /known: id, start, end, type, level, limitW, cap, priority, cancelled, program/] },
 
   // grid.alert
-  { name: 'grid.alert level 4', input: sig('grid.alert', { level: 4 }), field: 'value.level', says: [/must be an integer from 0 to 3/, /operator alert level/, /got 4/] },
+  { name: 'grid.alert level 4', input: sig('grid.alert', { level: 4 }), field: 'value.level', says: [/must be an integer from 0 to 3/, /severity 0 normal/, /got 4/] },
   { name: 'grid.alert level -1', input: sig('grid.alert', { level: -1 }), field: 'value.level', says: [/an integer from 0 to 3/, /got -1/] },
   { name: 'grid.alert level 1.5', input: sig('grid.alert', { level: 1.5 }), field: 'value.level', says: [/an integer from 0 to 3/, /got 1\.5/] },
   { name: 'grid.alert level a string', input: sig('grid.alert', { level: 'EEA2' }), field: 'value.level', says: [/an integer from 0 to 3/, /got "EEA2" \(a string\)/] },
   { name: 'grid.alert without level', input: sig('grid.alert', { program: 'ERCOT' }), field: 'value.level', says: [/is required: an integer from 0 to 3/] },
-  { name: 'grid.alert unknown field', input: sig('grid.alert', { level: 1, extra: 1 }), field: 'value.extra', says: [/is not a known field/, /known: level, program/] },
+  { name: 'grid.alert unknown field', input: sig('grid.alert', { level: 1, extra: 1 }), field: 'value.extra', says: [/is not a known field/, /known: level, type, zone, message, issued, start, end, program/] },
 
   // carbon
   { name: 'carbon empty', input: sig('carbon', {}), field: 'value', says: [/must have at least one of gPerKWh, percentile/] },

@@ -54,26 +54,48 @@ export const PowerBudgetValue = Type.Object(
   { ...strict, minProperties: 1, description: 'the power a site can use; key = the meter or site' },
 );
 
+/** What a grid event says, as its source says it; what it means for traffic is gridPolicy's. */
+export const GRID_EVENT_TYPES = ['simple', 'import-capacity-limit', 'dispatch-setpoint', 'grid-emergency', 'load-shed', 'cap', 'drain'] as const;
+export type GridEventType = (typeof GRID_EVENT_TYPES)[number];
+
 export const GridEventValue = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 200, description: 'the event id at its source' }),
     start: Ms('when the event starts'),
     end: Ms('when it ends'),
-    action: Type.Union([Type.Literal('cap'), Type.Literal('drain')], { description: 'cap the region at `cap`, or drain it' }),
-    cap: Type.Optional(Share('for action cap: the share of capacity the region may use during the event')),
-    priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'higher wins when events overlap' })),
+    type: Type.Union(GRID_EVENT_TYPES.map((t) => Type.Literal(t)), {
+      description:
+        'simple (OpenADR SIMPLE, with level), import-capacity-limit and dispatch-setpoint (with limitW), grid-emergency (OpenADR ALERT_GRID_EMERGENCY), load-shed (a utility order), cap (with cap) or drain (direct instructions, e.g. from a site controller)',
+    }),
+    level: Type.Optional(Type.Integer({ minimum: 0, maximum: 3, description: 'for simple: the OpenADR SIMPLE level 0–3' })),
+    limitW: Type.Optional(NonNeg('for import-capacity-limit and dispatch-setpoint: the limit or setpoint, W')),
+    cap: Type.Optional(Share('for cap: the share of capacity the region may use during the event')),
+    priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'the source\'s priority (OpenADR: lower number wins)' })),
     cancelled: Type.Optional(Type.Boolean({ description: 'the source cancelled the event' })),
-    program: Type.Optional(Type.String({ maxLength: 200, description: 'e.g. the OpenADR program or ISO notice' })),
+    program: Type.Optional(Type.String({ maxLength: 200, description: 'e.g. the OpenADR program or the ISO notice' })),
   },
-  { ...strict, description: 'a scheduled grid obligation; key = the event id' },
+  { ...strict, description: 'a scheduled grid obligation as its source states it; key = the event id' },
 );
+
+export const GRID_ALERT_TYPES = ['normal', 'watch', 'conservation', 'flex-alert', 'eea', 'grid-alert', 'load-shed', 'emergency'] as const;
+export type GridAlertType = (typeof GRID_ALERT_TYPES)[number];
 
 export const GridAlertValue = Type.Object(
   {
-    level: Type.Integer({ minimum: 0, maximum: 3, description: 'operator alert level: 0 normal … 3 most severe (e.g. ERCOT EEA1–3)' }),
+    level: Type.Integer({ minimum: 0, maximum: 3, description: 'severity 0 normal … 3 most severe (ERCOT EEA1–3 are 1–3)' }),
+    type: Type.Optional(
+      Type.Union(GRID_ALERT_TYPES.map((t) => Type.Literal(t)), {
+        description: 'what was declared (absent = eea): normal, watch, conservation (appeal), flex-alert (CAISO), eea (energy emergency alert, with level), grid-alert (AESO), load-shed, emergency',
+      }),
+    ),
+    zone: Type.Optional(Type.String({ maxLength: 100, description: 'the ISO zone or balancing authority' })),
+    message: Type.Optional(Type.String({ maxLength: 2000, description: 'the notice text' })),
+    issued: Type.Optional(Ms('when the operator issued it')),
+    start: Type.Optional(Ms('when it takes effect, if announced ahead')),
+    end: Type.Optional(Ms('when it is expected to end')),
     program: Type.Optional(Type.String({ maxLength: 200, description: 'who declared it' })),
   },
-  { ...strict, description: 'a grid operator\'s emergency level for the region\'s balancing authority' },
+  { ...strict, description: "a grid operator's alert for the region's zone" },
 );
 
 export const CarbonValue = Type.Object(
@@ -230,7 +252,11 @@ export function validateSignal(input: unknown, now: number, regions: ReadonlySet
   if (s.kind === 'grid.event') {
     const v = s.value as GridEvent;
     if (v.end <= v.start) throw new SignalError('value.end', `must be after value.start (${v.start}); got ${v.end}`);
-    if (v.action === 'cap' && v.cap === undefined) throw new SignalError('value.cap', 'is required when value.action is cap');
+    if (v.type === 'cap' && v.cap === undefined) throw new SignalError('value.cap', 'is required when value.type is cap');
+    if (v.type === 'simple' && v.level === undefined) throw new SignalError('value.level', 'is required when value.type is simple (the OpenADR SIMPLE level 0–3)');
+    if ((v.type === 'import-capacity-limit' || v.type === 'dispatch-setpoint') && v.limitW === undefined) {
+      throw new SignalError('value.limitW', `is required when value.type is ${v.type} (the limit in W)`);
+    }
     if (s.key !== v.id) throw new SignalError('key', `must equal value.id ("${v.id}"): one record per event`);
   }
   if (s.kind === 'demand') {
