@@ -41,7 +41,8 @@ before(async () => {
   await startModelServer('127.0.0.3');
   cfg = writeTestConfig((c) => {
     c.regionsDir = 'fleet';
-    c.policy = { ...(c.policy as object), defaultLocation: { lat: 40, lon: -75 } };
+    // Slow start over 2 s in 1 s steps, so the comeback is seen within the test's bound.
+    c.policy = { ...(c.policy as object), defaultLocation: { lat: 40, lon: -75 }, health: { slowStartMs: 2000 }, rampStepMs: 1000 };
     c.collectors = { health: { intervalMs: 500, timeoutMs: 400, checks: [{ type: 'http', port, path: '/health' }] } };
   });
   const fleet = join(cfg.dir, 'fleet');

@@ -404,7 +404,7 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
     resolverMinTtl: 30,
     defaultLocation: { lat: 39.0, lon: -77.5 },
     weights: {},
-    health: { rise: 2, fall: 3 },
+    health: { rise: 2, fall: 3, slowStartMs: 60000 },
     hysteresis: 0.05,
     stale: {
       'health.probe': { keepMs: 300000, then: 'ignore' },

@@ -183,6 +183,7 @@ export const PolicySchema = Type.Object(
       {
         rise: Type.Integer({ minimum: 1, maximum: 100, default: 2, description: 'consecutive successful probes before a down endpoint is up' }),
         fall: Type.Integer({ minimum: 1, maximum: 100, default: 3, description: 'consecutive failed probes before an up endpoint is down' }),
+        slowStartMs: Type.Integer({ minimum: 0, default: 60000, description: 'a region that comes back up as a whole (every endpoint was down) takes clients back over this long, in policy.rampStepMs steps; 0 = at once' }),
       },
       { ...strict, default: {}, description: 'anti-flap thresholds of health probes (per endpoint and vantage)' },
     ),

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { plan, defaultSettings, demandPerHome, type PlannerSettings } from './planner.js';
-import { regionStepAt, weightOf } from './decide.js';
+import { nextChangeOf, regionStepAt, weightOf } from './decide.js';
 import { reduce, type SignalRecord } from '../state/reducer.js';
 import type { StoreSnapshot } from '../state/store.js';
 import type { Override, Signal, SignalKind } from '../types.js';
@@ -305,4 +305,21 @@ test('spill goes only where there is headroom; what nobody can take is reported'
   const again = planWith(records(load('b', 0.8)), [...buckets('a', 1000), ...buckets('b', 1000)]);
   assert.equal(again.version, p1.version);
   assert.notEqual(p2.version, p1.version);
+});
+
+test('slow start: a region whose every endpoint comes back takes clients back in steps; one endpoint flapping does not', () => {
+  const st = settings({ slowStartMs: 60_000, rampStepMs: 30_000 });
+  // Vantage n1: e1 down (first probe), then up twice (rise 2): up since the second success.
+  const back = [probe('b', 'n1', 'e1', false, T - 5000), probe('b', 'n1', 'e1', true, T - 1000), probe('b', 'n1', 'e1', true, T)];
+  const p = plan({ configHash: 'cfg', snapshot: snap(records(...back)), settings: st });
+  assert.equal(regionStepAt(p, 'b', T).share, 0.5, 'step 1/2 right after');
+  assert.match(regionStepAt(p, 'b', T).reasons.join(' '), /slow start after coming back up at .* step 1\/2/);
+  assert.equal(regionStepAt(p, 'b', T + 30_000).share, 1, 'step 2/2 at +30 s: the whole share');
+  assert.equal(regionStepAt(p, 'b', T + 60_000).share, 1, 'done after slowStartMs');
+  assert.ok(nextChangeOf(p, 'b', T) <= T + 30_000, 'the TTL of answers is cut to the next step');
+  // Two endpoints; only e2 flapped back, e1 stayed up throughout: no slow start.
+  const flap = [probe('b', 'n1', 'e1', true, T - 5000), ...back.map((x) => ({ ...x, key: 'e2' }))];
+  assert.equal(regionStepAt(plan({ configHash: 'cfg', snapshot: snap(records(...flap)), settings: st }), 'b', T).share, 1);
+  // Off.
+  assert.equal(regionStepAt(plan({ configHash: 'cfg', snapshot: snap(records(...back)), settings: settings({ slowStartMs: 0 }) }), 'b', T).share, 1);
 });

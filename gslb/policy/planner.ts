@@ -75,6 +75,8 @@ export interface PlannerSettings {
   saturation: number;
   /** Spacing of an operator drain's ramp steps, ms. */
   rampStepMs: number;
+  /** A region that comes back up as a whole takes traffic back over this long, in rampStepMs steps (0 = at once). */
+  slowStartMs: number;
 }
 
 export const DEFAULT_STALE: Record<SignalKind, StalePolicy> = {
@@ -102,6 +104,7 @@ export function defaultSettings(regions: PlannerRegion[]): PlannerSettings {
     gridCapFloor: 0.25,
     saturation: 0.95,
     rampStepMs: 30_000,
+    slowStartMs: 60_000,
   };
 }
 
@@ -282,6 +285,8 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
   const keys: string[] = [];
   const ups: number[] = [];
   const downs: number[] = [];
+  /** Per endpoint, the latest time an up vote turned up (undefined: one of them never turned). */
+  const since: (number | undefined)[] = [];
   for (const r of rr.health) {
     if (r.fold.kind !== 'health') continue;
     let vote: boolean | null = r.fold.stableUp;
@@ -291,9 +296,13 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
       k = keys.push(r.signal.key) - 1;
       ups.push(0);
       downs.push(0);
+      since.push(-Infinity);
     }
-    if (vote === true) ups[k]!++;
-    else if (vote === false) downs[k]!++;
+    if (vote === true) {
+      ups[k]!++;
+      const u = r.fold.upSince;
+      since[k] = u === undefined || since[k] === undefined ? undefined : Math.max(since[k]!, u);
+    } else if (vote === false) downs[k]!++;
   }
   let probedCount = 0;
   const downEps: string[] = [];
@@ -320,6 +329,20 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
     if (c < share) share = c;
     if (c < 1) reasons.push(`${id}: ${why} → cap ${round(c)}`);
   };
+
+  // Slow start: a region whose every up endpoint turned up recently came back as a whole
+  // (a cold start): it takes clients back in steps over slowStartMs.
+  if (!down && s.slowStartMs > 0) {
+    const upEps = keys.map((_, k) => k).filter((k) => ups[k]! + downs[k]! > 0 && downs[k]! <= ups[k]!);
+    if (upEps.length > 0 && upEps.every((k) => since[k] !== undefined && since[k]! > -Infinity)) {
+      const back = Math.max(...upEps.map((k) => since[k]!));
+      if (t >= back && t < back + s.slowStartMs) {
+        const n = Math.max(1, Math.ceil(s.slowStartMs / s.rampStepMs));
+        const k = Math.min(n, Math.floor(((t - back) * n) / s.slowStartMs) + 1);
+        cap(k / n, `slow start after coming back up at ${new Date(back).toISOString()}, step ${k}/${n}`);
+      }
+    }
+  }
 
   const op = operatorCap(ovs, t, s.rampStepMs);
   if (op.why) cap(op.cap, op.why);
@@ -629,6 +652,10 @@ export function plan(input: PlanInput): Plan {
     if (!ids.has(region) || r.signal.kind === 'demand') continue;
     recsBy.get(region)!.push(r);
     newest = Math.max(newest, r.signal.observedAt);
+    if (r.fold.kind === 'health' && r.fold.upSince !== undefined && s.slowStartMs > 0) {
+      const n = Math.max(1, Math.ceil(s.slowStartMs / s.rampStepMs));
+      for (let i = 0; i <= n; i++) at(r.fold.upSince + Math.ceil((i * s.slowStartMs) / n), region);
+    }
     const keep = s.stale[r.signal.kind].keepMs;
     // Past expiresAt a kept value acts as a fresh one; only a grid alert's reason says
     // "(expired, kept)". The stale policy takes over at expiresAt + keepMs.

@@ -250,3 +250,24 @@ for (const kind of SIGNAL_KINDS) {
     assert.deepEqual(prev, prevCopy);
   });
 }
+
+test('health upSince: set by the probe that turns the stable state up, kept while up, cleared when it turns down; none for a first probe', () => {
+  const fold = (ups: boolean[]) => {
+    let rec: SignalRecord | undefined;
+    ups.forEach((up, i) => (rec = reduce(rec, sig('health.probe', { up }, T0 + i * 1000)) ?? rec));
+    return rec!.fold as { stableUp: boolean; upSince?: number };
+  };
+  const cases: [string, boolean[], boolean, number | undefined][] = [
+    ['a first probe up: no known turn', [true], true, undefined],
+    ['up all along', [true, true, true], true, undefined],
+    ['down, then up twice (rise 2): up since the second success', [false, true, true], true, T0 + 2000],
+    ['…and it stays that instant while up', [false, true, true, true, true], true, T0 + 2000],
+    ['turned down again (fall 3): cleared', [false, true, true, false, false, false], false, undefined],
+    ['one success is not a turn', [false, true], false, undefined],
+  ];
+  for (const [what, ups, stable, since] of cases) {
+    const f = fold(ups);
+    assert.equal(f.stableUp, stable, `${what}: stable state`);
+    assert.equal(f.upSince, since, `${what}: upSince`);
+  }
+});

@@ -28,7 +28,14 @@ export const DEFAULT_RULES: ReduceRules = { rise: 2, fall: 3, hysteresis: 0.05 }
 
 /** Kind-specific memory of a record. */
 export type Fold =
-  | { kind: 'health'; stableUp: boolean; streak: number; lastUp: boolean }
+  | {
+      kind: 'health';
+      stableUp: boolean;
+      streak: number;
+      lastUp: boolean;
+      /** observedAt of the probe that last turned the stable state down → up (for slow start); absent = never seen turning. */
+      upSince?: number;
+    }
   | { kind: 'applied'; value: Record<string, number> }
   | { kind: 'latest' };
 
@@ -80,8 +87,12 @@ export function reduce(prev: SignalRecord | undefined, s: Signal, rules: ReduceR
       if (!f) return { id, signal: s, fold: { kind: 'health', stableUp: up, streak: 1, lastUp: up } };
       const streak = up === f.lastUp ? f.streak + 1 : 1;
       let stableUp = f.stableUp;
-      if (up !== stableUp && streak >= (up ? rules.rise : rules.fall)) stableUp = up;
-      return { id, signal: s, fold: { kind: 'health', stableUp, streak, lastUp: up } };
+      let upSince = f.upSince;
+      if (up !== stableUp && streak >= (up ? rules.rise : rules.fall)) {
+        stableUp = up;
+        upSince = up ? s.observedAt : undefined;
+      }
+      return { id, signal: s, fold: { kind: 'health', stableUp, streak, lastUp: up, ...(upSince !== undefined ? { upSince } : {}) } };
     }
     case 'capacity':
     case 'power.budget': {

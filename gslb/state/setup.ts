@@ -29,6 +29,7 @@ export function plannerSettings(c: Config, regions: RegionConfig[]): PlannerSett
     gridShadow: [...p.grid.shadow],
     gridTrust: { ...p.grid.trust },
     gridCapFloor: p.grid.capFloor,
+    slowStartMs: p.health.slowStartMs,
     saturation: p.saturation,
     rampStepMs: p.rampStepMs,
   };
