@@ -5,5 +5,6 @@
 import type { Collector } from './types.js';
 import { health } from './health/index.js';
 import { prometheus } from './prometheus/index.js';
+import { carbon } from './carbon/index.js';
 
-export const collectors: readonly Collector[] = [health as Collector, prometheus as Collector];
+export const collectors: readonly Collector[] = [health as Collector, prometheus as Collector, carbon as Collector];
