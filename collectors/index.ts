@@ -6,5 +6,7 @@ import type { Collector } from './types.js';
 import { health } from './health/index.js';
 import { prometheus } from './prometheus/index.js';
 import { carbon } from './carbon/index.js';
+import { openadr3 } from './openadr3/index.js';
+import { gridAlerts } from './grid-alerts/index.js';
 
-export const collectors: readonly Collector[] = [health as Collector, prometheus as Collector, carbon as Collector];
+export const collectors: readonly Collector[] = [health as Collector, prometheus as Collector, carbon as Collector, openadr3 as Collector, gridAlerts as Collector];
