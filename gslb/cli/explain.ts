@@ -164,6 +164,11 @@ export function renderExplain(r: ExplainResult): string {
   lines.push('');
   lines.push('reasons:');
   for (const x of r.reasons) lines.push(`  - ${x}`);
+  // The home region's plan step: what the planner made of its state (overrides, health,
+  // gridPolicy rules, power), with the rule names.
+  const ps = r.planStep;
+  lines.push(`plan step (home region) from ${ps.at === 0 ? 'the start' : new Date(ps.at).toISOString()}, plan ${ps.planVersion}:`);
+  for (const x of ps.reasons) lines.push(`  - ${x}`);
   if (r.notes.length > 0) {
     lines.push('notes:');
     for (const x of r.notes) lines.push(`  - ${x}`);

@@ -499,7 +499,11 @@ function stepOf(id: RegionId, v: RegionView, t: number, s: PlannerSettings, ids:
     if (w !== share) homes[home] = w;
     else delete homes[home];
   }
-  const st: RegionStep = { at: t, share, down: v.down, reasons: v.reasons };
+  const statics = Object.entries(s.staticWeights)
+    .filter(([home, row]) => row[id] !== undefined && ids.has(home) && row[id] !== 1)
+    .map(([home, row]) => `from ${home} ${row[id]}`);
+  const reasons = statics.length > 0 ? [...v.reasons, `${id}: static weights (policy.weights): ${statics.sort().join(', ')}`] : v.reasons;
+  const st: RegionStep = { at: t, share, down: v.down, reasons };
   if (v.ttlCap !== undefined) st.ttlCap = v.ttlCap;
   if (Object.keys(homes).length > 0) st.homes = Object.fromEntries(Object.entries(homes).sort((a, b) => (a[0] < b[0] ? -1 : 1)));
   return st;
