@@ -158,10 +158,11 @@ export function storeConformance(name: string, make: () => Promise<ConformanceHa
       }
       const snap = await store.snapshot();
       assert.equal(snap.records.length, 1);
-      assert.deepEqual(snap.records[0]!.fold, { kind: 'health', stableUp: true, streak: 1, lastUp: true });
+      // upSince: the probe that turned the stable state up again (probe 7, at T0 + 8 s).
+      assert.deepEqual(snap.records[0]!.fold, { kind: 'health', stableUp: true, streak: 1, lastUp: true, upSince: T0 + 8000 });
       // A late probe changes nothing.
       assert.equal((await store.putSignal(probe(false, T0))).stored, false);
-      assert.deepEqual((await store.snapshot()).records[0]!.fold, { kind: 'health', stableUp: true, streak: 1, lastUp: true });
+      assert.deepEqual((await store.snapshot()).records[0]!.fold, { kind: 'health', stableUp: true, streak: 1, lastUp: true, upSince: T0 + 8000 });
     });
 
     it('applies capacity with hysteresis (5 % relative) and at 0', async (t) => {
