@@ -13,6 +13,9 @@ const DEBIAN_PACKAGE: Record<string, string> = {
   'redis-server': 'redis-server',
   'redis-sentinel': 'redis-server',
   'redis-cli': 'redis-tools',
+  mosquitto: 'mosquitto',
+  mosquitto_passwd: 'mosquitto',
+  openssl: 'openssl',
 };
 
 /** The absolute path of `name` in PATH (plus /usr/sbin and /sbin), or null. */
