@@ -50,4 +50,10 @@ export interface Collector<C = unknown> {
   /** `poller` runs on one node under the store's lease; `receiver` runs on every node. */
   mode: 'poller' | 'receiver';
   start(ctx: CollectorContext<C>): Promise<() => Promise<void>>;
+  /**
+   * The collector's own counters since the process started (polls, failures by code,
+   * payloads refused …): numbers, possibly in nested objects. /metrics exports every numeric
+   * leaf as gridsteer_collector_events_total{collector, event="a.b"}.
+   */
+  stats?: () => unknown;
 }

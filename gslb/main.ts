@@ -268,6 +268,20 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   });
   collectorHost.start();
   new client.Counter({
+    name: 'gridsteer_collector_events_total',
+    help: "each running collector's own counters (polls, failures by code, payloads refused …; see its README), one series per numeric counter",
+    labelNames: ['collector', 'event'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const walk = (collector: string, prefix: string, v: unknown, depth: number): void => {
+        if (typeof v === 'number' && Number.isFinite(v) && v >= 0) this.inc({ collector, event: prefix }, v);
+        else if (v && typeof v === 'object' && depth < 4) for (const [k, x] of Object.entries(v)) walk(collector, prefix ? `${prefix}.${k}` : k, x, depth + 1);
+      };
+      for (const c of collectors) if (collectorHost.counts.has(c.name) && c.stats) walk(c.name, '', c.stats(), 0);
+    },
+  });
+  new client.Counter({
     name: 'gridsteer_collector_signals_total',
     help: 'signals emitted by collectors on this node, by collector and outcome (stored, stale: an equal or newer one was already stored, rejected: invalid, failed: the store did not answer)',
     labelNames: ['collector', 'outcome'],

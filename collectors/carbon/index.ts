@@ -450,6 +450,7 @@ export class CarbonPoller {
 }
 
 export const carbon: Collector<CarbonConfig> = {
+  stats: () => carbonStats,
   name: 'carbon',
   configSchema: CarbonConfigSchema,
   mode: 'poller',

@@ -211,6 +211,7 @@ interface FeedRun {
 }
 
 export const gridAlerts: Collector<GridAlertsConfig> = {
+  stats: () => gridAlertsStats,
   name: 'grid-alerts',
   configSchema: GridAlertsConfigSchema,
   mode: 'poller',

@@ -48,6 +48,9 @@ export type HealthCheck = Static<typeof HealthCheckSchema>;
 
 const BODY_MAX = 64 * 1024;
 
+/** Counters since the process started: rounds run, endpoint probes, endpoints found failing. */
+export const healthStats = { rounds: 0, probes: 0, failures: 0 };
+
 /** One check against one address: null when it passed, else why not. */
 export function probe(address: string, c: HealthCheck, timeoutMs: number): Promise<string | null> {
   return new Promise((resolve) => {
@@ -127,6 +130,7 @@ export const health: Collector<HealthConfig> = {
   name: 'health',
   configSchema: HealthConfigSchema,
   mode: 'receiver',
+  stats: () => healthStats,
   async start(ctx: CollectorContext<HealthConfig>) {
     const cfg = ctx.config;
     /** Last outcome per endpoint, so changes are logged once. */
@@ -135,6 +139,7 @@ export const health: Collector<HealthConfig> = {
     const round = async () => {
       if (running || ctx.signal.aborted) return;
       running = true;
+      healthStats.rounds++;
       try {
         const jobs: Promise<void>[] = [];
         for (const region of ctx.fleet()) {
@@ -146,6 +151,8 @@ export const health: Collector<HealthConfig> = {
                 const t0 = performance.now();
                 const why = (await Promise.all(checks.map((c) => probe(address, c, cfg.timeoutMs)))).find((w) => w !== null) ?? null;
                 if (ctx.signal.aborted) return;
+                healthStats.probes++;
+                if (why !== null) healthStats.failures++;
                 const now = ctx.now();
                 ctx.emit({
                   region: region.id,

@@ -759,6 +759,7 @@ export class MqttRun {
 }
 
 export const mqttCollector: Collector<MqttConfig> = {
+  stats: () => mqttStats,
   name: 'mqtt',
   configSchema: MqttConfigSchema,
   mode: 'poller',

@@ -343,6 +343,7 @@ export class Openadr3Poller {
 }
 
 export const openadr3: Collector<OpenAdr3Config> = {
+  stats: () => openadr3Stats,
   name: 'openadr3',
   configSchema: Openadr3ConfigSchema,
   mode: 'poller',

@@ -480,6 +480,7 @@ export class PrometheusPoller {
 }
 
 export const prometheus: Collector<PrometheusConfig> = {
+  stats: () => prometheusStats,
   name: 'prometheus',
   configSchema: PrometheusConfigSchema,
   mode: 'poller',
