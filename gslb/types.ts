@@ -107,6 +107,12 @@ export interface Plan {
    * weight 1, up, no TTL cap.
    */
   regions: Record<RegionId, RegionStep[]>;
+  /**
+   * Carbon tie-break (ADR 0006): for clients whose home is the key, try this region first —
+   * a healthy, uncapped region within the latency band of the home whose grid is clearly
+   * cleaner. Order only: weights, health and caps still decide admission.
+   */
+  prefer?: Record<RegionId, { region: RegionId; reason: string }>;
 }
 
 /** One region's addresses for an answer. */

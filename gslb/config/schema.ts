@@ -222,6 +222,13 @@ export const PolicySchema = Type.Object(
       { ...strict, default: {}, description: 'grid obligations: gridPolicy' },
     ),
     saturation: Type.Number({ minimum: 0, maximum: 1, default: 0.95, description: 'KV-cache or GPU-memory use at which a region takes no spill from other homes' }),
+    carbon: Type.Object(
+      {
+        bandKm: Type.Number({ minimum: 0, maximum: 20000, default: 250, description: 'regions within this many km of a client\'s home region count as the same latency band; 0 turns the carbon tie-break off' }),
+        minGain: Type.Number({ minimum: 0, maximum: 1, default: 0.2, description: 'how much cleaner a region of the band must be to go first: relative gCO2/kWh (0.2 = 20 % lower), or percentile points ÷ 100' }),
+      },
+      { ...strict, default: {}, description: 'carbon as a tie-breaker: a cleaner, healthy, uncapped region of the home\'s latency band is tried first (never over health, drains, caps or power)' },
+    ),
     rampStepMs: Type.Integer({ minimum: 1000, default: 30000, description: 'spacing of the steps of an operator drain ramp, ms' }),
   },
   { ...strict, default: {}, description: 'how answers are chosen and how long they may be cached' },

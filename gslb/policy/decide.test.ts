@@ -258,3 +258,18 @@ test('regionStepAt, nextChangeOf, weightOf, planFromConfig', () => {
   assert.equal(weightOf(cfg, 'w', 'y', 0), 1);
   assert.equal(cfg.configHash, 'h');
 });
+
+test('decide: a carbon preference changes the order of the walk only; weights and health still decide', () => {
+  const cell: Cell = { ranking: ['a', 'b'], origin: 'test' };
+  const key = { family: 4 as const, hi: 0xc0000200, lo: 0, prefix: 24 };
+  const pref: Plan = { ...initialPlan('h'), prefer: { a: { region: 'b', reason: 'carbon tie-break: test' } } };
+  const ans = decide(pref, cell, key, NAME, 'A', 0, { minTtl: 5, explain: true });
+  assert.equal(ans.region, 'b');
+  assert.ok(ans.reasons.includes('b tried first: carbon tie-break: test'), JSON.stringify(ans.reasons));
+  // b down: the walk goes on to a.
+  const down: Plan = { ...pref, regions: { b: [{ at: 0, share: 1, down: true, reasons: ['b down'] }] } };
+  assert.equal(decide(down, cell, key, NAME, 'A', 0, { minTtl: 5 }).region, 'a');
+  // A preference for a region not in the cell's ranking is ignored.
+  const elsewhere: Plan = { ...initialPlan('h'), prefer: { a: { region: 'z', reason: 'x' } } };
+  assert.equal(decide(elsewhere, cell, key, NAME, 'A', 0, { minTtl: 5 }).region, 'a');
+});

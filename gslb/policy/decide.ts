@@ -171,7 +171,14 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
   let ttlCapS = Infinity;
   let nextChange = Infinity;
   let chosen: RegionId | null = null;
-  for (const r of cell.ranking) {
+  // Carbon tie-break: the plan may put a cleaner region within the home's latency band first.
+  let walk: readonly RegionId[] = cell.ranking;
+  const pref = home === undefined ? undefined : plan.prefer?.[home];
+  if (pref && pref.region !== home && cell.ranking.includes(pref.region)) {
+    walk = [pref.region, ...cell.ranking.filter((r) => r !== pref.region)];
+    if (explain) reasons.push(`${pref.region} tried first: ${pref.reason}`);
+  }
+  for (const r of walk) {
     // Every region ranked at or before the chosen one bounds the TTL and may make the answer
     // depend on the subnet hash.
     nextChange = Math.min(nextChange, nextChangeOf(plan, r, now));

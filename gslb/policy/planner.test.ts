@@ -323,3 +323,27 @@ test('slow start: a region whose every endpoint comes back takes clients back in
   // Off.
   assert.equal(regionStepAt(plan({ configHash: 'cfg', snapshot: snap(records(...back)), settings: settings({ slowStartMs: 0 }) }), 'b', T).share, 1);
 });
+
+test('carbon tie-break: a clearly cleaner, healthy, uncapped region of the home\'s latency band goes first; never over health or caps', () => {
+  // a and b 100 km apart (one band), c 2,000 km away.
+  const st = settings({ regions: [{ id: 'a', location: { lat: 50, lon: 8 } }, { id: 'b', location: { lat: 50.9, lon: 8 } }, { id: 'c', location: { lat: 50, lon: 36 } }] });
+  const co2 = (region: string, v: Record<string, number>) => sig(region, 'carbon', v, { source: 'carbon/electricitymaps', key: region, at: T });
+  const prefer = (recs: Signal[], ovs: Override[] = [], over: Partial<PlannerSettings> = {}) =>
+    plan({ configHash: 'cfg', snapshot: snap(records(...recs), ovs), settings: { ...st, ...over } }).prefer;
+  const cases: [string, Signal[], Override[], Partial<PlannerSettings>, Record<string, string> | undefined][] = [
+    ['b is 50 % cleaner than a, in a\'s band: a\'s clients try b first', [co2('a', { gPerKWh: 400 }), co2('b', { gPerKWh: 200 })], [], {}, { a: 'b' }],
+    ['only 10 % cleaner: below minGain, no change', [co2('a', { gPerKWh: 400 }), co2('b', { gPerKWh: 360 })], [], {}, undefined],
+    ['c is far cleaner but outside the band', [co2('a', { gPerKWh: 400 }), co2('c', { gPerKWh: 10 })], [], {}, undefined],
+    ['percentiles when there are no gCO2 figures', [co2('a', { percentile: 90 }), co2('b', { percentile: 30 })], [], {}, { a: 'b' }],
+    ['the cleaner region is drained: never over a drain', [co2('a', { gPerKWh: 400 }), co2('b', { gPerKWh: 100 })], [ov('b', 'drain', { value: 0.5, start: 0 })], {}, undefined],
+    ['the cleaner region is down: never over health', [co2('a', { gPerKWh: 400 }), co2('b', { gPerKWh: 100 }), probe('b', 'n1', 'e1', false, T)], [], {}, undefined],
+    ['turned off with bandKm 0', [co2('a', { gPerKWh: 400 }), co2('b', { gPerKWh: 100 })], [], { carbonBandKm: 0 }, undefined],
+    ['no carbon fact for a: nothing to compare', [co2('b', { gPerKWh: 100 })], [], {}, undefined],
+  ];
+  for (const [what, recs, ovs, over, want] of cases) {
+    const p = prefer(recs, ovs, over);
+    assert.deepEqual(p === undefined ? undefined : Object.fromEntries(Object.entries(p).map(([h, x]) => [h, x.region])), want, what);
+  }
+  const p = plan({ configHash: 'cfg', snapshot: snap(records(co2('a', { gPerKWh: 400 }), co2('b', { gPerKWh: 200 }))), settings: st });
+  assert.match(p.prefer!.a!.reason, /carbon tie-break: b is within 250 km of a and cleaner \(200 against 400 gCO2\/kWh\)/);
+});

@@ -21,7 +21,7 @@
  * overrides (`by`).
  */
 import { createHash } from 'node:crypto';
-import { rankRegions, type LatLon } from './distance.js';
+import { greatCircleKm, rankRegions, type LatLon } from './distance.js';
 import type { Override, Plan, RegionId, RegionStep, SignalKind } from '../types.js';
 import type { SignalRecord } from '../state/reducer.js';
 import type { DemandBucket, StoreSnapshot } from '../state/store.js';
@@ -77,6 +77,10 @@ export interface PlannerSettings {
   rampStepMs: number;
   /** A region that comes back up as a whole takes traffic back over this long, in rampStepMs steps (0 = at once). */
   slowStartMs: number;
+  /** Carbon tie-break: regions within this many km of a home count as the same latency band (0 = off). */
+  carbonBandKm: number;
+  /** …and one must be this much cleaner (relative gCO2/kWh, or percentile points ÷ 100) to go first. */
+  carbonMinGain: number;
 }
 
 export const DEFAULT_STALE: Record<SignalKind, StalePolicy> = {
@@ -105,6 +109,8 @@ export function defaultSettings(regions: PlannerRegion[]): PlannerSettings {
     saturation: 0.95,
     rampStepMs: 30_000,
     slowStartMs: 60_000,
+    carbonBandKm: 250,
+    carbonMinGain: 0.2,
   };
 }
 
@@ -609,6 +615,60 @@ function spillLimits(
   return { limits, reasons };
 }
 
+/**
+ * Per home region h, a region g to try first when: g is within carbonBandKm of h (the same
+ * latency band), g is up with its full share and takes spill, h is not cleaner, and g's grid
+ * is clearly cleaner — by fresh `carbon` facts, comparing gCO2/kWh when both have it (g at
+ * least carbonMinGain lower, relative), else percentiles (at least carbonMinGain × 100 points
+ * lower). Undefined when no home has such a region.
+ */
+function carbonPreferences(
+  s: PlannerSettings,
+  recsBy: Map<RegionId, SignalRecord[]>,
+  ovsBy: Map<RegionId, Override[]>,
+  t: number,
+): Record<RegionId, { region: RegionId; reason: string }> | undefined {
+  if (s.carbonBandKm <= 0) return undefined;
+  const carbon = new Map<RegionId, { g?: number; p?: number }>();
+  for (const [id, recs] of recsBy) {
+    for (const r of recs) {
+      if (r.signal.kind !== 'carbon' || phaseAt(r, t, s.stale.carbon) === 'stale') continue;
+      const v = r.signal.value as { gPerKWh?: number; percentile?: number };
+      const c = carbon.get(id) ?? {};
+      if (v.gPerKWh !== undefined) c.g = Math.min(c.g ?? Infinity, v.gPerKWh);
+      if (v.percentile !== undefined) c.p = Math.min(c.p ?? Infinity, v.percentile);
+      carbon.set(id, c);
+    }
+  }
+  if (carbon.size < 2) return undefined;
+  const out: Record<RegionId, { region: RegionId; reason: string }> = {};
+  const located = s.regions.filter((r) => r.location !== undefined) as (PlannerRegion & { location: LatLon })[];
+  for (const h of located) {
+    const ch = carbon.get(h.id);
+    if (!ch) continue;
+    let best: { id: RegionId; why: string; score: number } | undefined;
+    for (const g of located) {
+      if (g.id === h.id) continue;
+      const cg = carbon.get(g.id);
+      if (!cg || greatCircleKm(h.location, g.location) > s.carbonBandKm) continue;
+      const v = viewAt(g, splitRecords(recsBy.get(g.id)!), ovsBy.get(g.id)!, t, s);
+      if (v.down || v.share < 1 || v.noSpill) continue;
+      let score: number | undefined;
+      let why = '';
+      if (ch.g !== undefined && cg.g !== undefined && cg.g <= ch.g * (1 - s.carbonMinGain)) {
+        score = cg.g / Math.max(ch.g, 1e-9);
+        why = `${Math.round(cg.g)} against ${Math.round(ch.g)} gCO2/kWh`;
+      } else if ((ch.g === undefined || cg.g === undefined) && ch.p !== undefined && cg.p !== undefined && cg.p <= ch.p - s.carbonMinGain * 100) {
+        score = cg.p / 100 - ch.p / 100;
+        why = `carbon percentile ${Math.round(cg.p)} against ${Math.round(ch.p)}`;
+      }
+      if (score !== undefined && (!best || score < best.score || (score === best.score && g.id < best.id))) best = { id: g.id, why, score };
+    }
+    if (best) out[h.id] = { region: best.id, reason: `carbon tie-break: ${best.id} is within ${s.carbonBandKm} km of ${h.id} and cleaner (${best.why})` };
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 /** canonical(settings), once per settings object (the service re-plans with the same one). */
 const settingsKeys = new WeakMap<PlannerSettings, string>();
 
@@ -698,6 +758,10 @@ export function plan(input: PlanInput): Plan {
     if (!(steps.length === 1 && steps[0]!.share === 1 && !steps[0]!.homes && !steps[0]!.down && steps[0]!.reasons.length === 0)) regionsOut[id] = steps;
   }
 
+  // Carbon tie-break, at the newest input instant: per home, a cleaner healthy region of its
+  // latency band (a soft fact: never over health, drains, caps or power).
+  const prefer = carbonPreferences(s, recsBy, ovsBy, newest);
+
   // Spill limits from measured demand, at the newest input instant (see spillLimits); plans
   // are made again every 10 s with fresh demand, so the limits follow it.
   const demand = demandPerHome(snapshot.demand);
@@ -744,8 +808,9 @@ export function plan(input: PlanInput): Plan {
   for (const r of snapshot.records) ids4hash += `${r.id}@${r.signal.observedAt}\n`;
   h.update(ids4hash).update(JSON.stringify(snapshot.overrides));
   h.update(spillKey);
+  h.update(JSON.stringify(prefer ?? null));
   let sk = settingsKeys.get(s);
   if (sk === undefined) settingsKeys.set(s, (sk = canonical(s)));
   const version = h.update(sk).digest('hex').slice(0, 16);
-  return { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut };
+  return { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}) };
 }

@@ -30,6 +30,8 @@ export function plannerSettings(c: Config, regions: RegionConfig[]): PlannerSett
     gridTrust: { ...p.grid.trust },
     gridCapFloor: p.grid.capFloor,
     slowStartMs: p.health.slowStartMs,
+    carbonBandKm: p.carbon.bandKm,
+    carbonMinGain: p.carbon.minGain,
     saturation: p.saturation,
     rampStepMs: p.rampStepMs,
   };

@@ -101,6 +101,7 @@ const PlanSchema = Type.Object({
     ),
     { description: 'per region, its schedule (ADR 0006)' },
   ),
+  prefer: Type.Optional(Type.Record(Type.String(), Type.Object({ region: Type.String(), reason: Type.String() }), { description: 'carbon tie-break: per home, the region tried first' })),
 });
 
 function storeFailure(e: unknown): never {
