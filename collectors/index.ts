@@ -9,5 +9,6 @@ import { carbon } from './carbon/index.js';
 import { openadr3 } from './openadr3/index.js';
 import { gridAlerts } from './grid-alerts/index.js';
 import { mqttCollector } from './mqtt/index.js';
+import { prometheusRemoteWrite } from './prometheus-remote-write/index.js';
 
-export const collectors: readonly Collector[] = [health as Collector, prometheus as Collector, carbon as Collector, openadr3 as Collector, gridAlerts as Collector, mqttCollector as Collector];
+export const collectors: readonly Collector[] = [health as Collector, prometheus as Collector, carbon as Collector, openadr3 as Collector, gridAlerts as Collector, mqttCollector as Collector, prometheusRemoteWrite as Collector];

@@ -1,0 +1,384 @@
+/**
+ * prometheus-remote-write — a receiver of Prometheus remote-write 1.0, so that a site behind
+ * NAT (or one whose own Prometheus, Grafana Alloy or vmagent already scrapes its model servers
+ * and DCGM exporters) can push those series instead of GridSteer scraping them. It reads the
+ * same metrics as the `prometheus` poller, through the poller's own mapping (`readTarget`),
+ * and emits per configured source one `load.metrics` fact, plus `capacity` when DCGM GPUs are
+ * present. A receiver: it runs on every node, each node listening on `listen`.
+ *
+ * Contract:
+ * - One node:http server on `listen`, started by start() and closed (connections included) by
+ *   the returned stop() or ctx.signal; no fact is emitted after stop.
+ * - A request is `POST <path>` with `Content-Encoding: snappy`, `Content-Type:
+ *   application/x-protobuf` and a snappy-block body of a `prometheus.WriteRequest`. Answers:
+ *   204 accepted; 400 malformed snappy or protobuf (a short text naming the problem); 401
+ *   bearer token missing or wrong; 404 other path; 405 other method; 413 body above
+ *   `maxBodyBytes`, decompressed above `maxDecodedBytes` or more than 100 000 series;
+ *   415 other content type or encoding (remote-write 2.0 included).
+ * - Series are grouped by the first source whose `match` labels all equal; a series matching
+ *   none is ignored and counted. Per source, the latest sample of each known series is kept
+ *   for `expireMs` (so that series split across requests by Prometheus's shards are read
+ *   together), and every request touching the source re-reads them all and emits.
+ * - Each failure kind is logged once per change of state (first failure: warn; the next
+ *   accepted request: info) and counted in `remoteWriteStats`. Nothing throws out of the
+ *   request handler.
+ */
+import http from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { Type, type Static } from '@sinclair/typebox';
+import type { Collector, CollectorContext, Signal } from '../types.js';
+import { DCGM, KV_METRICS, QUEUE_METRICS, RUNNING_METRICS, readTarget } from '../prometheus/index.js';
+import { seriesId, type Sample } from '../prometheus/parse.js';
+import { decodeWriteRequest, snappyDecode, TooLargeError, WireError, type WireSeries } from './wire.js';
+
+const strict = { additionalProperties: false } as const;
+const MiB = 1024 * 1024;
+
+export const RemoteWriteSourceSchema = Type.Object(
+  {
+    region: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'the region whose load these series report (a regions/<id>.yaml)' }),
+    match: Type.Record(Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$' }), Type.String({ maxLength: 1024 }), {
+      minProperties: 1,
+      description: 'labels a series must all carry with exactly these values, e.g. {job: vllm, cluster: va-1}',
+    }),
+    key: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'tells apart the facts of sources of one region (default: the match labels, name=value joined by ",")' })),
+  },
+  { ...strict, description: 'one group of pushed series, reported as one server or pool' },
+);
+
+export const RemoteWriteConfigSchema = Type.Object(
+  {
+    listen: Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):[0-9]{1,5}$', description: "host:port to listen on, e.g. 0.0.0.0:9091 or [::1]:9091 (port 0: any free port)" }),
+    path: Type.String({ pattern: '^/[^?#\\s]*$', default: '/api/v1/write', description: 'the URL path that accepts writes' }),
+    bearerToken: Type.Optional(Type.String({ minLength: 16, maxLength: 4096, description: 'when set, a request must carry Authorization: Bearer <token>' })),
+    maxBodyBytes: Type.Integer({ minimum: 1024, maximum: 64 * MiB, default: 4 * MiB, description: 'largest compressed body accepted, bytes' }),
+    maxDecodedBytes: Type.Integer({ minimum: 1024, maximum: 256 * MiB, default: 32 * MiB, description: 'largest decompressed body accepted, bytes' }),
+    sources: Type.Array(RemoteWriteSourceSchema, { minItems: 1, maxItems: 1000, description: 'which series report which region' }),
+    expireMs: Type.Integer({ minimum: 1000, default: 60000, description: 'how long a fact (and a pushed series) counts, ms' }),
+    throttleTempC: Type.Number({ minimum: 0, maximum: 200, default: 87, description: 'DCGM: a GPU at or above this temperature (°C) counts as throttled' }),
+    xidBurst: Type.Integer({ minimum: 1, default: 3, description: 'DCGM: a GPU whose XID error total grew by this many between two reads counts as unusable for expireMs' }),
+  },
+  { ...strict, description: 'receives Prometheus remote-write 1.0; emits load.metrics and capacity' },
+);
+
+export type RemoteWriteConfig = Static<typeof RemoteWriteConfigSchema>;
+export type RemoteWriteSource = Static<typeof RemoteWriteSourceSchema>;
+
+/** Most time series in one request. */
+export const MAX_SERIES = 100_000;
+/** Most known series kept per source (newer ones beyond it are dropped and counted). */
+export const MAX_KEPT_PER_SOURCE = 10_000;
+const MAX_LABELS = 256;
+const MAX_SAMPLES = 100_000;
+/** How far in the future a sample's timestamp may be and still be observedAt (signals.ts MAX_FUTURE_MS). */
+const FUTURE_MS = 5000;
+
+/**
+ * Counters since the process started (monotonic; every run adds to them). `requests` counts
+ * every request; each answer other than 204 counts in exactly one failure counter.
+ */
+export const remoteWriteStats = {
+  requests: 0,
+  accepted: 0,
+  unauthorized: 0,
+  unsupported: 0,
+  tooLarge: 0,
+  malformed: 0,
+  notFound: 0,
+  badMethod: 0,
+  series: 0,
+  unmatched: 0,
+  dropped: 0,
+  signals: 0,
+  /** `host:port` the last started receiver listens on (tests with port 0 read it here). */
+  listening: null as string | null,
+};
+
+const KNOWN: ReadonlySet<string> = new Set<string>([...QUEUE_METRICS, ...RUNNING_METRICS, ...KV_METRICS, ...Object.values(DCGM)]);
+
+/** Why a request failed: the status and a short text for the client and the log. */
+class Reject extends Error {
+  constructor(
+    readonly status: number,
+    readonly kind: 'unauthorized' | 'unsupported' | 'tooLarge' | 'malformed' | 'notFound' | 'badMethod',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface Kept {
+  sample: Sample;
+  receivedAt: number;
+}
+
+interface SourceRun {
+  src: RemoteWriteSource;
+  matchPairs: Array<[string, string]>;
+  key: string;
+  series: Map<string, Kept>;
+  prevXid: Map<string, number> | null;
+  /** GPU → until when it counts unusable after an XID burst. */
+  burstUntil: Map<string, number>;
+}
+
+/** The default key of a source: its match labels as name=value, sorted by name, joined by ",". */
+export function defaultKey(match: Readonly<Record<string, string>>): string {
+  return Object.keys(match)
+    .sort()
+    .map((k) => `${k}=${match[k]}`)
+    .join(',');
+}
+
+/** Splits `host:port` (IPv6 in brackets). */
+export function parseListen(listen: string): { host: string; port: number } {
+  const m = /^(\[([0-9A-Fa-f:.]+)\]|[^:[\]\s]+):([0-9]{1,5})$/.exec(listen);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new Error(`collectors/prometheus-remote-write: listen: ${JSON.stringify(listen)} is not host:port (e.g. 0.0.0.0:9091)`);
+  return { host: m[2] ?? m[1]!, port };
+}
+
+/** Reads the body up to `max` bytes; a longer one is a 413. */
+function readBody(req: http.IncomingMessage, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on('data', (c: Buffer) => {
+      if (done) return;
+      size += c.length;
+      if (size > max) {
+        done = true;
+        chunks.length = 0;
+        reject(new Reject(413, 'tooLarge', `the body is more than ${max} bytes`));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (done) return;
+      done = true;
+      resolve(Buffer.concat(chunks, size));
+    });
+    req.on('error', (e) => {
+      if (done) return;
+      done = true;
+      reject(e);
+    });
+    req.on('close', () => {
+      if (done) return;
+      done = true;
+      reject(new Error('the client closed the connection before the body ended'));
+    });
+  });
+}
+
+/** The receiver behind start(): tests may drive handle() through a real server only. */
+class Receiver {
+  private readonly runs: SourceRun[];
+  private readonly cfg: RemoteWriteConfig;
+  private readonly source: string;
+  private readonly token: Buffer | null;
+  /** Failure kinds logged as failing since the last accepted request. */
+  private readonly failing = new Set<string>();
+  stopped = false;
+
+  constructor(private readonly ctx: CollectorContext<RemoteWriteConfig>) {
+    this.cfg = ctx.config;
+    this.source = `prometheus-rw/${ctx.node}`.replace(/[^A-Za-z0-9._:/@-]/g, '_').slice(0, 200);
+    this.token = this.cfg.bearerToken ? Buffer.from(`Bearer ${this.cfg.bearerToken}`) : null;
+    const seen = new Map<string, number>();
+    this.runs = this.cfg.sources.map((src, i) => {
+      const key = src.key ?? defaultKey(src.match);
+      if (key.length > 200) throw new Error(`collectors/prometheus-remote-write: sources[${i}]: the match labels make a key longer than 200 characters; give the source a key`);
+      const id = `${src.region}\u0000${key}`;
+      const dup = seen.get(id);
+      if (dup !== undefined) throw new Error(`collectors/prometheus-remote-write: sources[${dup}] and sources[${i}] would emit the same facts (same region and key); give one a key`);
+      seen.set(id, i);
+      return { src, matchPairs: Object.entries(src.match), key, series: new Map(), prevXid: null, burstUntil: new Map() };
+    });
+  }
+
+  /** Answers one request; never rejects. */
+  async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    remoteWriteStats.requests++;
+    try {
+      const status = await this.accept(req);
+      if (this.stopped) {
+        answer(res, 503, 'stopping\n');
+        return;
+      }
+      remoteWriteStats.accepted++;
+      for (const kind of this.failing) this.ctx.log.info({ kind }, `collectors/prometheus-remote-write: requests are accepted again (after ${kind} failures)`);
+      this.failing.clear();
+      answer(res, status, '');
+    } catch (e) {
+      const r = e instanceof Reject ? e : new Reject(400, 'malformed', `unexpected: ${(e as Error).message}`);
+      remoteWriteStats[r.kind]++;
+      if (!this.failing.has(r.kind)) {
+        this.failing.add(r.kind);
+        this.ctx.log.warn({ kind: r.kind, status: r.status, reason: r.message, remote: req.socket.remoteAddress }, `collectors/prometheus-remote-write: refusing writes (${r.status}: ${r.message}); no facts from them`);
+      } else {
+        this.ctx.log.debug({ kind: r.kind, reason: r.message }, 'collectors/prometheus-remote-write: refused again');
+      }
+      const headers: Record<string, string> = { connection: 'close' };
+      if (r.status === 401) headers['www-authenticate'] = 'Bearer';
+      if (r.status === 405) headers.allow = 'POST';
+      answer(res, r.status, `${r.message}\n`, headers);
+      // Whatever the client still sends is read and thrown away, bounded by the server's timeouts.
+      req.resume();
+    }
+  }
+
+  private async accept(req: http.IncomingMessage): Promise<number> {
+    const cfg = this.cfg;
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== cfg.path) throw new Reject(404, 'notFound', `not found; remote write goes to ${cfg.path}`);
+    if (req.method !== 'POST') throw new Reject(405, 'badMethod', `method ${req.method} not allowed; use POST`);
+    if (this.token) {
+      const got = Buffer.from(req.headers.authorization ?? '');
+      if (got.length !== this.token.length || !timingSafeEqual(got, this.token)) throw new Reject(401, 'unauthorized', 'missing or wrong bearer token');
+    }
+    const enc = (req.headers['content-encoding'] ?? '').trim().toLowerCase();
+    if (enc !== 'snappy') throw new Reject(415, 'unsupported', `Content-Encoding must be snappy; got ${JSON.stringify(enc.slice(0, 50))}`);
+    const [mime, ...params] = (req.headers['content-type'] ?? '').split(';').map((p) => p.trim().toLowerCase());
+    if (mime !== 'application/x-protobuf') throw new Reject(415, 'unsupported', `Content-Type must be application/x-protobuf; got ${JSON.stringify((mime ?? '').slice(0, 80))}`);
+    const proto = params.find((p) => p.startsWith('proto='));
+    if (proto && proto !== 'proto=prometheus.writerequest') throw new Reject(415, 'unsupported', `only remote-write 1.0 (prometheus.WriteRequest) is accepted; got ${proto.slice(0, 80)}`);
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    if (declared > cfg.maxBodyBytes) throw new Reject(413, 'tooLarge', `the body is ${declared} bytes, more than ${cfg.maxBodyBytes}`);
+    const body = await readBody(req, cfg.maxBodyBytes);
+    let series: WireSeries[];
+    try {
+      const raw = snappyDecode(body, cfg.maxDecodedBytes);
+      series = decodeWriteRequest(raw, { maxSeries: MAX_SERIES, maxLabels: MAX_LABELS, maxSamples: MAX_SAMPLES });
+    } catch (e) {
+      if (e instanceof TooLargeError) throw new Reject(413, 'tooLarge', e.message);
+      if (e instanceof WireError) throw new Reject(400, 'malformed', e.message);
+      throw e;
+    }
+    if (!this.stopped) this.ingest(series);
+    return 204;
+  }
+
+  /** Files the series under their sources and emits for each source touched. */
+  private ingest(series: readonly WireSeries[]): void {
+    const now = this.ctx.now();
+    const touched = new Map<SourceRun, number>(); // source → newest sample timestamp in this request
+    remoteWriteStats.series += series.length;
+    for (const ts of series) {
+      const run = this.runs.find((r) => r.matchPairs.every(([k, v]) => ts.labels.some(([n, x]) => n === k && x === v)));
+      if (!run) {
+        remoteWriteStats.unmatched++;
+        continue;
+      }
+      if (ts.samples.length === 0) continue;
+      let latest = ts.samples[0]!;
+      for (const s of ts.samples) if (s.timestamp >= latest.timestamp) latest = s;
+      touched.set(run, Math.max(touched.get(run) ?? -Infinity, latest.timestamp));
+      const labels: Record<string, string> = Object.create(null) as Record<string, string>;
+      let name = '';
+      for (const [n, v] of ts.labels) {
+        if (n === '__name__') name = v;
+        else labels[n] = v;
+      }
+      if (!KNOWN.has(name)) continue;
+      const id = seriesId(name, labels);
+      const before = run.series.get(id);
+      // An older sample arriving late (a retried batch) does not replace a newer one; a kept
+      // sample that has expired or was stamped in the future does not hold the series back.
+      const live = before !== undefined && before.receivedAt > now - this.cfg.expireMs && (before.sample.timestamp ?? 0) <= now + FUTURE_MS;
+      if (live && (before.sample.timestamp ?? 0) > latest.timestamp) continue;
+      if (!before && run.series.size >= MAX_KEPT_PER_SOURCE) {
+        remoteWriteStats.dropped++;
+        continue;
+      }
+      run.series.set(id, { sample: { name, labels, value: latest.value, timestamp: latest.timestamp }, receivedAt: now });
+    }
+    for (const [run, newest] of touched) this.emitFor(run, newest, now);
+  }
+
+  private emitFor(run: SourceRun, newest: number, now: number): void {
+    const cfg = this.cfg;
+    for (const [id, k] of run.series) if (k.receivedAt <= now - cfg.expireMs) run.series.delete(id);
+    const samples = [...run.series.values()].map((k) => k.sample);
+    const reading = readTarget(samples, undefined, run.prevXid, cfg);
+    run.prevXid = reading.xid;
+    const observedAt = newest <= now + FUTURE_MS && newest >= now - cfg.expireMs ? newest : now;
+    const expiresAt = observedAt + cfg.expireMs;
+    for (const gpu of reading.unusable) run.burstUntil.set(gpu, now + cfg.expireMs);
+    for (const [gpu, until] of run.burstUntil) if (until <= now || !reading.xid.has(gpu)) run.burstUntil.delete(gpu);
+    if (reading.unusable.length > 0) {
+      this.ctx.log.warn(
+        { source: run.key, region: run.src.region, gpus: reading.unusable, xidBurst: cfg.xidBurst },
+        `collectors/prometheus-remote-write: ${reading.unusable.length} of ${reading.gpus} GPUs of ${run.key} had at least ${cfg.xidBurst} XID errors since the previous write; reporting them unusable`,
+      );
+    }
+    const base = { region: run.src.region, source: this.source, key: run.key, observedAt, expiresAt };
+    if (Object.keys(reading.load).length > 0) this.emit({ ...base, kind: 'load.metrics', value: reading.load });
+    if (reading.gpus > 0) this.emit({ ...base, kind: 'capacity', value: { fraction: Math.max(0, reading.gpus - run.burstUntil.size) / reading.gpus } });
+  }
+
+  private emit(s: Signal): void {
+    if (this.stopped) return;
+    remoteWriteStats.signals++;
+    try {
+      this.ctx.emit(s);
+    } catch (e) {
+      this.ctx.log.warn({ err: (e as Error).message }, 'collectors/prometheus-remote-write: emit threw');
+    }
+  }
+}
+
+function answer(res: http.ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(status, text ? { 'content-type': 'text/plain; charset=utf-8', ...headers } : headers).end(text);
+}
+
+export const prometheusRemoteWrite: Collector<RemoteWriteConfig> = {
+  stats: () => remoteWriteStats,
+  name: 'prometheus-remote-write',
+  configSchema: RemoteWriteConfigSchema,
+  mode: 'receiver',
+  async start(ctx) {
+    const { host, port } = parseListen(ctx.config.listen);
+    const rx = new Receiver(ctx);
+    const server = http.createServer((req, res) => {
+      rx.handle(req, res).catch((e: unknown) => {
+        ctx.log.error({ err: (e as Error).message }, 'collectors/prometheus-remote-write: internal error');
+        answer(res, 500, 'internal error\n');
+      });
+    });
+    server.headersTimeout = 10_000;
+    server.requestTimeout = 30_000;
+    server.on('clientError', (_e, socket) => socket.destroy());
+    await new Promise<void>((resolve, reject) => {
+      const onError = (e: Error) => reject(new Error(`collectors/prometheus-remote-write: cannot listen on ${ctx.config.listen}: ${e.message}`));
+      server.once('error', onError);
+      server.listen(port, host, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+    server.on('error', (e) => ctx.log.error({ err: e.message }, 'collectors/prometheus-remote-write: server error'));
+    const a = server.address() as AddressInfo;
+    const shown = a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+    remoteWriteStats.listening = shown;
+    ctx.log.info({ listen: shown, path: ctx.config.path }, `collectors/prometheus-remote-write: receiving remote write on http://${shown}${ctx.config.path}`);
+    let closed: Promise<void> | null = null;
+    const stop = (): Promise<void> => {
+      closed ??= new Promise<void>((resolve) => {
+        rx.stopped = true;
+        ctx.signal.removeEventListener('abort', onAbort);
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closed;
+    };
+    const onAbort = () => void stop();
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    if (ctx.signal.aborted) await stop();
+    return stop;
+  },
+};
