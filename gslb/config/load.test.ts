@@ -418,7 +418,7 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
     },
     degradedShare: 0.5,
     grid: { mode: 'apply', shadow: [], trust: { 'grid-alerts': 'cap' }, capFloor: 0.25, rules: DEFAULT_GRID_RULES },
-    saturation: 0.95,
+    saturation: { queueWaiting: 5, kvCacheUse: 0.8 },
     carbon: { bandKm: 250, minGain: 0.2 },
     rampStepMs: 30000,
   });

@@ -221,7 +221,13 @@ export const PolicySchema = Type.Object(
       },
       { ...strict, default: {}, description: 'grid obligations: gridPolicy' },
     ),
-    saturation: Type.Number({ minimum: 0, maximum: 1, default: 0.95, description: 'KV-cache or GPU-memory use at which a region takes no spill from other homes' }),
+    saturation: Type.Object(
+      {
+        queueWaiting: Type.Number({ minimum: 0, default: 5, description: 'more requests waiting than this (load.metrics queueDepth) is saturated' }),
+        kvCacheUse: Type.Number({ minimum: 0, maximum: 1, default: 0.8, description: 'KV-cache use above this is saturated' }),
+      },
+      { ...strict, default: {}, description: "a saturated region (the Gateway API Inference Extension endpoint picker's rule) takes no spill from other homes; its own clients stay" },
+    ),
     carbon: Type.Object(
       {
         bandKm: Type.Number({ minimum: 0, maximum: 20000, default: 250, description: 'regions within this many km of a client\'s home region count as the same latency band; 0 turns the carbon tie-break off' }),

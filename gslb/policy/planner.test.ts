@@ -275,7 +275,8 @@ test('demandPerHome: the mean of the last six closed buckets (the newest is stil
 test('spill goes only where there is headroom; what nobody can take is reported', () => {
   // a, b, c on a line (b is a's nearest neighbour, then c); a drained; demand per bucket.
   const at = (lon: number) => ({ lat: 0, lon });
-  const st = settings({ regions: [{ id: 'a', location: at(0) }, { id: 'b', location: at(10) }, { id: 'c', location: at(20) }] });
+  // Saturation out of the way (KV 0.95): this is about headroom below it.
+  const st = settings({ regions: [{ id: 'a', location: at(0) }, { id: 'b', location: at(10) }, { id: 'c', location: at(20) }], saturation: { queueWaiting: 5, kvCacheUse: 0.95 } });
   const buckets = (home: string, perBucket: number) => [0, 10_000, 20_000].map((bucket) => ({ bucket, home, name: 'api', queries: perBucket }));
   const load = (region: string, kv: number) => sig(region, 'load.metrics', { kvCacheUse: kv }, { at: T });
   const drainA = [ov('a', 'drain', { value: 0, start: T - 1000 })];

@@ -13,7 +13,8 @@
  * into the region with w[home][region] = a (times the configured static weight). Each region
  * has a schedule of its own (ADR 0006), so a plan grows with the changes, not with
  * regions × instants. A region
- * whose model servers are saturated (KV cache or GPU memory use ≥ `saturation`) takes no
+ * whose model servers are saturated (the inference extension's endpoint picker: more than
+ * `saturation.queueWaiting` requests waiting or KV-cache use above `saturation.kvCacheUse`) takes no
  * spill: w[h][r] = 0 for every home h ≠ r, its own clients unaffected.
  *
  * What it does not do yet: proactive draining before an event (issue 6 puts it in this
@@ -71,8 +72,8 @@ export interface PlannerSettings {
   gridTrust: Record<string, 'full' | 'cap'>;
   /** The least share a `cap`-trust source may leave a region on its own. */
   gridCapFloor: number;
-  /** KV-cache or GPU-memory use at or above which a region takes no spill. */
-  saturation: number;
+  /** A region whose model servers have more requests waiting, or more KV cache in use, takes no spill (the endpoint picker's rule). */
+  saturation: { queueWaiting: number; kvCacheUse: number };
   /** Spacing of an operator drain's ramp steps, ms. */
   rampStepMs: number;
   /** A region that comes back up as a whole takes traffic back over this long, in rampStepMs steps (0 = at once). */
@@ -106,7 +107,7 @@ export function defaultSettings(regions: PlannerRegion[]): PlannerSettings {
     gridShadow: [],
     gridTrust: { 'grid-alerts': 'cap' },
     gridCapFloor: 0.25,
-    saturation: 0.95,
+    saturation: { queueWaiting: 5, kvCacheUse: 0.8 },
     rampStepMs: 30_000,
     slowStartMs: 60_000,
     carbonBandKm: 250,
@@ -478,10 +479,12 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
     } else if (kind === 'load.metrics') {
       const v = r.signal.value as LoadMetrics;
       if (v.throttledShare !== undefined && v.throttledShare > 0) cap(1 - v.throttledShare, `${Math.round(v.throttledShare * 100)} % of GPUs throttled (${r.signal.source})`);
-      const use = Math.max(v.kvCacheUse ?? 0, v.gpuMemoryUse ?? 0);
-      if (use >= s.saturation) {
+      // GPU memory is not a sign of saturation: inference servers preallocate most of it.
+      const waiting = v.queueDepth ?? 0;
+      const kv = v.kvCacheUse ?? 0;
+      if (waiting > s.saturation.queueWaiting || kv > s.saturation.kvCacheUse) {
         noSpill = true;
-        reasons.push(`${id}: saturated (KV cache / GPU memory at ${Math.round(use * 100)} %, ${r.signal.source}): takes no spill`);
+        reasons.push(`${id}: saturated (${waiting} requests waiting, KV cache at ${Math.round(kv * 100)} %, ${r.signal.source}): takes no spill`);
       }
     }
   }
@@ -776,7 +779,7 @@ export function plan(input: PlanInput): Plan {
       for (const r of rr.compute) {
         if (r.signal.kind !== 'load.metrics' || phaseAt(r, tRef, s.stale['load.metrics']) === 'stale') continue;
         const v = r.signal.value as LoadMetrics;
-        const u = Math.max(v.kvCacheUse ?? 0, v.gpuMemoryUse ?? 0);
+        const u = v.kvCacheUse ?? 0;
         if (u > 0) util.set(region.id, Math.max(util.get(region.id) ?? 0, u));
       }
     }

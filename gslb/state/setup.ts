@@ -32,7 +32,7 @@ export function plannerSettings(c: Config, regions: RegionConfig[]): PlannerSett
     slowStartMs: p.health.slowStartMs,
     carbonBandKm: p.carbon.bandKm,
     carbonMinGain: p.carbon.minGain,
-    saturation: p.saturation,
+    saturation: { ...p.saturation },
     rampStepMs: p.rampStepMs,
   };
 }
