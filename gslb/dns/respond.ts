@@ -69,8 +69,11 @@ export class Responder {
   private state: ServingState;
   private opts: ResponderOptions;
   private readonly q: ParsedQuery = newParsedQuery();
-  /** Per steered node: decisions by cell × 2 + (AAAA ? 1 : 0). */
-  private decisions = new Map<NameNode, (CachedDecision | undefined)[]>();
+  /**
+   * Per steered node: cached decisions by cell × 2 + (AAAA ? 1 : 0), and steered queries
+   * counted by cell since the last takeDemand() (one lookup per query serves both).
+   */
+  private perNode = new Map<NameNode, { slots: (CachedDecision | undefined)[]; counts: Float64Array }>();
   private cells: Cell[];
   /** Where the current query's client is (geo/locate.ts, shared with explain). Reused. */
   private readonly loc = newClientLocation();
@@ -79,8 +82,6 @@ export class Responder {
   /** The table places every address in one cell: answers never depend on the client (scope 0). */
   private uniform: boolean;
 
-  /** Steered queries per name and cell since the last takeDemand() (one increment per query). */
-  private demand = new Map<NameNode, Float64Array>();
   /** Counts of cells that were swapped out before takeDemand(), already by home. */
   private demandCarry: DemandCounts = {};
 
@@ -95,14 +96,13 @@ export class Responder {
   swap(state: ServingState): void {
     // Counts are kept by cell: turn them into homes with the cells they were counted in.
     this.foldDemand(this.demandCarry);
-    this.demand = new Map();
     if (state.geo !== this.state.geo) {
       this.cells = cellsOf(state.geo);
       this.uniform = isUniformTable(state.geo);
     }
     this.state = state;
     this.opts = state.opts;
-    this.decisions = new Map();
+    this.perNode = new Map();
   }
 
   /**
@@ -118,7 +118,7 @@ export class Responder {
   }
 
   private foldDemand(out: DemandCounts): void {
-    for (const [node, counts] of this.demand) {
+    for (const [node, { counts }] of this.perNode) {
       const name = node.steered!.target.decide.name;
       for (let i = 0; i < counts.length; i++) {
         const n = counts[i]!;
@@ -252,17 +252,13 @@ export class Responder {
     const loc = this.loc;
     const st = node.steered!;
     const fam = qtype === QTYPE.A ? st.A : st.AAAA;
-    let slots = this.decisions.get(node);
-    if (!slots) {
-      slots = [];
-      this.decisions.set(node, slots);
+    let per = this.perNode.get(node);
+    if (!per) {
+      per = { slots: [], counts: new Float64Array(this.cells.length) };
+      this.perNode.set(node, per);
     }
-    let counts = this.demand.get(node);
-    if (!counts) {
-      counts = new Float64Array(this.cells.length);
-      this.demand.set(node, counts);
-    }
-    counts[loc.cell]!++;
+    per.counts[loc.cell]!++;
+    const slots = per.slots;
     const slot = loc.cell * 2 + (qtype === QTYPE.A ? 0 : 1);
     let d = slots[slot];
     const s = this.state;

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decide, ecsScope, FULL_STEP, initialPlan, nextChangeOf, planFromConfig, regionStepAt, weightOf, type Cell, type CellRange, type DecideName } from './decide.js';
+import { decide, ecsScope, widestInside32, FULL_STEP, initialPlan, nextChangeOf, planFromConfig, regionStepAt, weightOf, type Cell, type CellRange, type DecideName } from './decide.js';
 import { admissionDraw, type SubnetKey } from './admission.js';
 import { parseAddr } from '../geo/addr.js';
-import { planOf, planWith } from './testing.js';
+import { planOf, planWith, xorshift32 } from './testing.js';
 import type { Plan } from '../types.js';
 
 const k4 = (s: string, prefix = 24): SubnetKey => ({ family: 4, hi: parseAddr(s)!.hi, lo: 0, prefix });
@@ -272,4 +272,32 @@ test('decide: a carbon preference changes the order of the walk only; weights an
   // A preference for a region not in the cell's ranking is ignored.
   const elsewhere: Plan = { ...initialPlan('h'), prefer: { a: { region: 'z', reason: 'x' } } };
   assert.equal(decide(elsewhere, cell, key, NAME, 'A', 0, { minTtl: 5 }).region, 'a');
+});
+
+test('ecsScope for IPv4 in closed form agrees with the prefix-by-prefix search on 200k random cells and keys', () => {
+  // The reference: the smallest p whose aligned block around key lies in [first, last].
+  const reference = (key: number, first: number, last: number): number => {
+    for (let p = 0; p <= 32; p++) {
+      const m = p === 0 ? 0 : (0xffffffff << (32 - p)) >>> 0;
+      const lo = (key & m) >>> 0;
+      const hi = (lo | ~m) >>> 0;
+      if (lo >= first && hi <= last) return p;
+    }
+    return 33;
+  };
+  const next = xorshift32(99);
+  for (let i = 0; i < 200_000; i++) {
+    // Ranges of every size, including the edges of the space.
+    const a = next() >>> 0;
+    const b = i % 7 === 0 ? 0xffffffff : i % 11 === 0 ? 0 : next() >>> (next() % 32);
+    const first = Math.min(a, b) >>> 0;
+    const last = Math.max(a, b) >>> 0;
+    const key = (first + Math.floor((last - first) * (next() / 0x100000000))) >>> 0;
+    const want = reference(key, first, last);
+    const got = widestInside32(key, first, last);
+    if (got !== want) assert.fail(`key ${key} in [${first}, ${last}]: closed form ${got}, search ${want}`);
+  }
+  // Through ecsScope: the floor still bounds it.
+  assert.equal(ecsScope({ family: 4, hi: 0x01020300, lo: 0, prefix: 24 }, 24, { family: 4, firstHi: 0x01020300, lastHi: 0x010203ff, firstLo: 0, lastLo: 0 }, false), 24);
+  assert.equal(ecsScope({ family: 4, hi: 0x01020300, lo: 0, prefix: 24 }, 24, { family: 4, firstHi: 0, lastHi: 0xffffffff, firstLo: 0, lastLo: 0 }, false), 0);
 });
