@@ -22,6 +22,7 @@
  *   once the round in progress has ended. No fact is emitted after stop().
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { boundedGet, FetchError } from '../http.js';
 import type { Collector, CollectorContext } from '../types.js';
 import { FeedError, readFeed, ZONES, type FeedErrorCode, type Iso, type Reading } from './adapters.js';
 
@@ -97,73 +98,22 @@ export const gridAlertsStats = {
   unknownRegions: 0,
 };
 
-/** Why fetch failed, in words: `connect ECONNREFUSED 127.0.0.1:9`. */
-function fetchReason(e: unknown): string {
-  const err = e as Error & { cause?: { code?: string; message?: string } };
-  const cause = err?.cause;
-  if (cause && typeof cause === 'object') return cause.message || cause.code || err.message;
-  return err?.message ?? String(e);
-}
-
 /**
  * GETs `url` and returns its body as UTF-8 text. Throws FeedError GRID_ALERTS_ERR_FETCH
  * (refused, timeout, status not 2xx after redirects, cut short, stopped) or
  * GRID_ALERTS_ERR_TOO_LARGE (more than `maxBytes`, declared or read).
  */
 export async function fetchText(url: string, timeoutMs: number, maxBytes: number, stop: AbortSignal): Promise<string> {
-  const ac = new AbortController();
-  let why: string | null = null;
-  const abort = (reason: string) => {
-    why ??= reason;
-    ac.abort();
-  };
-  const timer = setTimeout(() => abort(`no complete answer within ${timeoutMs} ms`), timeoutMs);
-  const onStop = () => abort('stopped');
-  if (stop.aborted) onStop();
-  else stop.addEventListener('abort', onStop, { once: true });
   const shown = showUrl(url);
+  let res: { status: number; text: string };
   try {
-    let res: Response;
-    try {
-      res = await fetch(url, { headers: { accept: ACCEPT, 'user-agent': 'gridsteer-grid-alerts' }, signal: ac.signal, redirect: 'follow' });
-    } catch (e) {
-      throw new FeedError('GRID_ALERTS_ERR_FETCH', `${shown}: ${why ?? fetchReason(e)}`);
-    }
-    const body = res.body;
-    if (res.status < 200 || res.status >= 300) {
-      await body?.cancel().catch(() => undefined);
-      throw new FeedError('GRID_ALERTS_ERR_FETCH', `${shown}: HTTP ${res.status}`);
-    }
-    const declared = Number(res.headers.get('content-length') ?? NaN);
-    if (declared > maxBytes) {
-      await body?.cancel().catch(() => undefined);
-      throw new FeedError('GRID_ALERTS_ERR_TOO_LARGE', `${shown}: the body is ${declared} bytes, more than ${maxBytes}`);
-    }
-    if (!body) return '';
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    const reader = body.getReader();
-    try {
-      while (true) {
-        let r: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          r = await reader.read();
-        } catch (e) {
-          throw new FeedError('GRID_ALERTS_ERR_FETCH', `${shown}: ${why ?? `the body was cut short (${fetchReason(e)})`}`);
-        }
-        if (r.done) break;
-        size += r.value.byteLength;
-        if (size > maxBytes) throw new FeedError('GRID_ALERTS_ERR_TOO_LARGE', `${shown}: the body is more than ${maxBytes} bytes`);
-        chunks.push(r.value);
-      }
-    } finally {
-      await reader.cancel().catch(() => undefined);
-    }
-    return Buffer.concat(chunks, size).toString('utf8');
-  } finally {
-    clearTimeout(timer);
-    stop.removeEventListener('abort', onStop);
+    res = await boundedGet({ url, headers: { accept: ACCEPT, 'user-agent': 'gridsteer-grid-alerts' }, timeoutMs, maxBytes, stop, redirect: 'follow' });
+  } catch (e) {
+    const code = e instanceof FetchError && e.kind === 'too-large' ? 'GRID_ALERTS_ERR_TOO_LARGE' : 'GRID_ALERTS_ERR_FETCH';
+    throw new FeedError(code, `${shown}: ${e instanceof Error ? e.message : String(e)}`);
   }
+  if (res.status < 200 || res.status >= 300) throw new FeedError('GRID_ALERTS_ERR_FETCH', `${shown}: HTTP ${res.status}`);
+  return res.text;
 }
 
 /** A URL for logs: scheme, host and path (a query may carry a key). */

@@ -19,6 +19,7 @@
  *   resolves once the round in progress has ended. No fact is emitted after stop().
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { boundedGet, FetchError } from '../http.js';
 import type { Collector, CollectorContext, Signal } from '../types.js';
 import { ExpositionError, parseExposition, seriesId, type Sample } from './parse.js';
 
@@ -240,72 +241,19 @@ export class ScrapeError extends Error {
   override name = 'ScrapeError';
 }
 
-/** Why fetch failed, in words: `connect ECONNREFUSED 127.0.0.1:9`, `other side closed`. */
-function fetchReason(e: unknown): string {
-  const err = e as Error & { cause?: { code?: string; message?: string } };
-  const cause = err?.cause;
-  if (cause && typeof cause === 'object') return cause.message || cause.code || err.message;
-  return err?.message ?? String(e);
-}
-
 /**
  * GETs `url` and returns its body as text. Throws ScrapeError (why, in words) on any
  * failure: timeout, status ≥ 300 after redirects, more than `maxBytes`, or `stop` aborting.
  */
 export async function fetchText(url: URL, headers: Readonly<Record<string, string>>, timeoutMs: number, maxBytes: number, stop: AbortSignal): Promise<string> {
-  const ac = new AbortController();
-  let why: string | null = null;
-  const abort = (reason: string) => {
-    why ??= reason;
-    ac.abort();
-  };
-  const timer = setTimeout(() => abort(`no complete answer within ${timeoutMs} ms`), timeoutMs);
-  const onStop = () => abort('stopped');
-  if (stop.aborted) onStop();
-  else stop.addEventListener('abort', onStop, { once: true });
+  let res: { status: number; text: string };
   try {
-    let res: Response;
-    try {
-      res = await fetch(url, { headers: { accept: ACCEPT, ...headers }, signal: ac.signal, redirect: 'follow' });
-    } catch (e) {
-      throw new ScrapeError(why ?? fetchReason(e));
-    }
-    const body = res.body;
-    // Cancelling is never awaited: a peer that holds the connection must not hold the scrape.
-    if (res.status < 200 || res.status >= 300) {
-      void body?.cancel().catch(() => undefined);
-      throw new ScrapeError(`HTTP ${res.status}`);
-    }
-    const declared = Number(res.headers.get('content-length') ?? NaN);
-    if (declared > maxBytes) {
-      void body?.cancel().catch(() => undefined);
-      throw new ScrapeError(`the body is ${declared} bytes, more than ${maxBytes}`);
-    }
-    if (!body) return '';
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    const reader = body.getReader();
-    try {
-      while (true) {
-        let r: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          r = await reader.read();
-        } catch (e) {
-          throw new ScrapeError(why ?? `the body was cut short (${fetchReason(e)})`);
-        }
-        if (r.done) break;
-        size += r.value.byteLength;
-        if (size > maxBytes) throw new ScrapeError(`the body is more than ${maxBytes} bytes`);
-        chunks.push(r.value);
-      }
-    } finally {
-      void reader.cancel().catch(() => undefined);
-    }
-    return Buffer.concat(chunks, size).toString('utf8');
-  } finally {
-    clearTimeout(timer);
-    stop.removeEventListener('abort', onStop);
+    res = await boundedGet({ url, headers: { accept: ACCEPT, ...headers }, timeoutMs, maxBytes, stop, redirect: 'follow' });
+  } catch (e) {
+    throw new ScrapeError(e instanceof FetchError ? e.message : String(e));
   }
+  if (res.status < 200 || res.status >= 300) throw new ScrapeError(`HTTP ${res.status}`);
+  return res.text;
 }
 
 /** One configured target, resolved, and what this run remembers of it. */
