@@ -628,7 +628,7 @@ function spillLimits(
 function carbonPreferences(
   s: PlannerSettings,
   recsBy: Map<RegionId, SignalRecord[]>,
-  ovsBy: Map<RegionId, Override[]>,
+  viewsAt: () => Map<RegionId, RegionView>,
   t: number,
 ): Record<RegionId, { region: RegionId; reason: string }> | undefined {
   if (s.carbonBandKm <= 0) return undefined;
@@ -654,7 +654,7 @@ function carbonPreferences(
       if (g.id === h.id) continue;
       const cg = carbon.get(g.id);
       if (!cg || greatCircleKm(h.location, g.location) > s.carbonBandKm) continue;
-      const v = viewAt(g, splitRecords(recsBy.get(g.id)!), ovsBy.get(g.id)!, t, s);
+      const v = viewsAt().get(g.id)!;
       if (v.down || v.share < 1 || v.noSpill) continue;
       let score: number | undefined;
       let why = '';
@@ -745,11 +745,13 @@ export function plan(input: PlanInput): Plan {
   // Each region's schedule on its own: evaluated at 0 and at each of its instants, a step
   // wherever its view changes. Work and size grow with the changes, not regions × instants.
   const regionsOut: Record<RegionId, RegionStep[]> = {};
+  const rrBy = new Map<RegionId, RegionRecords>();
   for (const region of s.regions) {
     const id = region.id;
     const times = [0, ...[...(instants.get(id) ?? [])].sort((x, y) => x - y)];
     const steps: RegionStep[] = [];
     const rr = splitRecords(recsBy.get(id)!);
+    rrBy.set(id, rr);
     const ovs = ovsBy.get(id)!;
     for (const t of times) {
       const st = stepOf(id, viewAt(region, rr, ovs, t, s), t, s, ids);
@@ -761,9 +763,15 @@ export function plan(input: PlanInput): Plan {
     if (!(steps.length === 1 && steps[0]!.share === 1 && !steps[0]!.homes && !steps[0]!.down && steps[0]!.reasons.length === 0)) regionsOut[id] = steps;
   }
 
+  // Every region's view at the newest input instant, worked out once (only if needed) for the
+  // carbon tie-break and the spill limits, which both look at "now".
+  let atRef: Map<RegionId, RegionView> | undefined;
+  const viewsAtRef = (): Map<RegionId, RegionView> =>
+    (atRef ??= new Map(s.regions.map((region) => [region.id, viewAt(region, rrBy.get(region.id)!, ovsBy.get(region.id)!, newest, s)])));
+
   // Carbon tie-break, at the newest input instant: per home, a cleaner healthy region of its
   // latency band (a soft fact: never over health, drains, caps or power).
-  const prefer = carbonPreferences(s, recsBy, ovsBy, newest);
+  const prefer = carbonPreferences(s, recsBy, viewsAtRef, newest);
 
   // Spill limits from measured demand, at the newest input instant (see spillLimits); plans
   // are made again every 10 s with fresh demand, so the limits follow it.
@@ -771,12 +779,10 @@ export function plan(input: PlanInput): Plan {
   let spillKey = '';
   if (demand.size > 0) {
     const tRef = newest;
-    const views = new Map<RegionId, RegionView>();
+    const views = viewsAtRef();
     const util = new Map<RegionId, number>();
     for (const region of s.regions) {
-      const rr = splitRecords(recsBy.get(region.id)!);
-      views.set(region.id, viewAt(region, rr, ovsBy.get(region.id)!, tRef, s));
-      for (const r of rr.compute) {
+      for (const r of rrBy.get(region.id)!.compute) {
         if (r.signal.kind !== 'load.metrics' || phaseAt(r, tRef, s.stale['load.metrics']) === 'stale') continue;
         const v = r.signal.value as LoadMetrics;
         const u = v.kvCacheUse ?? 0;
