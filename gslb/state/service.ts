@@ -98,10 +98,7 @@ export class StateService {
   async start(): Promise<void> {
     try {
       await this.o.store.start();
-      this.started = true;
-      this.unsubscribe = this.o.store.onRevision(() => this.schedule());
-      this.watchStore();
-      await this.replan();
+      await this.opened();
     } catch (e) {
       // A store whose own data is unreadable needs an operator: starting anyway would hide it.
       if (e instanceof StoreError && e.code === 'invalid') throw e;
@@ -111,6 +108,14 @@ export class StateService {
     }
   }
 
+  /** The store is open: follow its revisions, watch its health, and plan. */
+  private async opened(): Promise<void> {
+    this.started = true;
+    this.unsubscribe = this.o.store.onRevision(() => this.schedule());
+    this.watchStore();
+    await this.replan();
+  }
+
   private retryStart(delay: number): void {
     if (this.closed) return;
     this.retry = setTimeout(() => {
@@ -118,11 +123,8 @@ export class StateService {
       this.o.store
         .start()
         .then(async () => {
-          this.started = true;
-          this.unsubscribe = this.o.store.onRevision(() => this.schedule());
-          this.watchStore();
           this.o.log.info({ module: 'state' }, 'state: store open');
-          await this.replan();
+          await this.opened();
         })
         .catch((e: Error) => {
           this.lastError = e.message;
@@ -310,4 +312,3 @@ export class StateService {
   }
 }
 
-export { StoreError };
