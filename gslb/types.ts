@@ -43,7 +43,10 @@ export interface Signal<V = unknown> {
 }
 
 /** What an operator (or automation acting for one) asks of a region. */
-export type OverrideAction = 'drain' | 'undrain' | 'force-up' | 'force-down' | 'weight';
+export type OverrideAction = 'drain' | 'undrain' | 'force-up' | 'force-down' | 'weight' | 'freeze';
+
+/** The region of a fleet-wide override (`freeze`). */
+export const FLEET = '*';
 
 /**
  * An operator override: first-class state that survives restarts (CONVENTIONS.md habit 3).
@@ -55,12 +58,21 @@ export interface Override {
   id: string;
   region: RegionId;
   action: OverrideAction;
-  /** For `drain` the cap to reach (0 = full drain, 0.3 = keep 30 %); for `weight` the weight; else absent. */
+  /**
+   * For `drain` the cap to reach (0 = full drain, 0.3 = keep 30 %); for `weight` the weight;
+   * for `undrain` the cap it restores from (the drain's level when it was ended); else absent.
+   */
   value?: number;
   /** Length of the weight ramp in ms (0 = at once). */
   ramp: number;
-  /** Optional: a name this override applies to; absent = every name the region serves. */
-  by?: string;
+  /**
+   * `drain` only: the deadline (ms epoch) by which the region must be drained — caches turned
+   * over and sessions given their allowance, as for a grid event starting then (DESIGN.md
+   * "TTLs and draining"); the ramp is placed before it. Absent: the ramp starts at `start`.
+   */
+  by?: number;
+  /** `freeze` only: per region, the automated cap in force when automation was frozen (held while it lasts). */
+  hold?: Record<RegionId, number>;
   /** Who: a token's subject or `automation/<rule>`. */
   actor: string;
   /** Why, in words; mandatory and shown in explain, audit and the dashboard. */
@@ -86,6 +98,11 @@ export interface RegionStep {
   down: boolean;
   /** Hard cap on the TTL (seconds) of answers while this step holds; absent = no cap. */
   ttlCap?: number;
+  /**
+   * From this step the region's gateway should refuse new streams (a grid event or a drain
+   * deadline has begun and the region is to take nothing): the drain hook says so.
+   */
+  refuse?: boolean;
   /** Why, in words (signal expiry, ramp step k/n of a drain, a grid event …). */
   reasons: string[];
 }
@@ -113,6 +130,8 @@ export interface Plan {
    * cleaner. Order only: weights, health and caps still decide admission.
    */
   prefer?: Record<RegionId, { region: RegionId; reason: string }>;
+  /** Measured demand (queries/s per home) that no region with headroom could take; absent = none. */
+  unplaced?: Record<RegionId, number>;
 }
 
 /** One region's addresses for an answer. */

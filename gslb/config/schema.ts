@@ -235,7 +235,19 @@ export const PolicySchema = Type.Object(
       },
       { ...strict, default: {}, description: 'carbon as a tie-breaker: a cleaner, healthy, uncapped region of the home\'s latency band is tried first (never over health, drains, caps or power)' },
     ),
-    rampStepMs: Type.Integer({ minimum: 1000, default: 30000, description: 'spacing of the steps of an operator drain ramp, ms' }),
+    rampStepMs: Type.Integer({ minimum: 1000, default: 30000, description: 'spacing of the steps of an operator drain ramp without a deadline, ms' }),
+    drain: Type.Object(
+      {
+        sessionAllowanceMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 300_000, description: 'S: how long sessions get to finish between the last answer naming the region expiring and the event start, ms' }),
+        marginMs: Type.Integer({ minimum: 250, maximum: 3_600_000, default: 5000, description: 'm: margin before the event start, at least the clock-skew bound (250 ms), ms' }),
+        rampMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 120_000, description: 'R: length of the weight ramp ahead of an event, in steps max(minTtl, resolverMinTtl) apart, ms (0 = one step)' }),
+        holdMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 120_000, description: 'after an event ends (or is cancelled or cleared) its cap holds this long before the restore (hysteresis against a flapping signal), ms' }),
+        restoreMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 300_000, description: 'after the hold, the weight ramps back to 1 over this long (slow start), ms' }),
+        maxAutoShare: Type.Number({ minimum: 0, maximum: 1, default: 0.5, description: "safety: gridPolicy may take at most this share of a name's capacity (capacity units) at once without an operator's drain; 1 = no limit" }),
+        minDrainIntervalMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 120_000, description: 'safety: gridPolicy starts draining at most one region per this interval without an operator, ms (0 = no limit)' }),
+      },
+      { ...strict, default: {}, description: 'proactive drain before known grid events (DESIGN.md "TTLs and draining", docs/adr/0007-proactive-drain.md) and the safety limits on automation' },
+    ),
   },
   { ...strict, default: {}, description: 'how answers are chosen and how long they may be cached' },
 );

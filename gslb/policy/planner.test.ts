@@ -5,9 +5,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { plan, defaultSettings, demandPerHome, type PlannerSettings } from './planner.js';
+import { plan, defaultSettings, demandPerHome, DEFAULT_DRAIN, type PlannerSettings } from './planner.js';
 import { nextChangeOf, regionStepAt, weightOf } from './decide.js';
-import { reduce, type SignalRecord } from '../state/reducer.js';
+import type { SignalRecord } from '../state/reducer.js';
+import { foldRecords } from './testing.js';
 import type { StoreSnapshot } from '../state/store.js';
 import type { Override, Signal, SignalKind } from '../types.js';
 
@@ -19,16 +20,7 @@ function settings(over: Partial<PlannerSettings> = {}): PlannerSettings {
 }
 
 let seq = 0;
-/** Folds signals through the real reducer, in order, like a store does. */
-function records(...signals: Signal[]): SignalRecord[] {
-  const byId = new Map<string, SignalRecord>();
-  for (const s of signals) {
-    const id = `${s.region}|${s.kind}|${s.source}|${s.key}`;
-    const r = reduce(byId.get(id), s);
-    if (r) byId.set(id, r);
-  }
-  return [...byId.values()].sort((x, y) => (x.id < y.id ? -1 : 1));
-}
+const records = foldRecords;
 
 function sig(region: string, kind: SignalKind, value: unknown, o: { source?: string; key?: string; at?: number; ttl?: number } = {}): Signal {
   const at = o.at ?? T + seq++;
@@ -137,24 +129,38 @@ test('operator overrides: force-down beats health, force-up beats health alone, 
   assert.deepEqual(steps(snap([], [ov('c', 'weight', { value: 0.3, start: T }), ov('c', 'drain', { value: 0.6, start: T })])).at(-1), ['T+0s down=[]', ...all('c', 0.3)].join(' '));
 });
 
-test('grid obligations: events hold from start to end, cancelled events nothing, alert levels, shadow mode', () => {
+test('grid obligations: events learned late cap at once with Tmin until they start and hold to their end; cancelled events nothing; alert levels; shadow mode', () => {
+  // No hold or restore after the end here (drain curves have their own tests below).
+  const quick = () => settings({ drain: { ...DEFAULT_DRAIN, holdMs: 0, restoreMs: 0 } });
   const ev = (v: Record<string, unknown>) => sig('b', 'grid.event', { id: 'ev1', start: T + MIN, end: T + 2 * MIN, ...v }, { key: 'ev1', source: 'openadr3/vtn', at: T, ttl: 3 * MIN });
-  assert.deepEqual(steps(snap(records(ev({ type: 'cap', cap: 0.4 })))), ['0 down=[]', ['T+60s down=[]', ...all('b', 0.4)].join(' '), 'T+120s down=[]']);
-  assert.deepEqual(steps(snap(records(ev({ type: 'drain' })))), ['0 down=[]', ['T+60s down=[]', ...all('b', 0)].join(' '), 'T+120s down=[]']);
+  // Learned 60 s ahead, far less than the lead (485 s): at once, TTL 5 s (Tmin) until it starts.
+  assert.deepEqual(steps(snap(records(ev({ type: 'cap', cap: 0.4 }))), quick()), [
+    '0 down=[]',
+    ['T+0s down=[]', ...all('b', 0.4), 'ttl(b)=5'].join(' '),
+    ['T+60s down=[]', ...all('b', 0.4)].join(' '),
+    'T+120s down=[]',
+  ]);
+  assert.deepEqual(steps(snap(records(ev({ type: 'drain' }))), quick()), [
+    '0 down=[]',
+    ['T+0s down=[]', ...all('b', 0), 'ttl(b)=5'].join(' '),
+    ['T+60s down=[]', ...all('b', 0)].join(' '),
+    'T+120s down=[]',
+  ]);
   assert.deepEqual(steps(snap(records(ev({ type: 'drain', cancelled: true })))), ['0 down=[]']);
   const shadow = plan({ configHash: 'cfg', snapshot: snap(records(ev({ type: 'drain' }))), settings: settings({ gridMode: 'shadow' }) });
   const shadowSteps = shadow.regions.b ?? [];
   assert.ok(shadowSteps.every((s) => s.share === 1 && !s.homes), 'shadow applies nothing');
   assert.ok(shadowSteps.some((s) => s.reasons.some((r) => /shadow: rule direct-drain \(grid event ev1 .*would apply: cap 0/.test(r))), JSON.stringify(shadowSteps.map((s) => s.reasons)));
   const alert = (level: number) => sig('c', 'grid.alert', { level }, { source: 'ercot/alerts', at: T, ttl: MIN });
-  const st = settings();
+  const st = quick();
   st.stale['grid.alert'] = { keepMs: MIN, then: 'ignore' };
   // At expiry (T+60s) the same cap holds, kept, with its reason saying so: a step of its own.
-  assert.deepEqual(steps(snap(records(alert(3))), st), [['0 down=[]', ...all('c', 0)].join(' '), ['T+60s down=[]', ...all('c', 0)].join(' '), 'T+120s down=[]']);
-  assert.deepEqual(steps(snap(records(alert(2))), st), [['0 down=[]', ...all('c', 0)].join(' '), ['T+60s down=[]', ...all('c', 0)].join(' '), 'T+120s down=[]']);
-  const kept = plan({ configHash: 'cfg', snapshot: snap(records(alert(3))), settings: st }).regions.c![1]!;
+  // An alert without a start holds from when it was learned (T).
+  assert.deepEqual(steps(snap(records(alert(3))), st), ['0 down=[]', ['T+0s down=[]', ...all('c', 0)].join(' '), ['T+60s down=[]', ...all('c', 0)].join(' '), 'T+120s down=[]']);
+  assert.deepEqual(steps(snap(records(alert(2))), st), ['0 down=[]', ['T+0s down=[]', ...all('c', 0)].join(' '), ['T+60s down=[]', ...all('c', 0)].join(' '), 'T+120s down=[]']);
+  const kept = plan({ configHash: 'cfg', snapshot: snap(records(alert(3))), settings: st }).regions.c![2]!;
   assert.ok(kept.reasons.some((r) => /grid alert eea level 3 .*\(expired, kept\)/.test(r)), JSON.stringify(kept.reasons));
-  assert.deepEqual(steps(snap(records(alert(1))), st), [['0 down=[]', ...all('c', 0.75), 'ttl(c)=30'].join(' '), ['T+60s down=[]', ...all('c', 0.75), 'ttl(c)=30'].join(' '), 'T+120s down=[]']);
+  assert.deepEqual(steps(snap(records(alert(1))), st), ['0 down=[]', ['T+0s down=[]', ...all('c', 0.75), 'ttl(c)=30'].join(' '), ['T+60s down=[]', ...all('c', 0.75), 'ttl(c)=30'].join(' '), 'T+120s down=[]']);
   assert.deepEqual(steps(snap(records(alert(0))), st), ['0 down=[]']);
 });
 
@@ -186,7 +192,7 @@ test('gridPolicy: the shipped rules, trust, shadow sources, OpenADR priority, im
       'b',
       0.75,
       undefined,
-      /grid event ev-a \(priority 2\) yields to priority 1/,
+      /grid event ev-a from .* \(priority 2\) yields to priority 1/,
     ],
     ['custom rules replace the shipped ones', [alertAt('c', { level: 0, type: 'watch' }, 'x/y')], { gridRules: [{ name: 'mine', kind: 'grid.alert', types: ['watch'], then: { cap: 0.9 } }] }, 'c', 0.9, undefined, /rule mine/],
     ['a source-specific rule', [at('b', { type: 'drain' }, 'site/ctl')], { gridRules: [{ name: 'only-ops', kind: 'grid.event', source: 'ops/', then: { drain: true } }] }, 'b', 1, undefined, /^$/],
@@ -223,7 +229,9 @@ test('power, compute and load: caps combine by minimum; saturated regions take n
   assert.equal(weightOf(sat, 'b', 'b', T), 1, 'b\'s own clients are');
   // Caps combine by minimum across kinds: operator 0.5, grid alert EEA1 0.75 (and its TTL cap), capacity 0.3 → 0.3.
   const recs = records(sig('c', 'grid.alert', { level: 1 }), sig('c', 'capacity', { fraction: 0.3 }));
-  assert.deepEqual(steps(snap(recs, [ov('c', 'drain', { value: 0.5, start: 0 })])).at(0), ['0 down=[]', ...all('c', 0.3), 'ttl(c)=30'].join(' '));
+  const both = plan({ configHash: 'cfg', snapshot: snap(recs, [ov('c', 'drain', { value: 0.5, start: 0 })]), settings: settings() });
+  const inForce = regionStepAt(both, 'c', T + 1000);
+  assert.deepEqual([inForce.share, inForce.ttlCap], [0.3, 30]);
 });
 
 test('static weights from config multiply with the plan\'s', () => {

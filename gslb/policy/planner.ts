@@ -23,10 +23,11 @@
  */
 import { createHash } from 'node:crypto';
 import { greatCircleKm, rankRegions, type LatLon } from './distance.js';
-import type { Override, Plan, RegionId, RegionStep, SignalKind } from '../types.js';
+import { FLEET, type Override, type Plan, type RegionId, type RegionStep, type SignalKind } from '../types.js';
 import type { SignalRecord } from '../state/reducer.js';
 import type { DemandBucket, StoreSnapshot } from '../state/store.js';
 import type { Capacity, GridAlert, GridEvent, LoadMetrics, PowerBudget } from '../state/signals.js';
+import { curveWords, drainCurve, type CurvePoint, type DrainCurve } from './drain.js';
 
 /** What a kind's fact means once it is older than expiresAt + keepMs. */
 export type StaleThen = 'down' | 'degraded' | 'healthy' | 'ignore';
@@ -53,6 +54,8 @@ export interface PlannerRegion {
   importLimitW?: number;
   /** The site's draw at full load, W: power-limited share = available W / fullLoadW. */
   fullLoadW?: number;
+  /** TTL0 for drain planning: the largest TTL of the names the region serves, s (default drain.ttl0S). */
+  ttl0S?: number;
 }
 
 export interface PlannerSettings {
@@ -82,7 +85,54 @@ export interface PlannerSettings {
   carbonBandKm: number;
   /** …and one must be this much cleaner (relative gCO2/kWh, or percentile points ÷ 100) to go first. */
   carbonMinGain: number;
+  /** Proactive drain before known grid events, and the automation's safety limits (ADR 0007). */
+  drain: DrainSettings;
+  /** The steered names and the regions serving each (for the safety limit per name); absent = one name served by every region. */
+  names?: { name: string; regions: RegionId[] }[];
 }
+
+/**
+ * DESIGN.md "TTLs and draining": for an event at T capping a region at f, the weight reaches
+ * f at T − S − max(Tmin, F) − m, the ramp starts R earlier in steps max(Tmin, F) apart, and
+ * answers' TTLs start shrinking lead = TTL0 + R + max(Tmin, F) + S + m before T (decide
+ * bounds every TTL by the next step). After the end E the cap holds for `holdMs`
+ * (hysteresis), then the weight ramps back over `restoreMs`.
+ */
+export interface DrainSettings {
+  /** TTL0, s: the largest TTL of the names a region serves (PlannerRegion.ttl0S overrides it per region). */
+  ttl0S: number;
+  /** Tmin, s (policy.minTtl). */
+  minTtlS: number;
+  /** F, s (policy.resolverMinTtl): the TTL floor resolvers are assumed to clamp to. */
+  resolverFloorS: number;
+  /** S: the time sessions get to finish before T, ms. */
+  sessionAllowanceMs: number;
+  /** m: margin, at least the clock-skew bound, ms. */
+  marginMs: number;
+  /** R: the ramp's length, ms (0 = one step). */
+  rampMs: number;
+  /** After the end: the cap holds this long before the restore begins (a flapping signal cannot whipsaw traffic), ms. */
+  holdMs: number;
+  /** After the hold: the weight ramps back to 1 over this long, ms (0 = at once). */
+  restoreMs: number;
+  /** Safety: gridPolicy may take at most this share of a name's capacity at once without an operator (1 = no limit). */
+  maxAutoShare: number;
+  /** Safety: gridPolicy starts draining at most one region per this interval, ms (0 = no limit). */
+  minDrainIntervalMs: number;
+}
+
+export const DEFAULT_DRAIN: DrainSettings = {
+  ttl0S: 30,
+  minTtlS: 5,
+  resolverFloorS: 30,
+  sessionAllowanceMs: 300_000,
+  marginMs: 5_000,
+  rampMs: 120_000,
+  holdMs: 120_000,
+  restoreMs: 300_000,
+  maxAutoShare: 0.5,
+  minDrainIntervalMs: 120_000,
+};
 
 export const DEFAULT_STALE: Record<SignalKind, StalePolicy> = {
   'health.probe': { keepMs: 300_000, then: 'ignore' },
@@ -112,6 +162,7 @@ export function defaultSettings(regions: PlannerRegion[]): PlannerSettings {
     slowStartMs: 60_000,
     carbonBandKm: 250,
     carbonMinGain: 0.2,
+    drain: { ...DEFAULT_DRAIN },
   };
 }
 
@@ -213,6 +264,12 @@ function phaseAt(r: SignalRecord, t: number, p: StalePolicy): Phase {
 /** A region's situation at one instant. */
 interface RegionView {
   down: boolean;
+  /** The gateway should refuse new streams (an obligation to take nothing is in force). */
+  refuse: boolean;
+  /** gridPolicy's cap before the safety limits and the freeze (for the safety pass). */
+  gridRaw: number;
+  /** gridPolicy's cap in force (after the safety limits and any freeze). */
+  grid: number;
   /** Seconds (gridPolicy pre-arm); undefined = none. */
   ttlCap?: number;
   share: number;
@@ -220,14 +277,41 @@ interface RegionView {
   reasons: string[];
 }
 
-/** The cap an operator drain/undrain/weight override leaves at t (1 = none), with its words. */
-function operatorCap(overrides: Override[], t: number, rampStepMs: number): { cap: number; why: string | null } {
-  // The latest-starting drain or undrain in force decides; weight overrides combine by minimum.
+/**
+ * The curve of an operator drain with a deadline (`by`): planned like a grid event starting
+ * at `by`, learned when the drain was asked for.
+ */
+function deadlineCurve(o: Override, region: PlannerRegion, s: PlannerSettings): DrainCurve | undefined {
+  if (o.action !== 'drain' || o.by === undefined) return undefined;
+  return drainCurve(
+    { start: o.by, end: o.end ?? Infinity, learnedAt: o.start, cap: o.value ?? 0, ttl0S: region.ttl0S ?? s.drain.ttl0S, ...(o.ramp > 0 ? { rampMs: o.ramp } : {}) },
+    s.drain,
+  );
+}
+
+/** Steps of an immediate ramp of length `ramp` from `start`: n steps, rampStepMs apart or more. */
+function rampSteps(ramp: number, rampStepMs: number): number {
+  return ramp > 0 ? Math.max(1, Math.ceil(ramp / rampStepMs)) : 1;
+}
+
+/**
+ * The cap operator drain/undrain/weight overrides leave at t (1 = none), with its words, and
+ * whether the gateway should refuse new streams (a drain to 0 past its deadline).
+ * The latest-starting drain or undrain in force decides; weight overrides combine by minimum.
+ * - drain without `by`: ramps from `start` to `value` over `ramp`;
+ * - drain with `by`: the deadline's curve (the ramp ends before `by`, DESIGN.md);
+ * - undrain: ramps from `value` (the level the drain had reached) back to 1 over `ramp`.
+ */
+function operatorCap(region: PlannerRegion, overrides: Override[], t: number, s: PlannerSettings): { cap: number; why: string | null; refuse: boolean } {
   let drainish: Override | undefined;
   let cap = 1;
   let why: string | null = null;
   for (const o of overrides) {
-    if (o.start > t || (o.end !== undefined && t >= o.end)) continue;
+    if (o.start > t) continue;
+    const curve = deadlineCurve(o, region, s);
+    // A drain with a deadline keeps acting after its end while it holds and restores.
+    const over = o.end !== undefined && t >= o.end;
+    if (over && !(curve && curve.at(t).cap < 1)) continue;
     if (o.action === 'drain' || o.action === 'undrain') {
       if (!drainish || o.start > drainish.start || (o.start === drainish.start && o.id > drainish.id)) drainish = o;
     } else if (o.action === 'weight' && o.value !== undefined && o.value < cap) {
@@ -235,25 +319,49 @@ function operatorCap(overrides: Override[], t: number, rampStepMs: number): { ca
       why = `weight ${o.value} by ${o.actor} (${o.reason}) [${o.id}]`;
     }
   }
+  let refuse = false;
   if (drainish && drainish.action === 'drain') {
     const target = drainish.value ?? 0;
-    const n = drainish.ramp > 0 ? Math.max(1, Math.ceil(drainish.ramp / rampStepMs)) : 1;
-    const k = Math.min(n, Math.floor(((t - drainish.start) * n) / Math.max(1, drainish.ramp)) + 1);
-    const c = round(1 - ((1 - target) * k) / n);
+    const curve = deadlineCurve(drainish, region, s);
+    let c: number;
+    let how: string;
+    if (curve) {
+      const p = curve.at(t);
+      c = p.cap;
+      how = `by ${new Date(drainish.by!).toISOString()}${p.cap < 1 ? `: ${curveWords(curve, p).replace(/ ahead of .*$/, '')}` : ''}`;
+      if (target === 0 && t >= drainish.by! && (drainish.end === undefined || t < drainish.end)) refuse = true;
+      if (curve.shortfallMs > 0 && t < drainish.by!) how += ` (asked ${Math.round(curve.shortfallMs / 1000)} s later than the lead it needs)`;
+    } else {
+      const n = rampSteps(drainish.ramp, s.rampStepMs);
+      const k = Math.min(n, Math.floor(((t - drainish.start) * n) / Math.max(1, drainish.ramp)) + 1);
+      c = round(1 - ((1 - target) * k) / n);
+      how = n > 1 ? `ramp step ${k}/${n}` : '';
+    }
     if (c < cap) {
       cap = c;
-      why = `drain to ${target} by ${drainish.actor} (${drainish.reason})${n > 1 ? `, ramp step ${k}/${n}` : ''} [${drainish.id}]`;
+      why = `drain to ${target} by ${drainish.actor} (${drainish.reason})${how ? `, ${how}` : ''} [${drainish.id}]`;
+    }
+  } else if (drainish && drainish.action === 'undrain' && drainish.value !== undefined && drainish.value < 1) {
+    const from = drainish.value;
+    const n = rampSteps(drainish.ramp, s.rampStepMs);
+    const k = Math.min(n, Math.floor(((t - drainish.start) * n) / Math.max(1, drainish.ramp)) + 1);
+    const c = round(from + ((1 - from) * k) / n);
+    if (c < cap) {
+      cap = c;
+      why = `undrain by ${drainish.actor} (${drainish.reason}), slow start from ${from}, step ${k}/${n} [${drainish.id}]`;
     }
   }
-  return { cap, why };
+  return { cap, why, refuse };
 }
 
-/** The ramp instants of an override (start, each ramp step, end). */
-function overrideInstants(o: Override, rampStepMs: number): number[] {
+/** The instants of an override (start, each ramp step, end; a deadline drain's curve). */
+function overrideInstants(o: Override, region: PlannerRegion, s: PlannerSettings): number[] {
   const out = [o.start];
   if (o.end !== undefined) out.push(o.end);
-  if (o.action === 'drain' && o.ramp > 0) {
-    const n = Math.max(1, Math.ceil(o.ramp / rampStepMs));
+  const curve = deadlineCurve(o, region, s);
+  if (curve) out.push(...curve.instants);
+  else if ((o.action === 'drain' || o.action === 'undrain') && o.ramp > 0) {
+    const n = rampSteps(o.ramp, s.rampStepMs);
     for (let k = 1; k < n; k++) out.push(o.start + Math.ceil((k * o.ramp) / n));
   }
   return out;
@@ -265,10 +373,141 @@ interface RegionRecords {
   grid: SignalRecord[];
   power: SignalRecord[];
   compute: SignalRecord[];
+  /** The grid records read through gridPolicy, with their drain curves. */
+  facts: GridFact[];
 }
 
-function splitRecords(recs: SignalRecord[]): RegionRecords {
-  const out: RegionRecords = { health: [], grid: [], power: [], compute: [] };
+/**
+ * One grid fact read through gridPolicy: a grid record's current content, or — while it
+ * restores — the content it had before it changed or was cancelled (GridFold.last).
+ */
+interface GridFact {
+  rule: GridRule;
+  /** In words, e.g. "grid event e1 from openadr3/vtn: load-shed, 2026-…–2026-…". */
+  what: string;
+  /** The window [start, end) in which it is in force (end already cut at a change). */
+  start: number;
+  end: number;
+  /** In force from here: the start, or when it was learned if later (nothing acts on what was not yet known). */
+  from: number;
+  /** The cap its rule asks for (1 = none), after the source's trust. */
+  cap: number;
+  limitW?: number;
+  note: string;
+  effect: string;
+  shadow: boolean;
+  previous: boolean;
+  /** A grid alert past its expiresAt is kept (until its stale policy ends it): said so from here. */
+  keptFrom?: number;
+  priority?: number;
+  priorityKey: string;
+  curve?: DrainCurve;
+}
+
+/**
+ * The share an import limit of `limitW` leaves the region (its full-load draw against the
+ * limited import plus on-site generation and storage from its power budget), or 1 when the
+ * region has no fullLoadW.
+ */
+function importShare(region: PlannerRegion, power: SignalRecord[], limitW: number): number {
+  if (!region.fullLoadW) return 1;
+  let avail = Math.min(region.importLimitW ?? Infinity, limitW);
+  for (const r of power) {
+    if (r.fold.kind !== 'applied') continue;
+    const v = r.fold.value as PowerBudget;
+    const storageW = (v.storageWh ?? 0) > 0 ? (v.storageMaxW ?? 0) : 0;
+    avail = Math.min(v.importLimitW ?? region.importLimitW ?? Infinity, limitW) + (v.generationW ?? 0) + storageW;
+  }
+  return Math.min(1, avail / region.fullLoadW);
+}
+
+function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: SignalRecord[], s: PlannerSettings): GridFact[] {
+  const out: GridFact[] = [];
+  const iso = (t: number) => (Number.isFinite(t) ? new Date(t).toISOString() : '…');
+  for (const r of grid) {
+    const fold = r.fold.kind === 'grid' ? r.fold : undefined;
+    const contents: { value: unknown; learnedAt: number; until?: number; previous: boolean }[] = [
+      { value: r.signal.value, learnedAt: fold?.learnedAt ?? r.signal.observedAt, previous: false },
+    ];
+    if (fold?.last) contents.push({ value: fold.last.value, learnedAt: fold.last.learnedAt, until: fold.last.until, previous: true });
+    for (const c of contents) {
+      let kind: 'grid.event' | 'grid.alert';
+      let type: string;
+      let level: number | undefined;
+      let start: number;
+      let end: number;
+      let what: string;
+      let factCap: number | undefined;
+      let limitW: number | undefined;
+      let priority: number | undefined;
+      let program = '';
+      if (r.signal.kind === 'grid.event') {
+        const v = c.value as GridEvent;
+        if (v.cancelled) continue;
+        kind = 'grid.event';
+        ({ type, level, start, end, cap: factCap, limitW, priority } = v);
+        program = v.program ?? '';
+        what = `grid event ${v.id} from ${r.signal.source}: ${v.type}${v.level !== undefined ? ` level ${v.level}` : ''}${v.limitW !== undefined ? ` ${Math.round(v.limitW)} W` : ''}${v.cap !== undefined ? ` ${v.cap}` : ''}, ${iso(v.start)}–${iso(v.end)}`;
+      } else {
+        const v = c.value as GridAlert;
+        kind = 'grid.alert';
+        type = v.type ?? 'eea';
+        level = v.level;
+        start = v.start ?? c.learnedAt;
+        end = v.end ?? Infinity;
+        // The current content stops counting when its stale policy says so.
+        if (!c.previous) end = Math.min(end, r.signal.expiresAt + s.stale['grid.alert'].keepMs);
+        what = `grid alert ${type} level ${v.level}${v.zone ? ` in ${v.zone}` : ''} from ${r.signal.source}`;
+      }
+      if (c.previous) what += ` (until it changed at ${iso(c.until!)})`;
+      const rule = matchGridRule(s.gridRules, kind, r.signal.source, type, level);
+      if (!rule) continue;
+      const shadow = s.gridMode === 'shadow' || s.gridShadow.some((p) => r.signal.source.startsWith(p));
+      let cap = rule.then.drain ? 0 : rule.then.capFromFact ? (factCap ?? 1) : (rule.then.cap ?? 1);
+      let note = '';
+      if (cap < s.gridCapFloor && trustOf(s, r.signal.source) === 'cap') {
+        note = ` (source trusted to cap only: a drain needs an operator's confirmation, so capped at ${s.gridCapFloor})`;
+        cap = s.gridCapFloor;
+      }
+      // An import limit is planned ahead like a cap: the share it will leave.
+      let curveCap = cap;
+      if (rule.then.importLimit && limitW !== undefined) curveCap = Math.min(curveCap, importShare(region, power, limitW));
+      const effect = [
+        cap < 1 ? `cap ${round(cap)}` : '',
+        rule.then.ttlCap !== undefined ? `TTL ≤ ${rule.then.ttlCap} s` : '',
+        rule.then.importLimit && limitW !== undefined ? `import limit ${Math.round(limitW)} W` : '',
+      ]
+        .filter((x) => x !== '')
+        .join(', ');
+      const until = c.until;
+      const curve =
+        curveCap < 1 && Number.isFinite(start)
+          ? drainCurve({ start, end, learnedAt: c.learnedAt, cap: round(curveCap), ttl0S: region.ttl0S ?? s.drain.ttl0S, ...(until !== undefined ? { until } : {}) }, s.drain)
+          : undefined;
+      out.push({
+        rule,
+        what,
+        start,
+        from: Math.max(start, c.learnedAt),
+        end: Math.min(end, until ?? Infinity),
+        cap,
+        ...(limitW !== undefined ? { limitW } : {}),
+        note,
+        effect,
+        shadow,
+        previous: c.previous,
+        ...(priority !== undefined ? { priority } : {}),
+        ...(kind === 'grid.alert' && !c.previous ? { keptFrom: r.signal.expiresAt } : {}),
+        priorityKey: `${r.signal.source}|${program}`,
+        ...(curve ? { curve } : {}),
+      });
+    }
+  }
+  return out;
+}
+
+function splitRecords(recs: SignalRecord[], region: PlannerRegion, s: PlannerSettings): RegionRecords {
+  const out: RegionRecords = { health: [], grid: [], power: [], compute: [], facts: [] };
   for (const r of recs) {
     const k = r.signal.kind;
     if (k === 'health.probe') out.health.push(r);
@@ -276,10 +515,18 @@ function splitRecords(recs: SignalRecord[]): RegionRecords {
     else if (k === 'power.budget') out.power.push(r);
     else if (k === 'capacity' || k === 'load.metrics') out.compute.push(r);
   }
+  out.facts = gridFacts(region, out.grid, out.power, s);
   return out;
 }
 
-function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: number, s: PlannerSettings): RegionView {
+/** What viewAt needs besides the region's own records: fleet-wide freezes and the safety pass's floors. */
+interface ViewContext {
+  freezes: Override[];
+  /** The least gridPolicy share the safety limits allow at t (undefined: no limit). */
+  floor?: (t: number) => { floor: number; why: string } | undefined;
+}
+
+function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: number, s: PlannerSettings, ctx: ViewContext): RegionView {
   const reasons: string[] = [];
   const id = region.id;
   const active = (o: Override) => o.start <= t && (o.end === undefined || t < o.end);
@@ -351,84 +598,80 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
     }
   }
 
-  const op = operatorCap(ovs, t, s.rampStepMs);
+  const op = operatorCap(region, ovs, t, s);
   if (op.why) cap(op.cap, op.why);
 
-  // Grid obligations: every grid fact in force, read through gridPolicy (first matching rule).
+  // Grid obligations: every grid fact, read through gridPolicy (first matching rule), with
+  // its drain curve (drain.ts): the ramp ahead of its start, the hold, the restore after it.
   let ttlCap: number | undefined;
   let eventLimitW = Infinity;
   let eventLimitWhy = '';
+  let refuse = false;
+  let grid = 1;
   // OpenADR: among overlapping events of one source and program, the lowest priority number wins.
-  const events = rr.grid.filter((r) => {
-    if (r.signal.kind !== 'grid.event') return false;
-    const v = r.signal.value as GridEvent;
-    return !v.cancelled && t >= v.start && t < v.end;
-  });
-  const bestPriority = new Map<string, number>();
-  for (const r of events) {
-    const v = r.signal.value as GridEvent;
-    if (v.priority === undefined) continue;
-    const k = `${r.signal.source}|${v.program ?? ''}`;
-    bestPriority.set(k, Math.min(bestPriority.get(k) ?? Infinity, v.priority));
+  const live: { f: GridFact; p: CurvePoint | undefined; inWindow: boolean }[] = [];
+  for (const f of rr.facts) {
+    const p = f.curve?.at(t);
+    const inWindow = t >= f.from && t < f.end;
+    if (inWindow || (p !== undefined && p.cap < 1)) live.push({ f, p, inWindow });
   }
-  for (const r of rr.grid) {
-    let kind: string;
-    let type: string;
-    let level: number | undefined;
-    let what: string;
-    let factCap: number | undefined;
-    let limitW: number | undefined;
-    if (r.signal.kind === 'grid.event') {
-      if (!events.includes(r)) continue;
-      const v = r.signal.value as GridEvent;
-      const best = bestPriority.get(`${r.signal.source}|${v.program ?? ''}`);
-      if (v.priority !== undefined && best !== undefined && v.priority > best) {
-        reasons.push(`${id}: grid event ${v.id} (priority ${v.priority}) yields to priority ${best} of the same program`);
-        continue;
-      }
-      kind = 'grid.event';
-      type = v.type;
-      level = v.level;
-      factCap = v.cap;
-      limitW = v.limitW;
-      what = `grid event ${v.id} from ${r.signal.source}: ${v.type}${v.level !== undefined ? ` level ${v.level}` : ''}${v.limitW !== undefined ? ` ${Math.round(v.limitW)} W` : ''}${v.cap !== undefined ? ` ${v.cap}` : ''}, ${new Date(v.start).toISOString()}–${new Date(v.end).toISOString()}`;
-    } else {
-      const ph = phaseAt(r, t, s.stale['grid.alert']);
-      if (ph === 'stale') continue;
-      const v = r.signal.value as GridAlert;
-      if ((v.start !== undefined && t < v.start) || (v.end !== undefined && t >= v.end)) continue;
-      kind = 'grid.alert';
-      type = v.type ?? 'eea';
-      level = v.level;
-      what = `grid alert ${type} level ${v.level}${v.zone ? ` in ${v.zone}` : ''} from ${r.signal.source}${ph === 'kept' ? ' (expired, kept)' : ''}`;
-    }
-    const rule = matchGridRule(s.gridRules, kind, r.signal.source, type, level);
-    if (!rule) continue;
-    const shadow = s.gridMode === 'shadow' || s.gridShadow.some((p) => r.signal.source.startsWith(p));
-    const trust = trustOf(s, r.signal.source);
-    let c = rule.then.drain ? 0 : rule.then.capFromFact ? (factCap ?? 1) : (rule.then.cap ?? 1);
-    let note = '';
-    if (c < s.gridCapFloor && trust === 'cap') {
-      note = ` (source trusted to cap only: a drain needs an operator's confirmation, so capped at ${s.gridCapFloor})`;
-      c = s.gridCapFloor;
-    }
-    const effect = [c < 1 ? `cap ${round(c)}` : '', rule.then.ttlCap !== undefined ? `TTL ≤ ${rule.then.ttlCap} s` : '', rule.then.importLimit && limitW !== undefined ? `import limit ${Math.round(limitW)} W` : '']
-      .filter((x) => x !== '')
-      .join(', ');
-    if (shadow) {
-      reasons.push(`${id}: shadow: rule ${rule.name} (${what}) would apply: ${effect || 'nothing'}${note}`);
+  const bestPriority = new Map<string, number>();
+  for (const { f } of live) {
+    if (f.priority === undefined) continue;
+    bestPriority.set(f.priorityKey, Math.min(bestPriority.get(f.priorityKey) ?? Infinity, f.priority));
+  }
+  for (const { f: f0, p, inWindow } of live) {
+    const f = f0.keptFrom !== undefined && t >= f0.keptFrom ? { ...f0, what: `${f0.what} (expired, kept)` } : f0;
+    const best = bestPriority.get(f.priorityKey);
+    if (f.priority !== undefined && best !== undefined && f.priority > best) {
+      reasons.push(`${id}: ${f.what} (priority ${f.priority}) yields to priority ${best} of the same program`);
       continue;
     }
-    if (c < 1) cap(c, `rule ${rule.name} (${what})${note}`);
-    if (rule.then.ttlCap !== undefined) {
-      ttlCap = Math.min(ttlCap ?? Infinity, rule.then.ttlCap);
-      reasons.push(`${id}: rule ${rule.name} (${what}) → TTL ≤ ${rule.then.ttlCap} s`);
+    const phase = p && p.cap < 1 && f.curve ? `: ${curveWords(f.curve, p)}` : '';
+    if (f.shadow) {
+      reasons.push(`${id}: shadow: rule ${f.rule.name} (${f.what}) would apply: ${f.effect || 'nothing'}${f.note}${phase ? ` — now${phase}` : ''}`);
+      continue;
     }
-    if (rule.then.importLimit && limitW !== undefined && limitW < eventLimitW) {
-      eventLimitW = limitW;
-      eventLimitWhy = `rule ${rule.name} (${what})`;
+    if (p && p.cap < 1) {
+      if (p.cap < grid) grid = p.cap;
+      reasons.push(`${id}: rule ${f.rule.name} (${f.what})${f.note}${phase} → cap ${p.cap}`);
+    }
+    const c = f.curve;
+    if (c && c.shortfallMs > 0 && !f.previous && t >= c.input.learnedAt && t < f.start) {
+      ttlCap = Math.min(ttlCap ?? Infinity, s.drain.minTtlS);
+      reasons.push(
+        `${id}: ${f.what} was learned ${Math.round(c.shortfallMs / 1000)} s later than the lead it needs (${Math.round((c.input.start - c.noticeStart) / 1000)} s): TTL ${s.drain.minTtlS} s until it starts`,
+      );
+    }
+    if (!inWindow) continue;
+    if (f.cap === 0) refuse = true;
+    if (f.rule.then.ttlCap !== undefined) {
+      ttlCap = Math.min(ttlCap ?? Infinity, f.rule.then.ttlCap);
+      reasons.push(`${id}: rule ${f.rule.name} (${f.what}) → TTL ≤ ${f.rule.then.ttlCap} s`);
+    }
+    if (f.rule.then.importLimit && f.limitW !== undefined && f.limitW < eventLimitW) {
+      eventLimitW = f.limitW;
+      eventLimitWhy = `rule ${f.rule.name} (${f.what})`;
     }
   }
+  // Safety and the operator's freeze act on gridPolicy's share only (measured power and
+  // compute are physical facts: no switch makes them untrue).
+  const gridRaw = grid;
+  const fr = ctx.freezes.find((o) => o.start <= t && (o.end === undefined || t < o.end));
+  if (fr) {
+    const held = fr.hold?.[id] ?? 1;
+    if (held !== grid) reasons.push(`${id}: automation frozen by ${fr.actor} (${fr.reason}) [${fr.id}]: gridPolicy held at ${held}${grid < 1 ? `, not ${grid}` : ' (it would lift)'}`);
+    grid = held;
+    if (held > 0) refuse = false;
+  } else {
+    const fl = ctx.floor?.(t);
+    if (fl && fl.floor > grid) {
+      reasons.push(`${id}: ${fl.why}: gridPolicy held at ${round(fl.floor)}, not ${grid}`);
+      grid = round(fl.floor);
+      refuse = false;
+    }
+  }
+  if (grid < share) share = grid;
 
   // Power budget: available watts over full-load draw. A grid event's import limit lowers
   // the import part while it holds.
@@ -488,7 +731,7 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
       }
     }
   }
-  return { down, share: round(share), noSpill, reasons, ...(ttlCap !== undefined ? { ttlCap } : {}) };
+  return { down, refuse: refuse || op.refuse, gridRaw, grid, share: round(share), noSpill, reasons, ...(ttlCap !== undefined ? { ttlCap } : {}) };
 }
 
 /**
@@ -514,13 +757,14 @@ function stepOf(id: RegionId, v: RegionView, t: number, s: PlannerSettings, ids:
   const reasons = statics.length > 0 ? [...v.reasons, `${id}: static weights (policy.weights): ${statics.sort().join(', ')}`] : v.reasons;
   const st: RegionStep = { at: t, share, down: v.down, reasons };
   if (v.ttlCap !== undefined) st.ttlCap = v.ttlCap;
+  if (v.refuse) st.refuse = true;
   if (Object.keys(homes).length > 0) st.homes = Object.fromEntries(Object.entries(homes).sort((a, b) => (a[0] < b[0] ? -1 : 1)));
   return st;
 }
 
 /** Two steps of one region with the same effect and reasons (their `at` aside). */
 function sameStep(a: RegionStep, b: RegionStep): boolean {
-  if (a.share !== b.share || a.down !== b.down || a.ttlCap !== b.ttlCap || a.reasons.length !== b.reasons.length) return false;
+  if (a.share !== b.share || a.down !== b.down || a.ttlCap !== b.ttlCap || a.refuse !== b.refuse || a.reasons.length !== b.reasons.length) return false;
   for (let i = 0; i < a.reasons.length; i++) if (a.reasons[i] !== b.reasons[i]) return false;
   const ha = a.homes ?? {};
   const hb = b.homes ?? {};
@@ -570,11 +814,12 @@ function spillLimits(
   views: Map<RegionId, RegionView>,
   util: Map<RegionId, number>,
   demand: Map<RegionId, number>,
-): { limits: Map<RegionId, Record<RegionId, number>>; reasons: Map<RegionId, string[]> } {
+): { limits: Map<RegionId, Record<RegionId, number>>; reasons: Map<RegionId, string[]>; unplaced: Map<RegionId, number> } {
   const limits = new Map<RegionId, Record<RegionId, number>>();
   const reasons = new Map<RegionId, string[]>();
+  const unplaced = new Map<RegionId, number>();
   const located = s.regions.filter((r) => r.location !== undefined) as (PlannerRegion & { location: LatLon })[];
-  if (demand.size === 0 || located.length < 2) return { limits, reasons };
+  if (demand.size === 0 || located.length < 2) return { limits, reasons, unplaced };
   const headroom = new Map<RegionId, number>();
   for (const r of located) {
     const v = views.get(r.id)!;
@@ -611,11 +856,12 @@ function spillLimits(
       left -= take;
     }
     if (left > 1e-6) {
+      unplaced.set(h, Math.round(left * 1000) / 1000);
       const words = `${h}: ${left.toFixed(1)} of ${sent.toFixed(1)} q/s of spill could not be placed on ${neighbours.join(', ')} (no headroom); those clients get whenAllDown's answer or stay`;
       (reasons.get(h) ?? reasons.set(h, []).get(h)!).push(words);
     }
   }
-  return { limits, reasons };
+  return { limits, reasons, unplaced };
 }
 
 /**
@@ -672,6 +918,125 @@ function carbonPreferences(
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/** From `from` on (until the next segment), gridPolicy's share may not go below `floor` (0 = no limit). */
+interface FloorSegment {
+  from: number;
+  floor: number;
+  why: string;
+}
+
+/**
+ * The automation's safety limits (DESIGN.md "TTLs and draining"), over every region's
+ * gridPolicy share in time (`grid`: per region, [instant, share] from that instant on):
+ * - a region starts draining (its share leaves 1) at most one per minDrainIntervalMs: a
+ *   later one is held at 1 until the interval after the previous start has passed;
+ * - at no instant may gridPolicy take more than maxAutoShare of a name's capacity (capacity
+ *   units, 1 per region without them): regions that started draining earliest keep their
+ *   caps, the later ones are held at the share that keeps the name within the limit.
+ * An operator's own drain is never limited: it is the confirmation the reasons ask for.
+ */
+function safetyFloors(s: PlannerSettings, grid: Map<RegionId, [number, number][]>): Map<RegionId, FloorSegment[]> {
+  const out = new Map<RegionId, FloorSegment[]>();
+  const d = s.drain;
+  if (grid.size === 0 || (d.maxAutoShare >= 1 && d.minDrainIntervalMs <= 0)) return out;
+  const units = new Map(s.regions.map((r) => [r.id, r.capacityUnits ?? 1]));
+  const groups = (s.names ?? [{ name: 'the fleet', regions: s.regions.map((r) => r.id) }]).map((n) => ({
+    name: n.name,
+    regions: n.regions.filter((r) => units.has(r)),
+  }));
+  const times: number[] = [...new Set([...grid.values()].flatMap((xs) => xs.map(([t]) => t)))].sort((a, b) => a - b);
+  const cur = new Map<RegionId, number>();
+  const idx = new Map<RegionId, number>();
+  const onset = new Map<RegionId, number>();
+  const heldUntil = new Map<RegionId, number>();
+  let lastStart = -Infinity;
+  let lastStartRegion = '';
+  const last = new Map<RegionId, number>();
+  const iso = (t: number) => new Date(t).toISOString();
+  const insert = (t: number) => {
+    let lo = 0;
+    let hi = times.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (times[mid]! < t) lo = mid + 1;
+      else hi = mid;
+    }
+    if (times[lo] !== t) times.splice(lo, 0, t);
+  };
+  for (let ti = 0; ti < times.length; ti++) {
+    const t = times[ti]!;
+    for (const [id, xs] of grid) {
+      let k = idx.get(id) ?? 0;
+      while (k < xs.length && xs[k]![0] <= t) {
+        cur.set(id, xs[k]![1]);
+        k++;
+      }
+      idx.set(id, k);
+    }
+    // New drains, in id order at one instant: the interval rule.
+    const why = new Map<RegionId, { floor: number; why: string }>();
+    for (const id of [...grid.keys()].sort()) {
+      const g = cur.get(id) ?? 1;
+      if (g >= 1) {
+        onset.delete(id);
+        heldUntil.delete(id);
+        continue;
+      }
+      if (!onset.has(id)) {
+        const allowed = d.minDrainIntervalMs > 0 ? Math.max(t, lastStart + d.minDrainIntervalMs) : t;
+        onset.set(id, allowed);
+        if (allowed > t) {
+          heldUntil.set(id, allowed);
+          insert(allowed);
+        }
+        lastStart = allowed;
+        lastStartRegion = id;
+      }
+      const until = heldUntil.get(id);
+      if (until !== undefined && t < until) {
+        why.set(id, {
+          floor: 1,
+          why: `safety: gridPolicy starts draining at most one region per ${d.minDrainIntervalMs / 1000} s without an operator (${lastStartRegion === id ? 'another region' : lastStartRegion} started at ${iso(until - d.minDrainIntervalMs)}): held until ${iso(until)}; an operator can drain it now (gridsteer drain ${id})`,
+        });
+      }
+    }
+    // The share of each name's capacity gridPolicy takes.
+    if (d.maxAutoShare < 1) {
+      for (const gr of groups) {
+        const total = gr.regions.reduce((n, r) => n + units.get(r)!, 0);
+        const allowance = d.maxAutoShare * total;
+        let taken = 0;
+        const order = gr.regions.filter((r) => (cur.get(r) ?? 1) < 1 && !why.has(r)).sort((a, b) => onset.get(a)! - onset.get(b)! || (a < b ? -1 : 1));
+        for (const r of order) {
+          const u = units.get(r)!;
+          const want = (1 - (cur.get(r) ?? 1)) * u;
+          if (taken + want <= allowance + 1e-9) {
+            taken += want;
+            continue;
+          }
+          const floor = round(1 - Math.max(0, allowance - taken) / u);
+          taken = Math.max(taken, allowance);
+          const prev = why.get(r);
+          if (!prev || floor > prev.floor) {
+            why.set(r, {
+              floor,
+              why: `safety: gridPolicy may take at most ${Math.round(d.maxAutoShare * 100)} % of ${gr.name}'s capacity at once without an operator (regions that started draining earlier come first); an operator can drain it (gridsteer drain ${r})`,
+            });
+          }
+        }
+      }
+    }
+    for (const id of grid.keys()) {
+      const w = why.get(id);
+      const f = w?.floor ?? 0;
+      if ((last.get(id) ?? 0) === f && (f === 0 || out.get(id)?.at(-1)?.why === w!.why)) continue;
+      last.set(id, f);
+      (out.get(id) ?? out.set(id, []).get(id)!).push({ from: t, floor: f, why: w?.why ?? '' });
+    }
+  }
+  return out;
+}
+
 /** canonical(settings), once per settings object (the service re-plans with the same one). */
 const settingsKeys = new WeakMap<PlannerSettings, string>();
 
@@ -694,11 +1059,31 @@ function canonical(v: unknown): string {
  * anything changes; consecutive steps with the same weights, caps, down set and reasons merge.
  */
 export function plan(input: PlanInput): Plan {
+  return planCore(input).plan;
+}
+
+/**
+ * gridPolicy's share per region at `t` as the plan has it (after the safety limits, before
+ * any freeze): what `POST /v1/automation/freeze` holds.
+ */
+export function gridSharesAt(input: PlanInput, t: number): Record<RegionId, number> {
+  return planCore({ ...input, snapshot: { ...input.snapshot, overrides: input.snapshot.overrides.filter((o) => o.action !== 'freeze') } }).gridAt(t);
+}
+
+/** The cap operator overrides alone leave a region at `t` (1 = none): where an undrain ramps back from. */
+export function operatorShareAt(s: PlannerSettings, region: RegionId, overrides: Override[], t: number): number {
+  const r = s.regions.find((x) => x.id === region);
+  if (!r) return 1;
+  return operatorCap(r, overrides.filter((o) => o.region === region), t, s).cap;
+}
+
+function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record<RegionId, number> } {
   const { snapshot: snap0, settings: s } = input;
   const snapshot: StoreSnapshot = input.frozen
     ? { ...snap0, records: snap0.records.map((r) => ({ ...r, signal: { ...r.signal, expiresAt: Infinity } })) }
     : snap0;
   const ids = new Set(s.regions.map((r) => r.id));
+  const regionById = new Map(s.regions.map((r) => [r.id, r]));
   const recsBy = new Map<RegionId, SignalRecord[]>();
   const ovsBy = new Map<RegionId, Override[]>();
   for (const r of s.regions) {
@@ -728,46 +1113,87 @@ export function plan(input: PlanInput): Plan {
     // "(expired, kept)". The stale policy takes over at expiresAt + keepMs.
     if (r.signal.kind === 'grid.alert' || keep === 0) at(r.signal.expiresAt, region);
     if (keep > 0) at(r.signal.expiresAt + keep, region);
-    if (r.signal.kind === 'grid.event') {
-      const v = r.signal.value as GridEvent;
-      if (!v.cancelled) {
-        at(v.start, region);
-        at(v.end, region);
-      }
-    }
   }
+  // Fleet-wide freezes of automation; every region is re-evaluated where one starts or ends.
+  const freezes: Override[] = [];
   for (const o of snapshot.overrides) {
+    if (o.region === FLEET && o.action === 'freeze') {
+      freezes.push(o);
+      newest = Math.max(newest, o.start);
+      for (const r of s.regions) {
+        at(o.start, r.id);
+        if (o.end !== undefined) at(o.end, r.id);
+      }
+      continue;
+    }
     if (!ids.has(o.region)) continue;
     ovsBy.get(o.region)!.push(o);
     newest = Math.max(newest, o.start);
-    for (const t of overrideInstants(o, s.rampStepMs)) at(t, o.region);
+    for (const t of overrideInstants(o, regionById.get(o.region)!, s)) at(t, o.region);
+  }
+  const rrBy = new Map<RegionId, RegionRecords>();
+  for (const region of s.regions) {
+    const rr = splitRecords(recsBy.get(region.id)!, region, s);
+    rrBy.set(region.id, rr);
+    for (const f of rr.facts) {
+      at(f.from, region.id);
+      at(f.end, region.id);
+      for (const t of f.curve?.instants ?? []) at(t, region.id);
+    }
   }
   // Each region's schedule on its own: evaluated at 0 and at each of its instants, a step
   // wherever its view changes. Work and size grow with the changes, not regions × instants.
   const regionsOut: Record<RegionId, RegionStep[]> = {};
-  const rrBy = new Map<RegionId, RegionRecords>();
-  for (const region of s.regions) {
+  const ctx: ViewContext = { freezes };
+  const schedule = (region: PlannerRegion, c: ViewContext, extra: number[] = []): { steps: RegionStep[]; grid: [number, number][] } => {
     const id = region.id;
-    const times = [0, ...[...(instants.get(id) ?? [])].sort((x, y) => x - y)];
+    const times = [0, ...[...new Set([...(instants.get(id) ?? []), ...extra])].sort((x, y) => x - y)];
     const steps: RegionStep[] = [];
-    const rr = splitRecords(recsBy.get(id)!);
-    rrBy.set(id, rr);
+    const grid: [number, number][] = [];
+    const rr = rrBy.get(id)!;
     const ovs = ovsBy.get(id)!;
     for (const t of times) {
-      const st = stepOf(id, viewAt(region, rr, ovs, t, s), t, s, ids);
+      const v = viewAt(region, rr, ovs, t, s, c);
+      grid.push([t, v.gridRaw]);
+      const st = stepOf(id, v, t, s, ids);
       const last = steps[steps.length - 1];
       if (last && sameStep(last, st)) continue;
       steps.push(st);
     }
+    return { steps, grid };
+  };
+  const keep = (id: RegionId, steps: RegionStep[]) => {
     // A region that is fully up throughout needs no schedule at all.
     if (!(steps.length === 1 && steps[0]!.share === 1 && !steps[0]!.homes && !steps[0]!.down && steps[0]!.reasons.length === 0)) regionsOut[id] = steps;
+    else delete regionsOut[id];
+  };
+  const gridBy = new Map<RegionId, [number, number][]>();
+  for (const region of s.regions) {
+    const { steps, grid } = schedule(region, ctx);
+    keep(region.id, steps);
+    if (grid.some(([, g]) => g < 1)) gridBy.set(region.id, grid);
+  }
+  // Safety limits on gridPolicy (safetyFloors): the regions they hold back are planned again.
+  const floors = safetyFloors(s, gridBy);
+  const floorCtx = new Map<RegionId, ViewContext>();
+  for (const [id, segs] of floors) {
+    const c: ViewContext = {
+      freezes,
+      floor: (t) => {
+        let cur: FloorSegment | undefined;
+        for (const g of segs) if (g.from <= t) cur = g;
+        return cur && cur.floor > 0 ? { floor: cur.floor, why: cur.why } : undefined;
+      },
+    };
+    floorCtx.set(id, c);
+    keep(id, schedule(regionById.get(id)!, c, segs.map((g) => g.from)).steps);
   }
 
   // Every region's view at the newest input instant, worked out once (only if needed) for the
   // carbon tie-break and the spill limits, which both look at "now".
   let atRef: Map<RegionId, RegionView> | undefined;
   const viewsAtRef = (): Map<RegionId, RegionView> =>
-    (atRef ??= new Map(s.regions.map((region) => [region.id, viewAt(region, rrBy.get(region.id)!, ovsBy.get(region.id)!, newest, s)])));
+    (atRef ??= new Map(s.regions.map((region) => [region.id, viewAt(region, rrBy.get(region.id)!, ovsBy.get(region.id)!, newest, s, floorCtx.get(region.id) ?? ctx)])));
 
   // Carbon tie-break, at the newest input instant: per home, a cleaner healthy region of its
   // latency band (a soft fact: never over health, drains, caps or power).
@@ -777,6 +1203,7 @@ export function plan(input: PlanInput): Plan {
   // are made again every 10 s with fresh demand, so the limits follow it.
   const demand = demandPerHome(snapshot.demand);
   let spillKey = '';
+  let unplaced: Record<RegionId, number> | undefined;
   if (demand.size > 0) {
     const tRef = newest;
     const views = viewsAtRef();
@@ -789,7 +1216,8 @@ export function plan(input: PlanInput): Plan {
         if (u > 0) util.set(region.id, Math.max(util.get(region.id) ?? 0, u));
       }
     }
-    const { limits, reasons } = spillLimits(s, views, util, demand);
+    const { limits, reasons, unplaced: lost } = spillLimits(s, views, util, demand);
+    if (lost.size > 0) unplaced = Object.fromEntries([...lost.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
     // What demand changed in the plan (not the raw counts) goes into the version.
     spillKey = JSON.stringify([[...limits.entries()].sort(), [...reasons.entries()].sort()]);
     for (const region of s.regions) {
@@ -821,5 +1249,8 @@ export function plan(input: PlanInput): Plan {
   let sk = settingsKeys.get(s);
   if (sk === undefined) settingsKeys.set(s, (sk = canonical(s)));
   const version = h.update(sk).digest('hex').slice(0, 16);
-  return { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}) };
+  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}) };
+  const gridAt = (t: number) =>
+    Object.fromEntries(s.regions.map((region) => [region.id, viewAt(region, rrBy.get(region.id)!, ovsBy.get(region.id)!, t, s, floorCtx.get(region.id) ?? ctx).grid]));
+  return { plan: out, gridAt };
 }

@@ -6,7 +6,8 @@
 import { isSpecial, type Addr } from '../geo/addr.js';
 import { GeoTable, type RankingEntry } from '../geo/table.js';
 import type { ZoneSnapshot } from '../dns/zone.js';
-import type { Plan, RegionId, RegionStep } from '../types.js';
+import type { Plan, RegionId, RegionStep, Signal } from '../types.js';
+import { reduce, type SignalRecord } from '../state/reducer.js';
 import { SNAP } from '../dns/testing.js';
 
 /** splitmix32: a deterministic 32-bit PRNG (same sequence for the same seed, everywhere). */
@@ -147,4 +148,15 @@ export function syntheticTable(rankings: string[][], v4: [string, number][], v6:
     Uint32Array.from(v6, ([, l]) => l),
     Uint16Array.from(v6, ([, , r]) => r),
   );
+}
+
+/** Folds signals through the real reducer in order, like a store does; records sorted by id. */
+export function foldRecords(...signals: Signal[]): SignalRecord[] {
+  const byId = new Map<string, SignalRecord>();
+  for (const s of signals) {
+    const id = `${s.region}|${s.kind}|${s.source}|${s.key}`;
+    const r = reduce(byId.get(id), s);
+    if (r) byId.set(id, r);
+  }
+  return [...byId.values()].sort((x, y) => (x.id < y.id ? -1 : 1));
 }

@@ -194,7 +194,7 @@ for (const c of moved) {
 
 // ---- every other kind ----------------------------------------------------------------------
 
-for (const kind of SIGNAL_KINDS.filter((k) => k !== 'health.probe' && k !== 'capacity' && k !== 'power.budget')) {
+for (const kind of SIGNAL_KINDS.filter((k) => k !== 'health.probe' && k !== 'capacity' && k !== 'power.budget' && k !== 'grid.event' && k !== 'grid.alert')) {
   test(`other kinds: ${kind} keeps fold 'latest' and the newest value as is`, () => {
     const v2 = structuredClone(VALUES[kind]) as Record<string, unknown>;
     const recs = fold(kind, [VALUES[kind], v2]);
@@ -202,6 +202,52 @@ for (const kind of SIGNAL_KINDS.filter((k) => k !== 'health.probe' && k !== 'cap
     assert.equal(recs[1]!.signal.value, v2);
   });
 }
+
+// ---- grid facts: when learned, and what they said before ----------------------------------
+
+const EV = { id: 'e1', start: T0 + 3600_000, end: T0 + 7200_000, type: 'load-shed' };
+const gridCases: { name: string; values: unknown[]; learned: number[]; last: (null | { value: unknown; learnedAt: number; until: number })[] }[] = [
+  { name: 'first signal: learned at its observedAt', values: [EV], learned: [T0], last: [null] },
+  { name: 're-polls of the same content keep the first learnedAt', values: [EV, { ...EV }, { type: EV.type, end: EV.end, start: EV.start, id: EV.id }], learned: [T0, T0, T0], last: [null, null, null] },
+  {
+    name: 'a modified start is learned anew, and the old content is kept until the change',
+    values: [EV, { ...EV, start: EV.start - 600_000 }],
+    learned: [T0, T0 + 1000],
+    last: [null, { value: EV, learnedAt: T0, until: T0 + 1000 }],
+  },
+  {
+    name: 'a cancellation remembers the event it cancelled',
+    values: [EV, EV, { ...EV, cancelled: true }],
+    learned: [T0, T0, T0 + 2000],
+    last: [null, null, { value: EV, learnedAt: T0, until: T0 + 2000 }],
+  },
+  {
+    name: 'only the content just before the last change is kept',
+    values: [EV, { ...EV, type: 'drain' }, { ...EV, type: 'cap', cap: 0.5 }],
+    learned: [T0, T0 + 1000, T0 + 2000],
+    last: [null, { value: EV, learnedAt: T0, until: T0 + 1000 }, { value: { ...EV, type: 'drain' }, learnedAt: T0 + 1000, until: T0 + 2000 }],
+  },
+];
+for (const c of gridCases) {
+  test(`grid.event fold: ${c.name}`, () => {
+    const recs = fold('grid.event', c.values);
+    assert.deepEqual(
+      recs.map((r) => (r.fold.kind === 'grid' ? r.fold.learnedAt : -1)),
+      c.learned,
+    );
+    assert.deepEqual(
+      recs.map((r) => (r.fold.kind === 'grid' ? (r.fold.last ?? null) : 'not a grid fold')),
+      c.last,
+    );
+  });
+}
+
+test('grid.alert fold: a cleared alert (level 0) remembers the level it cleared', () => {
+  const recs = fold('grid.alert', [{ type: 'eea', level: 2 }, { type: 'eea', level: 2 }, { type: 'eea', level: 0 }]);
+  const f = recs[2]!.fold;
+  assert.equal(f.kind, 'grid');
+  assert.deepEqual(f.kind === 'grid' && f.last, { value: { type: 'eea', level: 2 }, learnedAt: T0, until: T0 + 2000 });
+});
 
 test('the fold of a record follows the kind of the new signal, never the previous fold', () => {
   // A record of the same id always has the same kind; a foreign fold must not leak in.

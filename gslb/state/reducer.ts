@@ -10,7 +10,10 @@
  *   an endpoint sets it directly (there is no earlier state to protect).
  * - Hysteresis for `capacity` and `power.budget`: the applied value moves only when a field
  *   changes by more than `hysteresis` (relative) or reaches 0, so a noisy meter cannot
- *   whipsaw weights. Every other kind applies its latest value as is.
+ *   whipsaw weights.
+ * - Grid facts (`grid.event`, `grid.alert`) remember when their content was first learned
+ *   and what it was before its last change (GridFold).
+ * Every other kind applies its latest value as is.
  */
 import type { Signal } from '../types.js';
 import { signalId } from './signals.js';
@@ -37,7 +40,22 @@ export type Fold =
       upSince?: number;
     }
   | { kind: 'applied'; value: Record<string, number> }
+  | GridFold
   | { kind: 'latest' };
+
+/**
+ * A grid fact's memory (grid.event, grid.alert; docs/adr/0007-proactive-drain.md): when its
+ * current content was first learned (the notice a drain had), and what it said before the
+ * content last changed, until when — so a cancelled, modified or cleared fact restores
+ * traffic with a ramp from where the old one had brought it, instead of at once.
+ */
+export interface GridFold {
+  kind: 'grid';
+  /** observedAt of the first signal with the current content (re-polls of the same content keep it). */
+  learnedAt: number;
+  /** The content before the last change, learned at `learnedAt`, in force until `until` (the change's observedAt). */
+  last?: { value: unknown; learnedAt: number; until: number };
+}
 
 /** The stored form of the latest signal of one id. */
 export interface SignalRecord {
@@ -73,6 +91,17 @@ export function movedEnough(applied: Record<string, number>, next: Record<string
   return false;
 }
 
+/** Deep equality of two JSON values with keys in any order. */
+function sameContent(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) => sameContent((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
 /**
  * Folds `s` into `prev` (the record of the same id, or undefined). Returns the new record,
  * or null when `s` is not newer than `prev` (nothing changes). Never mutates its inputs.
@@ -100,6 +129,13 @@ export function reduce(prev: SignalRecord | undefined, s: Signal, rules: ReduceR
       const applied = prev?.fold.kind === 'applied' ? prev.fold.value : undefined;
       const value = applied === undefined || movedEnough(applied, next, rules.hysteresis) ? next : applied;
       return { id, signal: s, fold: { kind: 'applied', value } };
+    }
+    case 'grid.event':
+    case 'grid.alert': {
+      const f = prev?.fold.kind === 'grid' ? prev.fold : undefined;
+      if (!prev || !f) return { id, signal: s, fold: { kind: 'grid', learnedAt: s.observedAt } };
+      if (sameContent(prev.signal.value, s.value)) return { id, signal: s, fold: f };
+      return { id, signal: s, fold: { kind: 'grid', learnedAt: s.observedAt, last: { value: prev.signal.value, learnedAt: f.learnedAt, until: s.observedAt } } };
     }
     default:
       return { id, signal: s, fold: { kind: 'latest' } };

@@ -10,8 +10,8 @@
  * with StoreError `unavailable` (the API answers 503); nothing is dropped silently.
  */
 import type { Logger } from 'pino';
-import type { Override, OverrideAction, Plan, Signal } from '../types.js';
-import { plan, type PlannerSettings } from '../policy/planner.js';
+import { FLEET, type Override, type OverrideAction, type Plan, type Signal } from '../types.js';
+import { gridSharesAt, operatorShareAt, plan, type PlannerSettings } from '../policy/planner.js';
 import { SignalError, validateSignal } from './signals.js';
 import { StoreError, type AuditEntry, type StateStore, type StoreSnapshot, type StoreStatus } from './store.js';
 
@@ -24,7 +24,8 @@ export interface OverrideRequest {
   action: OverrideAction;
   value?: number;
   ramp?: number;
-  by?: string;
+  /** drain: the deadline (ms epoch). */
+  by?: number;
   reason: string;
   start?: number;
   end?: number;
@@ -262,9 +263,14 @@ export class StateService {
   async createOverride(req: OverrideRequest, actor: string, regions: ReadonlySet<string>): Promise<Override> {
     const now = this.clock();
     if (!regions.has(req.region)) throw new OverrideError('body.region', `"${req.region}" is not a region of this fleet (known: ${[...regions].sort().join(', ')})`);
-    if (req.by !== undefined) throw new OverrideError('body.by', 'per-name overrides are not supported yet; leave it out to act on every name the region serves');
     if (req.reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
+    if (req.action === 'freeze') throw new OverrideError('body.action', 'freeze acts on the whole fleet: use POST /v1/automation/freeze');
     const start = req.start ?? now;
+    if (req.by !== undefined) {
+      if (req.action !== 'drain') throw new OverrideError('body.by', `is a drain's deadline; it does not apply to ${req.action}`);
+      if (req.by <= start) throw new OverrideError('body.by', `must be after the start (${new Date(start).toISOString()}): the deadline by which the region is drained`);
+      if (req.end !== undefined && req.end <= req.by) throw new OverrideError('body.end', `must be after the deadline by (${new Date(req.by).toISOString()})`);
+    }
     if (req.end !== undefined && req.end <= start) throw new OverrideError('body.end', `must be after start (${new Date(start).toISOString()})`);
     if (req.end !== undefined && req.end <= now) throw new OverrideError('body.end', 'is in the past');
     if (req.action === 'force-up' && req.end === undefined) throw new OverrideError('body.end', 'is required for force-up (a forgotten force-up keeps a dead region in service)');
@@ -277,6 +283,7 @@ export class StateService {
       action: req.action,
       ...(req.action === 'drain' ? { value: req.value ?? 0 } : req.value !== undefined ? { value: req.value } : {}),
       ramp: req.ramp ?? 0,
+      ...(req.by !== undefined ? { by: req.by } : {}),
       actor,
       reason: req.reason,
       start,
@@ -291,6 +298,100 @@ export class StateService {
     const { override } = await this.o.store.endOverride(id, actor, reason, this.clock());
     this.o.log.info({ module: 'state', actor, id, reason }, 'state: override ended');
     return override;
+  }
+
+  /**
+   * Undrain (DELETE /v1/regions/{id}/drain): ends every live drain of the region and ramps it
+   * back from the level the drains had brought it to, over `restoreMs` (slow start), with an
+   * `undrain` override that ends when the ramp is done. Returns what was ended and created.
+   */
+  async undrain(region: string, actor: string, reason: string, restoreMs: number): Promise<{ ended: Override[]; undrain: Override | null }> {
+    if (reason.trim() === '') throw new OverrideError('query.reason', 'must say why, in words');
+    const now = this.clock();
+    const live = (await this.o.store.snapshot()).overrides.filter((o) => o.region === region);
+    const from = operatorShareAt(this.settings, region, live, now);
+    const drains = live.filter((o) => o.action === 'drain' || o.action === 'undrain');
+    if (drains.filter((o) => o.action === 'drain').length === 0) throw new OverrideError('params.id', `region ${region} has no operator drain to end (GET /v1/overrides lists them)`);
+    const ended: Override[] = [];
+    let undrain: Override | null = null;
+    // The undrain goes in first, so no plan ever sees the drains gone without the ramp.
+    if (from < 1 && restoreMs > 0) {
+      undrain = (await this.o.store.createOverride({ region, action: 'undrain', value: from, ramp: restoreMs, actor, reason, start: now, end: now + restoreMs }, now)).override;
+    }
+    for (const o of drains) ended.push((await this.o.store.endOverride(o.id, actor, reason, now)).override);
+    this.o.log.info({ module: 'state', actor, region, from, restoreMs }, 'state: region undrained');
+    return { ended, undrain };
+  }
+
+  /**
+   * Force a region up or down (POST /v1/regions/{id}/force) until `until`: ends the region's
+   * earlier forces (a new force replaces them) and stores the new one.
+   */
+  async force(region: string, state: 'up' | 'down', until: number | undefined, reason: string, actor: string, regions: ReadonlySet<string>): Promise<{ ended: Override[]; force: Override }> {
+    const req: OverrideRequest = { region, action: state === 'up' ? 'force-up' : 'force-down', reason, ...(until !== undefined ? { end: until } : {}) };
+    const field = (e: unknown) => {
+      if (e instanceof OverrideError && e.field === 'body.end') return new OverrideError('body.until', e.problem);
+      return e;
+    };
+    // Validate before ending anything.
+    try {
+      this.checkOverride(req, regions);
+    } catch (e) {
+      throw field(e);
+    }
+    const now = this.clock();
+    const old = (await this.o.store.snapshot()).overrides.filter((o) => o.region === region && (o.action === 'force-up' || o.action === 'force-down'));
+    const force = await this.createOverride(req, actor, regions).catch((e: unknown) => {
+      throw field(e);
+    });
+    const ended: Override[] = [];
+    for (const o of old) ended.push((await this.o.store.endOverride(o.id, actor, `replaced by ${force.id}: ${reason}`, now)).override);
+    return { ended, force };
+  }
+
+  /** Only the checks of createOverride (no write). */
+  checkOverride(req: OverrideRequest, regions: ReadonlySet<string>): void {
+    const now = this.clock();
+    if (!regions.has(req.region)) throw new OverrideError('body.region', `"${req.region}" is not a region of this fleet (known: ${[...regions].sort().join(', ')})`);
+    if (req.end !== undefined && req.end <= now) throw new OverrideError('body.end', 'is in the past');
+    if (req.action === 'force-up' && req.end === undefined) throw new OverrideError('body.end', 'is required for force-up (a forgotten force-up keeps a dead region in service)');
+  }
+
+  /**
+   * The operator's switch for automation (POST /v1/automation/freeze): on, it stores a fleet
+   * override `freeze` holding gridPolicy's share of every region as the plan has it now
+   * (until `until`, or until switched off); off, it ends every live freeze. Audited.
+   */
+  async freeze(on: boolean, reason: string, actor: string, until?: number): Promise<{ frozen: Override | null; ended: Override[] }> {
+    const now = this.clock();
+    if (reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
+    if (until !== undefined && until <= now) throw new OverrideError('body.until', 'is in the past');
+    const snap = await this.o.store.snapshot();
+    const live = snap.overrides.filter((o) => o.action === 'freeze');
+    if (!on) {
+      const ended: Override[] = [];
+      for (const o of live) ended.push((await this.o.store.endOverride(o.id, actor, reason, now)).override);
+      this.o.log.info({ module: 'state', actor, ended: ended.length }, 'state: automation unfrozen');
+      return { frozen: null, ended };
+    }
+    if (live.length > 0) throw new OverrideError('body.frozen', `automation is already frozen by ${live[0]!.actor} (${live[0]!.reason}) [${live[0]!.id}]; switch it off first`);
+    const hold = gridSharesAt({ configHash: this.configHash, snapshot: snap, settings: this.settings }, now);
+    const { override } = await this.o.store.createOverride(
+      { region: FLEET, action: 'freeze', ramp: 0, hold, actor, reason, start: now, ...(until !== undefined ? { end: until } : {}) },
+      now,
+    );
+    this.o.log.info({ module: 'state', actor, hold }, 'state: automation frozen');
+    return { frozen: override, ended: [] };
+  }
+
+  /** The live snapshot (for previews). */
+  async snapshot(): Promise<StoreSnapshot> {
+    return this.o.store.snapshot();
+  }
+
+  /** The planner's settings and config hash in force. */
+  planInputs(): { configHash: string; settings: PlannerSettings } {
+    return { configHash: this.configHash, settings: this.settings };
   }
 
   async overrides(): Promise<Override[]> {

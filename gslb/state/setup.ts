@@ -12,8 +12,20 @@ import type { StateStore } from './store.js';
 
 export function plannerSettings(c: Config, regions: RegionConfig[]): PlannerSettings {
   const p = c.policy;
+  const allIds = regions.map((r) => r.id);
+  const names = c.names.map((n) => ({ name: n.name, regions: n.regions ?? allIds, ttl: n.ttl }));
+  // TTL0 per region for drain planning: the largest TTL of the names it serves.
+  const ttl0 = (id: string) => Math.max(0, ...names.filter((n) => n.regions.includes(id)).map((n) => n.ttl));
   return {
+    names: names.map((n) => ({ name: n.name, regions: n.regions })),
+    drain: {
+      ttl0S: Math.max(0, ...names.map((n) => n.ttl)),
+      minTtlS: p.minTtl,
+      resolverFloorS: p.resolverMinTtl,
+      ...p.drain,
+    },
     regions: regions.map((r) => ({
+      ttl0S: ttl0(r.id),
       id: r.id,
       location: { lat: r.location.lat, lon: r.location.lon },
       bias: r.bias,

@@ -219,11 +219,11 @@ export function storeConformance(name: string, make: () => Promise<ConformanceHa
     it('creates overrides with distinct ids, ends them, and audits before and after (newest first, limited)', async (t) => {
       const store = await open(t);
       const one = await store.createOverride(drain('aa', 'swap PDUs'), T0 + 10);
-      const two = await store.createOverride({ region: 'bb', action: 'weight', value: 0.3, ramp: 0, by: 'llm.example.com', actor: 'automation/heat', reason: 'heat wave', start: T0 }, T0 + 20);
+      const two = await store.createOverride({ region: 'bb', action: 'weight', value: 0.3, ramp: 0, by: T0 + 3600_000, actor: 'automation/heat', reason: 'heat wave', start: T0 }, T0 + 20);
       assert.notEqual(one.override.id, two.override.id);
       assert.ok(one.override.id.length > 0);
       assert.deepEqual(one.override, { id: one.override.id, ...drain('aa', 'swap PDUs') });
-      assert.deepEqual(two.override, { id: two.override.id, region: 'bb', action: 'weight', value: 0.3, ramp: 0, by: 'llm.example.com', actor: 'automation/heat', reason: 'heat wave', start: T0 });
+      assert.deepEqual(two.override, { id: two.override.id, region: 'bb', action: 'weight', value: 0.3, ramp: 0, by: T0 + 3600_000, actor: 'automation/heat', reason: 'heat wave', start: T0 });
       assert.deepEqual(
         (await store.snapshot()).overrides.map((o) => o.id),
         [one.override.id, two.override.id].sort(byId),

@@ -1,0 +1,63 @@
+/**
+ * Drain curves by case table: DESIGN.md's formulas with the shipped defaults
+ * (Tmin 5 s, F 30 s → steps 30 s apart; S 300 s; m 5 s; R 120 s; TTL0 30 s; hold 120 s;
+ * restore 300 s): reach = T − 335 s, ramp start = T − 455 s, lead = 485 s.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { drainCurve, type CurveInput } from './drain.js';
+import { DEFAULT_DRAIN, type DrainSettings } from './planner.js';
+
+const T = 1_800_000_000_000;
+const S = 1000;
+const H = 3600 * S;
+
+/** The curve as `offset-from-T-in-s:cap` at every instant where it changes. */
+function shape(i: Partial<CurveInput>, d: Partial<DrainSettings> = {}): string {
+  const c = drainCurve({ start: T, end: T + H, learnedAt: T - 2 * H, cap: 0, ttl0S: 30, ...i }, { ...DEFAULT_DRAIN, ...d });
+  let prev = 1;
+  const out: string[] = [];
+  for (const t of c.instants) {
+    const p = c.at(t);
+    if (p.cap !== prev) out.push(`${(t - T) / S}:${p.cap}`);
+    prev = p.cap;
+  }
+  return out.join(' ');
+}
+
+const cases: [string, Partial<CurveInput>, Partial<DrainSettings>, string][] = [
+  ['2 h of notice: five steps 30 s apart reach 0 at T − 335 s; hold 120 s after E; restore in ten steps', {}, {}, '-455:0.8 -425:0.6 -395:0.4 -365:0.2 -335:0 3750:0.1 3780:0.2 3810:0.3 3840:0.4 3870:0.5 3900:0.6 3930:0.7 3960:0.8 3990:0.9 4020:1'],
+  ['a cap of 0.5: the ramp stops at 0.5 and the restore starts from it', { cap: 0.5 }, { restoreMs: 60_000 }, '-455:0.9 -425:0.8 -395:0.7 -365:0.6 -335:0.5 3750:0.75 3780:1'],
+  ['a longer resolver floor (F = 60 s) spaces the steps 60 s apart', {}, { resolverFloorS: 60, restoreMs: 0 }, '-485:0.6667 -425:0.3333 -365:0 3720:1'],
+  ['no ramp (R = 0): one step at T − S − g − m', {}, { rampMs: 0, holdMs: 0, restoreMs: 0 }, '-335:0 3600:1'],
+  ['learned 400 s ahead (after the ramp would have started): compressed into [L, reach], steps still ≥ 30 s apart', { learnedAt: T - 400 * S }, { restoreMs: 0, holdMs: 0 }, '-400:0.6667 -367.5:0.3333 -335:0 3600:1'],
+  ['learned 350 s ahead: less than one step to reach: at once', { learnedAt: T - 350 * S }, { restoreMs: 0, holdMs: 0 }, '-350:0 3600:1'],
+  ['learned after the event began: at once when learned', { learnedAt: T + 60 * S }, { restoreMs: 0, holdMs: 0 }, '60:0 3600:1'],
+  ['cancelled before the ramp began: nothing at all', { until: T - 1000 * S }, {}, ''],
+  ['cancelled mid-ramp (after step 2): held at 0.6, then restored from 0.6', { until: T - 400 * S }, { restoreMs: 60_000 }, '-455:0.8 -425:0.6 -250:0.8 -220:1'],
+  ['an open-ended event never restores', { end: Infinity }, {}, '-455:0.8 -425:0.6 -395:0.4 -365:0.2 -335:0'],
+];
+
+for (const [what, input, d, want] of cases) {
+  test(`drain curve: ${what}`, () => {
+    assert.equal(shape(input, d), want);
+  });
+}
+
+test('drain curve: the shortfall is the notice missing against the lead, and phases are named', () => {
+  const d = DEFAULT_DRAIN;
+  const early = drainCurve({ start: T, end: T + H, learnedAt: T - 2 * H, cap: 0, ttl0S: 30 }, d);
+  assert.equal(early.shortfallMs, 0);
+  assert.equal(early.noticeStart, T - 485 * S);
+  assert.equal(early.rampStart, T - 455 * S);
+  assert.equal(early.reach, T - 335 * S);
+  assert.deepEqual(
+    [T - 500 * S, T - 455 * S, T - 300 * S, T, T + H, T + H + 130 * S, T + 2 * H].map((t) => early.at(t).phase),
+    ['before', 'ramp', 'ahead', 'event', 'hold', 'restore', 'done'],
+  );
+  const late = drainCurve({ start: T, end: T + H, learnedAt: T - 115 * S, cap: 0, ttl0S: 30 }, d);
+  // Learned 115 s ahead: 370 s short of the 485 s lead.
+  assert.equal(late.shortfallMs, 370 * S);
+  // A longer TTL0 needs a longer lead: TTL0 300 s → 755 s.
+  assert.equal(drainCurve({ start: T, end: T + H, learnedAt: T - 700 * S, cap: 0, ttl0S: 300 }, d).shortfallMs, 55 * S);
+});
