@@ -6,6 +6,7 @@
  * `POST /v1/signals`; a refused or failed fact is logged once per change of outcome and
  * counted, never thrown back into the collector.
  */
+import { now as clockNow } from './clock.js';
 import type { Logger } from 'pino';
 import type { Collector, CollectorContext, FleetRegion } from '../collectors/types.js';
 import type { Signal } from './types.js';
@@ -91,7 +92,7 @@ export class CollectorHost {
     const ctx: CollectorContext = {
       config: this.o.sections[c.name],
       log,
-      now: Date.now,
+      now: clockNow,
       node: this.o.node,
       fleet: this.o.fleet,
       signal: abort.signal,

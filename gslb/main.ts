@@ -31,6 +31,10 @@ import { collectors } from '../collectors/index.js';
 import type { DemandCounts } from './dns/respond.js';
 import { plannerSettings, storeFor } from './state/setup.js';
 import type { Plan } from './types.js';
+import { now as clockNow, realMs, testClock } from './clock.js';
+import { DrainHookRunner } from './hooks.js';
+import { LeaseRunner } from './state/lease.js';
+import { OperatorService } from './state/operator.js';
 
 export interface StartOptions {
   configFile: string;
@@ -99,12 +103,16 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   // Loads a cached table at once when one matches; otherwise compiles in the background.
   await geo.start();
 
+  /** The drain hooks (set up below, once the store is open); told of every new plan. */
+  let hookRunner: DrainHookRunner | null = null;
   /** Swaps a new plan in (keeping the geo table) and hands it to every answering process. */
   const applyPlan = (plan: Plan) => {
     const g = prepared.state.geo;
     prepared = { ...prepared, state: { ...prepared.state, plan, version: stateVersion(plan, g) } };
     publish(geoTable);
+    hookRunner?.onPlan(plan);
   };
+  if (testClock) log.warn({ testClock }, 'GRIDSTEER_TEST_CLOCK is set: this node runs on a test clock (never in production)');
   const store = await storeFor(cfg, prepared.loaded.file, (level, msg) => log[level]({ module: 'state' }, msg));
   const stateSvc = new StateService({
     store,
@@ -113,6 +121,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     settings: plannerSettings(cfg, prepared.loaded.regions),
     debounceMs: cfg.state.planDebounceMs,
     onPlan: applyPlan,
+    clock: clockNow,
   });
   // Opens the store and plans before DNS listens, so the first answers already follow the
   // stored overrides; a store that cannot be opened is retried in the background.
@@ -250,7 +259,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
         ),
     ).then((xs) => xs.filter((x): x is Awaited<T> => x !== null) as T[]);
   const collectDemand = async (): Promise<DemandCounts[]> => [...(local ? [local.responder.takeDemand()] : []), ...(await askWorkers('demand', pendingDemand))];
-  const demand = new DemandFlusher(store, collectDemand, (msg) => log.warn({ module: 'state' }, msg));
+  const demand = new DemandFlusher(store, collectDemand, (msg) => log.warn({ module: 'state' }, msg), clockNow);
   demand.start();
 
   // Collectors: receivers on every node, pollers under a store lease on one.
@@ -267,6 +276,31 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     leaseMs: 15_000,
   });
   collectorHost.start();
+
+  // Drain hooks (docs/drain-hooks.md): one node calls the regions' gateways, under the store
+  // lease `hooks`; failures are retried and reported, never in the plan's way.
+  const hookConfigs = new Map(prepared.loaded.regions.filter((r) => r.drainHook).map((r) => [r.id, r.drainHook!]));
+  let hookLease: LeaseRunner | null = null;
+  if (hookConfigs.size > 0) {
+    let leader = false;
+    hookLease = new LeaseRunner({
+      store,
+      name: 'hooks',
+      holder: nodeId,
+      ttlMs: 15_000,
+      log: (level, msg) => log[level]({ module: 'hooks' }, msg),
+      start: () => {
+        leader = true;
+        return () => {
+          leader = false;
+        };
+      },
+    });
+    hookLease.run();
+    hookRunner = new DrainHookRunner({ hooks: hookConfigs, plan: () => prepared.state.plan, clock: clockNow, realMs, log, registry, env, active: () => leader, activeCheckMs: 1000 });
+    hookRunner.start();
+  }
+  const operator = new OperatorService(stateSvc, regionIds, () => prepared.state.plan, clockNow, () => hookRunner?.status());
   new client.Counter({
     name: 'gridsteer_collector_events_total',
     help: "each running collector's own counters (polls, failures by code, payloads refused …; see its README), one series per numeric counter",
@@ -392,6 +426,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   const api = await buildApi({
     log,
     tokens,
+    operator,
     readiness,
     metrics,
     configInfo: () => ({
@@ -437,6 +472,8 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       geo.close();
       demand.stop();
       await collectorHost.stop();
+      await hookRunner?.close();
+      await hookLease?.stop();
       await api.close();
       await stateSvc.close().catch((e: Error) => log.warn({ module: 'state', err: e.message }, 'state: close failed'));
       await local?.server.close();

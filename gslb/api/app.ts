@@ -20,6 +20,7 @@ import { probeRoutes } from './routes/probes.js';
 import { configRoutes } from './routes/config.js';
 import { explainRoutes } from './routes/explain.js';
 import { stateRoutes, type StateApi } from './routes/state.js';
+import { operatorRoutes, type OperatorRoutesOptions } from './routes/operator.js';
 import type { ExplainQuery, ExplainResult } from '../policy/explain.js';
 
 /** One line of /readyz. */
@@ -55,6 +56,8 @@ export interface ApiDeps {
   explain(q: ExplainQuery): Promise<ExplainResult>;
   /** Signals, overrides, audit and the plan (routes/state.ts); absent = those routes answer 404. */
   state?: StateApi;
+  /** Operator failover: drain, undrain, force, freeze, status, preview (routes/operator.ts); absent = 404. */
+  operator?: OperatorRoutesOptions['operator'];
 }
 
 /** Largest accepted request body, in bytes (1 MiB). */
@@ -183,5 +186,6 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(configRoutes, { configInfo: deps.configInfo, reload: deps.reload });
   await app.register(explainRoutes, { explain: deps.explain });
   if (deps.state) await app.register(stateRoutes, { state: deps.state });
+  if (deps.operator) await app.register(operatorRoutes, { operator: deps.operator });
   return fastify;
 }

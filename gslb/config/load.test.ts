@@ -119,7 +119,7 @@ const cases: Case[] = [
     file: VA,
     at: 'colour: blue',
     path: 'colour',
-    message: [/^unknown key "colour"/, /remove it or fix its spelling/, /id, name, location, bias, endpoints, capacity, power, labels/],
+    message: [/^unknown key "colour"/, /remove it or fix its spelling/, /id, name, location, bias, endpoints, capacity, power, drainHook, labels/],
   },
   {
     name: 'missing key: points at its parent',

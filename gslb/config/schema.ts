@@ -7,6 +7,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { collectors } from '../../collectors/index.js';
 import { DEFAULT_GRID_RULES } from '../policy/planner.js';
+import { DrainHookSchema } from '../hooks.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -433,6 +434,7 @@ export const RegionSchema = Type.Object(
         { ...strict, description: 'how the region is powered' },
       ),
     ),
+    drainHook: Type.Optional(DrainHookSchema),
     labels: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'free-form labels' })),
   },
   strict,

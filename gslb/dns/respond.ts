@@ -3,6 +3,7 @@
  * never throws, allocates the reply and little else. Semantics: RFC 1035, 2181, 2308,
  * 6891, 7871, 8482, 9619 (see docs/dns.md for the rule-by-rule list).
  */
+import { now as clockNow } from '../clock.js';
 import { EDNS_DO, FLAG, QCLASS, QTYPE, RCODE, UDP_MIN } from './constants.js';
 import { newParsedQuery, parseQuery, Verdict, type ParsedQuery } from './query.js';
 import { parentKey } from './name.js';
@@ -143,7 +144,7 @@ export class Responder {
    * Answers one query. `tcp` selects the size limit (65535 instead of the UDP limit).
    * Returns null when nothing must be sent (responses, packets shorter than a header).
    */
-  answer(buf: Buffer, tcp: boolean, client = '', now = Date.now()): Buffer | null {
+  answer(buf: Buffer, tcp: boolean, client = '', now = clockNow()): Buffer | null {
     const transport = tcp ? TRANSPORT_TCP : TRANSPORT_UDP;
     try {
       return this.answerInner(buf, tcp, transport, client, now);

@@ -114,6 +114,8 @@ export interface SpawnOptions {
   /** Bound on the wait for the ready line. Default 30 s. */
   readyTimeoutMs?: number;
   extraArgs?: string[];
+  /** Extra environment for the server (e.g. GRIDSTEER_TEST_CLOCK). */
+  env?: Record<string, string>;
 }
 
 function fromReady(ready: Record<string, unknown>, logs: string[]): Omit<RunningServer, 'proc' | 'stop' | 'logs' | 'ready'> {
@@ -156,7 +158,7 @@ export async function spawnServer(o: SpawnOptions): Promise<RunningServer> {
     o.httpListen ?? '127.0.0.1:0',
     ...(o.extraArgs ?? []),
   ];
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'test' } });
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'test', ...(o.env ?? {}) } });
   live.add(proc);
   const logs: string[] = [];
   let exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;

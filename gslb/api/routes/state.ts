@@ -83,7 +83,7 @@ const AuditEntrySchema = Type.Object({
   after: Type.Unknown(),
 });
 
-const PlanSchema = Type.Object({
+export const PlanSchema = Type.Object({
   version: Type.String(),
   configHash: Type.String(),
   storeRevision: Type.Integer(),
@@ -97,12 +97,14 @@ const PlanSchema = Type.Object({
         homes: Type.Optional(Type.Record(Type.String(), Type.Number())),
         down: Type.Boolean(),
         ttlCap: Type.Optional(Type.Number()),
+        refuse: Type.Optional(Type.Boolean({ description: 'the gateway should refuse new streams (the drain hook says so)' })),
         reasons: Type.Array(Type.String()),
       }),
     ),
     { description: 'per region, its schedule (ADR 0006)' },
   ),
   prefer: Type.Optional(Type.Record(Type.String(), Type.Object({ region: Type.String(), reason: Type.String() }), { description: 'carbon tie-break: per home, the region tried first' })),
+  unplaced: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'measured demand (q/s per home) no region with headroom can take' })),
 });
 
 function storeFailure(e: unknown): never {

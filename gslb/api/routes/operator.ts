@@ -1,0 +1,227 @@
+/**
+ * Operator failover routes (issue 6; docs/api.md "Operator failover"):
+ * - POST   /v1/regions/:id/drain   (operator): `{reason, cap?, ramp?, by?}` → 201 the drain override.
+ * - DELETE /v1/regions/:id/drain   (operator): `?reason=` → ends the drains, ramps back (slow start).
+ * - POST   /v1/regions/:id/force   (operator): `{state: up|down, until?, reason}` (until required for up).
+ * - POST   /v1/automation/freeze   (operator): `{frozen, reason, until?}` holds gridPolicy where it stands.
+ * - GET    /v1/status              (viewer):   every region's share, state and next change now.
+ * - POST   /v1/plan/preview        (operator): the plan and traffic shares if an override, event or
+ *   freeze were applied; nothing is written.
+ * Bad input → 400 GSLB_ERR_VALIDATION naming the field; a store that does not answer → 503.
+ */
+import { Type } from '@sinclair/typebox';
+import { apiError } from '../errors.js';
+import { errorResponses, type ApiPlugin } from '../schemas.js';
+import { OverrideSchema, PlanSchema } from './state.js';
+import { StoreError } from '../../state/store.js';
+import { OverrideError } from '../../state/service.js';
+import type { OperatorService } from '../../state/operator.js';
+
+export interface OperatorRoutesOptions extends Record<string, unknown> {
+  operator: Pick<OperatorService, 'drain' | 'undrain' | 'force' | 'freeze' | 'status' | 'preview'>;
+}
+
+const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 8.64e15, description });
+const Reason = Type.String({ minLength: 1, maxLength: 500, description: 'why, in words (audited, shown in explain and status)' });
+const RegionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 63, description: 'region id' }) });
+
+function failure(e: unknown): never {
+  if (e instanceof OverrideError) throw apiError('GSLB_ERR_VALIDATION', { field: e.field, problem: e.problem }, { field: e.field });
+  if (e instanceof StoreError && e.code === 'unavailable') throw apiError('GSLB_ERR_STORE_UNAVAILABLE', { reason: e.message });
+  if (e instanceof StoreError && e.code === 'not_found') throw apiError('GSLB_ERR_NOT_FOUND', { what: 'that override', hint: 'GET /v1/overrides lists the live ones' });
+  throw e;
+}
+
+const Ended = Type.Array(OverrideSchema, { description: 'overrides this change ended (audited)' });
+
+const StatusSchema = Type.Object({
+  now: Type.Integer({ description: 'ms epoch of this status' }),
+  planVersion: Type.String(),
+  frozen: Type.Union([OverrideSchema, Type.Null()], { description: 'the freeze in force, if any' }),
+  regions: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      share: Type.Number({ description: 'admission share now (0 when down)' }),
+      down: Type.Boolean(),
+      refuse: Type.Boolean({ description: 'the gateway is told to refuse new streams' }),
+      ttlCap: Type.Optional(Type.Number()),
+      reasons: Type.Array(Type.String()),
+      next: Type.Optional(Type.Object({ at: Type.Integer(), share: Type.Number(), down: Type.Boolean() }, { description: 'the next scheduled change' })),
+    }),
+  ),
+  unplaced: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'demand (q/s per home) no region with headroom can take' })),
+  hooks: Type.Optional(Type.Unknown({ description: "the drain hooks' last call per region (docs/drain-hooks.md), when any region has one" })),
+});
+
+const PreviewBody = Type.Object(
+  {
+    override: Type.Optional(
+      Type.Object(
+        {
+          region: Type.String({ minLength: 1, maxLength: 63 }),
+          action: Type.Unsafe<'drain' | 'undrain' | 'force-up' | 'force-down' | 'weight'>({ type: 'string', enum: ['drain', 'undrain', 'force-up', 'force-down', 'weight'] }),
+          value: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+          ramp: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400_000 })),
+          by: Type.Optional(Ms('drain deadline')),
+          start: Type.Optional(Ms('default now')),
+          end: Type.Optional(Ms('when it would end')),
+          reason: Type.Optional(Type.String({ maxLength: 500 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    event: Type.Optional(
+      Type.Object(
+        {
+          region: Type.String({ minLength: 1, maxLength: 63 }),
+          type: Type.String({ minLength: 1, maxLength: 40, description: 'grid.event type: simple, import-capacity-limit, dispatch-setpoint, grid-emergency, load-shed, cap, drain' }),
+          start: Ms('event start'),
+          end: Ms('event end'),
+          level: Type.Optional(Type.Number()),
+          cap: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+          limitW: Type.Optional(Type.Number({ minimum: 0 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    freeze: Type.Optional(Type.Boolean({ description: 'preview freezing automation now' })),
+  },
+  { additionalProperties: false },
+);
+
+const PreviewSchema = Type.Object({
+  plan: PlanSchema,
+  current: Type.String({ description: 'the version of the plan in force' }),
+  changed: Type.Array(Type.String(), { description: 'regions whose schedule would differ' }),
+  shares: Type.Array(
+    Type.Object({
+      at: Type.Integer(),
+      regions: Type.Record(Type.String(), Type.Number(), { description: 'share of measured demand per region' }),
+      unplaced: Type.Number({ description: 'share of demand no region admits' }),
+    }),
+  ),
+});
+
+export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts) => {
+  const op = opts.operator;
+  const actor = (r: { identity?: { name: string } | null }) => r.identity?.name ?? 'unknown';
+
+  app.post(
+    '/v1/regions/:id/drain',
+    {
+      onRequest: app.requireRole('operator'),
+      schema: {
+        params: RegionParams,
+        body: Type.Object(
+          {
+            reason: Reason,
+            cap: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'the share to keep (0 = full drain)' })),
+            ramp: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400_000, description: 'ramp length, ms (default: at once; with by, policy.drain.rampMs)' })),
+            by: Type.Optional(Ms('deadline: drained (caches turned over, sessions given policy.drain.sessionAllowanceMs) by then')),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: OverrideSchema, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      try {
+        return reply.code(201).send(await op.drain(request.params.id, request.body, actor(request)));
+      } catch (e) {
+        return failure(e);
+      }
+    },
+  );
+
+  app.delete(
+    '/v1/regions/:id/drain',
+    {
+      onRequest: app.requireRole('operator'),
+      schema: {
+        params: RegionParams,
+        querystring: Type.Object({ reason: Reason }, { additionalProperties: false }),
+        response: { 200: Type.Object({ ended: Ended, undrain: Type.Union([OverrideSchema, Type.Null()]) }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      try {
+        return await op.undrain(request.params.id, request.query.reason, actor(request));
+      } catch (e) {
+        return failure(e);
+      }
+    },
+  );
+
+  app.post(
+    '/v1/regions/:id/force',
+    {
+      onRequest: app.requireRole('operator'),
+      schema: {
+        params: RegionParams,
+        body: Type.Object(
+          {
+            state: Type.Unsafe<'up' | 'down'>({ type: 'string', enum: ['up', 'down'], description: 'up overrides failing health checks; down takes the region out' }),
+            until: Type.Optional(Ms('when the force ends (required for up)')),
+            reason: Reason,
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Type.Object({ force: OverrideSchema, ended: Ended }), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const b = request.body;
+        return reply.code(201).send(await op.force(request.params.id, b.state, b.until, b.reason, actor(request)));
+      } catch (e) {
+        return failure(e);
+      }
+    },
+  );
+
+  app.post(
+    '/v1/automation/freeze',
+    {
+      onRequest: app.requireRole('operator'),
+      schema: {
+        body: Type.Object(
+          {
+            frozen: Type.Boolean({ description: 'true: hold gridPolicy where it stands now; false: let it act again' }),
+            reason: Reason,
+            until: Type.Optional(Ms('when the freeze ends by itself')),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ frozen: Type.Union([OverrideSchema, Type.Null()]), ended: Ended }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      try {
+        const b = request.body;
+        return await op.freeze(b.frozen, b.reason, b.until, actor(request));
+      } catch (e) {
+        return failure(e);
+      }
+    },
+  );
+
+  app.get('/v1/status', { onRequest: app.requireRole('viewer'), schema: { response: { 200: StatusSchema, ...errorResponses } } }, async () => {
+    try {
+      return await op.status();
+    } catch (e) {
+      return failure(e);
+    }
+  });
+
+  app.post(
+    '/v1/plan/preview',
+    { onRequest: app.requireRole('operator'), schema: { body: PreviewBody, response: { 200: PreviewSchema, ...errorResponses } } },
+    async (request) => {
+      try {
+        return await op.preview(request.body, actor(request));
+      } catch (e) {
+        return failure(e);
+      }
+    },
+  );
+};

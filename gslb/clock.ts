@@ -1,0 +1,39 @@
+/**
+ * The process clock (ms epoch). Normally Date.now.
+ *
+ * For tests that watch a schedule unfold in a running server (test/drain-dig: a drain
+ * ramp over minutes, watched with dig in seconds), GRIDSTEER_TEST_CLOCK="<fake>@<rate>@<real>"
+ * makes every process of the server (primary and DNS workers, which inherit the
+ * environment) read fake + (Date.now() − real) × rate: the same fake instant in every
+ * process, running `rate` times as fast. All three are numbers (ms epoch, factor 1–1000).
+ * A malformed value stops the process at start-up rather than serve on a wrong clock.
+ * Never set it in production: answers' TTLs and the schedule would follow the fake time.
+ */
+export interface TestClock {
+  fake: number;
+  rate: number;
+  real: number;
+}
+
+export function parseTestClock(v: string | undefined): TestClock | null {
+  if (v === undefined || v === '') return null;
+  const m = /^(\d{10,16})@(\d+(?:\.\d+)?)@(\d{10,16})$/.exec(v);
+  const rate = m ? Number(m[2]) : NaN;
+  if (!m || !(rate >= 1 && rate <= 1000)) {
+    throw new Error(`GRIDSTEER_TEST_CLOCK="${v}" is not <fake ms epoch>@<rate 1–1000>@<real ms epoch>; unset it to use the real clock`);
+  }
+  return { fake: Number(m[1]), rate, real: Number(m[3]) };
+}
+
+const test = parseTestClock(process.env.GRIDSTEER_TEST_CLOCK);
+
+/** Now, ms epoch: the real clock, or the test clock when GRIDSTEER_TEST_CLOCK is set. */
+export const now: () => number = test ? () => test.fake + (Date.now() - test.real) * test.rate : Date.now;
+
+/** How many real ms a span of `ms` on this clock takes (for timers). */
+export function realMs(ms: number): number {
+  return test ? ms / test.rate : ms;
+}
+
+/** True when the test clock is in use (logged at start-up). */
+export const testClock: TestClock | null = test;

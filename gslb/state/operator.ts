@@ -1,0 +1,185 @@
+/**
+ * Operator failover (issue 6): drain, undrain, force and freeze as the API and CLI ask for
+ * them, the fleet's status now, and previews — the plan and traffic shares if an override,
+ * a grid event or a freeze were applied (a dry run: nothing is written).
+ * Every change goes through the StateService, so it is validated, audited (actor, time,
+ * reason, before, after), durable and, with Redis, seen by every node.
+ */
+import { FLEET, type Override, type Plan, type RegionId, type Signal } from '../types.js';
+import { demandPerHome, gridSharesAt, operatorShareAt, plan as planOf } from '../policy/planner.js';
+import { nextChangeOf, regionStepAt } from '../policy/decide.js';
+import { trafficShares } from '../policy/traffic.js';
+import { reduce } from './reducer.js';
+import { SignalError, validateSignal } from './signals.js';
+import { OverrideError, type OverrideRequest, type StateService } from './service.js';
+
+export interface DrainRequest {
+  reason: string;
+  /** Share to keep, [0, 1] (default 0). */
+  cap?: number;
+  /** Ramp length, ms (default: at once, or the policy's ramp when `by` is given). */
+  ramp?: number;
+  /** Deadline, ms epoch. */
+  by?: number;
+}
+
+export interface RegionStatus {
+  id: RegionId;
+  share: number;
+  down: boolean;
+  refuse: boolean;
+  ttlCap?: number;
+  reasons: string[];
+  next?: { at: number; share: number; down: boolean };
+}
+
+export interface FleetStatus {
+  now: number;
+  planVersion: string;
+  frozen: Override | null;
+  regions: RegionStatus[];
+  unplaced?: Record<RegionId, number>;
+  /** The drain hooks' last calls per region (DrainHookRunner.status), when any region has one. */
+  hooks?: unknown;
+}
+
+export interface PreviewRequest {
+  override?: Omit<OverrideRequest, 'reason'> & { reason?: string };
+  event?: { region: string; type: string; start: number; end: number; level?: number; cap?: number; limitW?: number };
+  freeze?: boolean;
+}
+
+export interface Preview {
+  plan: Plan;
+  current: string;
+  changed: RegionId[];
+  shares: { at: number; regions: Record<RegionId, number>; unplaced: number }[];
+}
+
+/** Most instants a preview lists shares for. */
+const PREVIEW_INSTANTS = 24;
+
+export class OperatorService {
+  constructor(
+    private readonly svc: StateService,
+    private readonly regions: () => ReadonlySet<string>,
+    private readonly currentPlan: () => Plan,
+    private readonly clock: () => number = Date.now,
+    private readonly hooks: () => unknown = () => undefined,
+  ) {}
+
+  private known(region: string, field = 'params.id'): void {
+    const ids = this.regions();
+    if (!ids.has(region)) throw new OverrideError(field, `"${region}" is not a region of this fleet (known: ${[...ids].sort().join(', ')})`);
+  }
+
+  async drain(region: string, req: DrainRequest, actor: string): Promise<Override> {
+    this.known(region);
+    return this.svc.createOverride({ region, action: 'drain', value: req.cap ?? 0, ramp: req.ramp ?? 0, reason: req.reason, ...(req.by !== undefined ? { by: req.by } : {}) }, actor, this.regions());
+  }
+
+  async undrain(region: string, reason: string, actor: string): Promise<{ ended: Override[]; undrain: Override | null }> {
+    this.known(region);
+    return this.svc.undrain(region, actor, reason, this.svc.planInputs().settings.drain.restoreMs);
+  }
+
+  async force(region: string, state: 'up' | 'down', until: number | undefined, reason: string, actor: string): Promise<{ force: Override; ended: Override[] }> {
+    this.known(region);
+    return this.svc.force(region, state, until, reason, actor, this.regions());
+  }
+
+  async freeze(frozen: boolean, reason: string, until: number | undefined, actor: string): Promise<{ frozen: Override | null; ended: Override[] }> {
+    return this.svc.freeze(frozen, reason, actor, until);
+  }
+
+  async status(): Promise<FleetStatus> {
+    const now = this.clock();
+    const p = this.currentPlan();
+    const overrides = await this.svc.overrides();
+    const frozen = overrides.find((o) => o.action === 'freeze' && o.start <= now && (o.end === undefined || now < o.end)) ?? null;
+    const regions: RegionStatus[] = [...this.regions()].sort().map((id) => {
+      const st = regionStepAt(p, id, now);
+      const nextAt = nextChangeOf(p, id, now);
+      const nx = Number.isFinite(nextAt) ? regionStepAt(p, id, nextAt) : undefined;
+      return {
+        id,
+        share: st.down ? 0 : st.share,
+        down: st.down,
+        refuse: st.refuse === true,
+        ...(st.ttlCap !== undefined ? { ttlCap: st.ttlCap } : {}),
+        reasons: st.reasons,
+        ...(nx ? { next: { at: nextAt, share: nx.down ? 0 : nx.share, down: nx.down } } : {}),
+      };
+    });
+    const hooks = this.hooks();
+    return { now, planVersion: p.version, frozen, regions, ...(p.unplaced ? { unplaced: p.unplaced } : {}), ...(hooks !== undefined ? { hooks } : {}) };
+  }
+
+  /** The plan with `req` applied to the live snapshot, and traffic shares over its schedule. */
+  async preview(req: PreviewRequest, actor: string): Promise<Preview> {
+    const now = this.clock();
+    const { configHash, settings } = this.svc.planInputs();
+    const snap = await this.svc.snapshot();
+    const before = planOf({ configHash, snapshot: snap, settings });
+    const overrides = [...snap.overrides];
+    let records = snap.records;
+    if (!req.override && !req.event && !req.freeze) throw new OverrideError('body', 'must hold override, event or freeze: what to preview');
+    if (req.override) {
+      const o = req.override;
+      this.known(o.region, 'body.override.region');
+      if (o.action === 'freeze') throw new OverrideError('body.override.action', 'freeze is previewed with {"freeze": true}');
+      if (o.by !== undefined && o.action !== 'drain') throw new OverrideError('body.override.by', `is a drain's deadline; it does not apply to ${o.action}`);
+      if (o.action === 'force-up' && o.end === undefined) throw new OverrideError('body.override.end', 'is required for force-up');
+      if (o.action === 'weight' && o.value === undefined) throw new OverrideError('body.override.value', 'is required for weight');
+      let value = o.action === 'drain' ? (o.value ?? 0) : o.value;
+      let ramp = o.ramp ?? 0;
+      if (o.action === 'undrain') {
+        // As DELETE …/drain would: the region's drains end and it ramps back from their level.
+        const live = overrides.filter((x) => x.region === o.region && (x.action === 'drain' || x.action === 'undrain'));
+        value = operatorShareAt(settings, o.region, live, now);
+        ramp = o.ramp ?? settings.drain.restoreMs;
+        for (const x of live) overrides.splice(overrides.indexOf(x), 1);
+      }
+      overrides.push({
+        id: '~preview',
+        region: o.region,
+        action: o.action,
+        ...(value !== undefined ? { value } : {}),
+        ramp,
+        ...(o.by !== undefined ? { by: o.by } : {}),
+        actor,
+        reason: o.reason ?? 'preview',
+        start: o.start ?? now,
+        ...(o.end !== undefined ? { end: o.end } : o.action === 'undrain' ? { end: now + ramp } : {}),
+      });
+    }
+    if (req.event) {
+      const e = req.event;
+      const sig: Signal = {
+        region: e.region,
+        kind: 'grid.event',
+        source: 'preview/operator',
+        key: 'preview',
+        observedAt: now,
+        expiresAt: Math.max(e.end, now + 1),
+        value: { id: 'preview', type: e.type, start: e.start, end: e.end, ...(e.level !== undefined ? { level: e.level } : {}), ...(e.cap !== undefined ? { cap: e.cap } : {}), ...(e.limitW !== undefined ? { limitW: e.limitW } : {}) },
+      };
+      try {
+        validateSignal(sig, now, this.regions());
+      } catch (err) {
+        if (err instanceof SignalError) throw new OverrideError(`body.event.${err.field.replace(/^value\./, '')}`, err.message.slice(err.field.length + 2));
+        throw err;
+      }
+      records = [...records, reduce(undefined, sig)!];
+    }
+    if (req.freeze) {
+      const hold = gridSharesAt({ configHash, snapshot: snap, settings }, now);
+      overrides.push({ id: '~preview-freeze', region: FLEET, action: 'freeze', ramp: 0, hold, actor, reason: 'preview', start: now });
+    }
+    const after = planOf({ configHash, snapshot: { ...snap, records, overrides }, settings });
+    const changed = [...this.regions()].sort().filter((r) => JSON.stringify(before.regions[r] ?? null) !== JSON.stringify(after.regions[r] ?? null));
+    const instants = [now, ...new Set(changed.flatMap((r) => (after.regions[r] ?? []).map((s) => s.at)).filter((t) => t > now))].sort((a, b) => a - b).slice(0, PREVIEW_INSTANTS);
+    const demand = demandPerHome(snap.demand);
+    return { plan: after, current: this.currentPlan().version, changed, shares: instants.map((at) => ({ at, ...trafficShares(after, settings, demand, at) })) };
+  }
+}
