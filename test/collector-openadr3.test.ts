@@ -60,6 +60,9 @@ before(async () => {
         regions: [{ region: 'us-va', targets: [{ type: 'RESOURCE_NAME', values: ['site-va'] }] }],
       },
     };
+    // A cancelled event restores after policy.drain.holdMs and over restoreMs (ADR 0007;
+    // 2 + 5 minutes by default): none here, so the cancel is seen in dig within the test.
+    c.policy = { ...(c.policy as Record<string, unknown>), drain: { holdMs: 0, restoreMs: 0 } };
   });
   srv = await spawnServer({ configFile: cfg.file });
 });

@@ -164,7 +164,9 @@ test('start(ctx): one valid grid.alert per feed and region from the four fixture
 
 test('failures emit nothing, are logged once per change and counted; recovery is logged', async () => {
   for (const [p, r] of defaults()) routes.set(p, r);
-  const config = configOf({ pollMs: 150, timeoutMs: 120, feeds: [{ iso: 'ercot', url: `${base}/ercot`, regions: ['us-tx'] }] });
+  // timeoutMs well above the time a loaded 2-core host takes to send 6 MiB on loopback, so the
+  // too-large steps fail as too large, not as timeouts.
+  const config = configOf({ pollMs: 400, timeoutMs: 400, feeds: [{ iso: 'ercot', url: `${base}/ercot`, regions: ['us-tx'] }] });
   const h = harness(config, [{ id: 'us-tx', endpoints: ['192.0.2.1'] }]);
   const stop = await gridAlerts.start(h.ctx);
   const warns = (code: string) => h.logs.filter((l) => l.level === 40 && l.msg.includes(code)).length;
@@ -176,7 +178,7 @@ test('failures emit nothing, are logged once per change and counted; recovery is
       ['HTTP 503', { body: 'busy', status: 503 }, 'GRID_ALERTS_ERR_FETCH', /HTTP 503/],
       ['a 6 MiB body', { huge: 6 * 1024 * 1024 }, 'GRID_ALERTS_ERR_TOO_LARGE', /more than 4194304 bytes/],
       ['a declared 10 MiB body', { declared: 10 * 1024 * 1024 }, 'GRID_ALERTS_ERR_TOO_LARGE', /is 10485760 bytes/],
-      ['no answer', { silent: true }, 'GRID_ALERTS_ERR_FETCH', /no complete answer within 120 ms/],
+      ['no answer', { silent: true }, 'GRID_ALERTS_ERR_FETCH', /no complete answer within 400 ms/],
       ['eea_level as a string', { body: fixture('ercot-daily-prc.json').replace('"eea_level": 0', '"eea_level": "2"') }, 'GRID_ALERTS_ERR_SHAPE', /eea_level must be an integer/],
     ];
     let previous = '';
