@@ -104,7 +104,9 @@ test('dueDrainHookCall: a case table', () => {
     ['down with share 0.7: share 0, down', downs, FULL, 10_000, { id: 'us-va@10000', phase: 'drain', share: 0, shed: 1, down: true }],
     ['down ends, share stays 0: hold', downs, S(0, false, true), 20_000, { id: 'us-va@20000', phase: 'hold', share: 0, down: false }],
     ['a new plan drops the region while a drain was told: up at computedAt', planOf('v3', {}, 77_000), S(0, true), 80_000, { id: 'us-va@77000', phase: 'up', share: 1, planVersion: 'v3' }],
-    ['homes do not change the share told', planOf('v4', { 'us-va': [step(10, 0.4, { homes: { 'eu-de': 1 } })] }), FULL, 10, { share: 0.4, shed: 0.6, phase: 'drain' }],
+    ['other homes’ weights do not change the share told', planOf('v4', { 'us-va': [step(10, 0.4, { homes: { 'eu-de': 1 } })] }), FULL, 10, { share: 0.4, shed: 0.6, phase: 'drain' }],
+    ['a saturated region (no spill, share 0) keeps its own clients: nothing to shed', planOf('v5', { 'us-va': [step(10, 0, { homes: { 'us-va': 1 } })] }), FULL, 10, null],
+    ['the region’s own clients’ weight is the share told', planOf('v6', { 'us-va': [step(10, 0, { homes: { 'us-va': 0.6 } })] }), FULL, 10, { share: 0.6, shed: 0.4, phase: 'drain' }],
     ['shed is rounded: 1 − 0.7 = 0.3', planOf('v5', { 'us-va': [step(10, 0.7)] }), FULL, 10, { share: 0.7, shed: 0.3 }],
   ];
   for (const [name, plan, last, now, want] of cases) {

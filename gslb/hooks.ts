@@ -151,8 +151,13 @@ export interface DueDrainHookCall {
 
 const FULL: DrainHookState = Object.freeze({ share: 1, refuse: false, down: false });
 
-function stateOf(st: HookStep): DrainHookState {
-  return { share: st.down ? 0 : st.share, refuse: st.refuse === true, down: st.down };
+/**
+ * The share the gateway keeps: the weight of the region's own clients (homes[region], else
+ * share). A saturated region takes no spill (share 0) but keeps its own clients: its gateway
+ * must not be told to shed them.
+ */
+function stateOf(st: HookStep, region: RegionId): DrainHookState {
+  return { share: st.down ? 0 : (st.homes?.[region] ?? st.share), refuse: st.refuse === true, down: st.down };
 }
 
 function sameState(a: DrainHookState, b: DrainHookState): boolean {
@@ -177,10 +182,10 @@ export function drainHookStateAt(plan: Plan, region: RegionId, now: number): { s
     else break;
   }
   if (i < 0) return { state: FULL, at: plan.computedAt, before: FULL, reasons: [] };
-  const state = stateOf(steps[i]!);
-  while (i > 0 && sameState(stateOf(steps[i - 1]!), state)) i--;
+  const state = stateOf(steps[i]!, region);
+  while (i > 0 && sameState(stateOf(steps[i - 1]!, region), state)) i--;
   const start = steps[i]!;
-  return { state, at: start.at, before: i > 0 ? stateOf(steps[i - 1]!) : FULL, reasons: [...start.reasons] };
+  return { state, at: start.at, before: i > 0 ? stateOf(steps[i - 1]!, region) : FULL, reasons: [...start.reasons] };
 }
 
 /** up at share 1 (not refusing); otherwise the direction of the share against the state before. */
