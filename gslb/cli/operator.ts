@@ -1,0 +1,673 @@
+/**
+ * The operator's commands against a running server:
+ *
+ *   gridsteer drain <region> --reason TEXT [--cap SHARE] [--ramp DURATION] [--by WHEN]
+ *   gridsteer undrain <region> --reason TEXT
+ *   gridsteer force <region> up|down [--until WHEN] --reason TEXT
+ *   gridsteer freeze on|off --reason TEXT [--until WHEN]
+ *   gridsteer status
+ *   gridsteer preview drain|undrain|force|event|freeze …
+ *
+ * (POST/DELETE /v1/regions/:id/drain, POST /v1/regions/:id/force, POST /v1/automation/freeze,
+ * GET /v1/status, POST /v1/plan/preview.) Each takes --server, --token, --json and --help like
+ * `gridsteer explain`. Durations are `90s`, `2m`, `1h30m`; a WHEN is ISO 8601 with a zone
+ * (`2026-12-01T14:00Z`) or `+DURATION` from now.
+ *
+ * Exit codes: 0 done; 1 the server is unreachable or refused (its message, code and field are
+ * printed); 2 usage error (with the command's usage).
+ */
+import { parseArgs } from 'node:util';
+import { CONNECTION_OPTIONS, callApi, connection, connectionUsage, defaultIo, type ApiRequest, type CliIo, type Connection } from './http.js';
+
+// ---------------------------------------------------------------------------------------
+// The API's shapes (as far as the CLI reads them)
+
+/** An override as the API returns it (gslb/types.ts Override). */
+export interface OverrideView {
+  id: string;
+  region: string;
+  action: string;
+  value?: number;
+  ramp: number;
+  by?: number;
+  hold?: Record<string, number>;
+  actor: string;
+  reason: string;
+  start: number;
+  end?: number;
+}
+
+/** GET /v1/status. */
+export interface StatusView {
+  now: number;
+  planVersion: string;
+  frozen: OverrideView | null;
+  regions: {
+    id: string;
+    share: number;
+    down: boolean;
+    refuse: boolean;
+    ttlCap?: number;
+    reasons: string[];
+    next?: { at: number; share: number; down: boolean };
+  }[];
+  unplaced?: Record<string, number>;
+  /** The drain hooks' last call per region (docs/drain-hooks.md), when a region has a hook. */
+  hooks?: { regions?: Record<string, HookView> };
+}
+
+/** One region's drain hook in GET /v1/status (gslb/hooks.ts DrainHookRegionStatus). */
+export interface HookView {
+  url: string;
+  lastCall: { phase: string; share: number; refuseNewStreams: boolean; outcome: string; at: number; httpStatus: number | null; error: string | null } | null;
+  lastSuccessAt?: number | null;
+}
+
+/** POST /v1/plan/preview. */
+export interface PreviewView {
+  plan?: unknown;
+  current: string;
+  changed: string[];
+  shares: { at: number; regions: Record<string, number>; unplaced: number }[];
+}
+
+// ---------------------------------------------------------------------------------------
+// Durations, instants, shares: parsing and wording
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * `90s`, `2m`, `1h30m`, `1.5h`, `500ms`, `2d` or `0` → milliseconds (an integer);
+ * throws an Error whose message says what is accepted.
+ */
+export function parseDuration(text: string): number {
+  const s = text.trim().toLowerCase();
+  if (/^0+$/.test(s)) return 0;
+  const parts = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/.test(s) ? [...s.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)] : [];
+  if (parts.length === 0) throw new Error(`"${text}" is not a duration like 90s, 2m, 1h or 1h30m`);
+  let ms = 0;
+  for (const p of parts) ms += Number(p[1]) * UNIT_MS[p[2]!]!;
+  return Math.round(ms);
+}
+
+const ISO_RE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
+
+/**
+ * `--by`, `--until`, `--start`, `--end`: ISO 8601 with a time and a zone (`2026-12-01T14:00Z`,
+ * `2026-12-01T15:00:00+01:00`), or `+DURATION` from `now` (`+30m`), or `now` → ms epoch.
+ * Without a zone the instant would depend on this machine's, so that is refused.
+ */
+export function parseWhen(text: string, now: number): number {
+  const s = text.trim();
+  if (s.toLowerCase() === 'now') return now;
+  if (s.startsWith('+')) return now + parseDuration(s.slice(1));
+  if (ISO_RE.test(s)) {
+    const t = Date.parse(s.replace(' ', 'T').replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
+    if (Number.isFinite(t)) return t;
+  }
+  if (/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/i.test(s)) {
+    throw new Error(`"${text}" has no time zone: add Z (UTC) or an offset, e.g. 2026-12-01T14:00Z or 2026-12-01T15:00+01:00`);
+  }
+  throw new Error(`"${text}" is neither an ISO 8601 instant like 2026-12-01T14:00Z nor +DURATION like +30m`);
+}
+
+/** `0.3`, `30%` → 0.3; a share of traffic in [0, 1]. */
+export function parseShare(text: string): number {
+  const s = text.trim();
+  const pct = s.endsWith('%');
+  const n = Number(pct ? s.slice(0, -1) : s);
+  const v = pct ? n / 100 : n;
+  if (s === '' || s === '%' || !Number.isFinite(v) || v < 0 || v > 1) throw new Error(`"${text}" is not a share between 0 and 1 (or 0% and 100%)`);
+  return v;
+}
+
+/**
+ * 90_000 → `1m 30s`, 3_775_000 → `1h 2m 55s`: to the second, zero units left out, at most
+ * three units (the third rounded); below a second, `ms`.
+ */
+export function formatDuration(ms: number): string {
+  const abs = Math.abs(ms);
+  if (abs < 1000) return `${Math.round(abs)}ms`;
+  const units: [string, number][] = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ];
+  const first = units.findIndex(([, u]) => abs >= u);
+  const shown = units.slice(first, first + 3);
+  const step = shown[shown.length - 1]![1];
+  let rest = Math.round(abs / step) * step;
+  const parts: string[] = [];
+  for (const [name, u] of shown) {
+    const n = Math.floor(rest / u);
+    rest -= n * u;
+    if (n > 0) parts.push(`${n}${name}`);
+  }
+  return parts.join(' ');
+}
+
+/** `in 2m 30s`, `now`, `5m ago` (to the second). */
+export function formatRelative(at: number, now: number): string {
+  const d = Math.round((at - now) / 1000) * 1000;
+  if (d === 0) return 'now';
+  return d > 0 ? `in ${formatDuration(d)}` : `${formatDuration(d)} ago`;
+}
+
+/** ms epoch → `2026-12-01T14:00:00Z` (to the second). */
+export function formatInstant(t: number): string {
+  return new Date(Math.floor(t / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/**
+ * 0.3 → `30%`, 0.025 → `2.5%`, 0.333 → `33%`: whole percents from 10 % up, one decimal below;
+ * a share that is neither 0 nor 1 never shows as `0%` or `100%`.
+ */
+export function formatShare(share: number): string {
+  const p = share * 100;
+  if (Number.isInteger(p)) return `${p}%`;
+  if (p > 0 && p < 0.05) return '<0.1%';
+  if (p > 99.95 && p < 100) return '>99.9%';
+  const r = Math.round(p);
+  if (p >= 10 && r !== 100) return `${r}%`;
+  return `${p.toFixed(1).replace(/\.0$/, '')}%`;
+}
+
+/** An override in words, e.g. `drain us-va to 30% over 2m, done by 2026-12-01T14:00:00Z (in 2h)`. */
+export function describeOverride(o: OverrideView, now: number): string {
+  const when = (t: number) => `${formatInstant(t)} (${formatRelative(t, now)})`;
+  const ramp = o.ramp > 0 ? ` over ${formatDuration(o.ramp)}` : ' at once';
+  const start = o.start > now + 1000 ? `, from ${when(o.start)}` : '';
+  const end = o.end !== undefined ? `, until ${when(o.end)}` : '';
+  let what: string;
+  switch (o.action) {
+    case 'drain':
+      // With a deadline and no ramp of its own, the server places its policy's ramp before it.
+      what = `drain ${o.region} ${o.value ? `to ${formatShare(o.value)} of its traffic` : 'fully'}${o.by !== undefined && o.ramp === 0 ? '' : ramp}${o.by !== undefined ? `, done by ${when(o.by)}` : ''}`;
+      break;
+    case 'undrain':
+      what = `undrain ${o.region}: back ${o.value !== undefined ? `from ${formatShare(o.value)} ` : ''}to full${o.ramp > 0 ? ` over ${formatDuration(o.ramp)} (slow start)` : ' at once'}`;
+      break;
+    case 'force-up':
+      what = `force ${o.region} up (its health is ignored)`;
+      break;
+    case 'force-down':
+      what = `force ${o.region} down (it takes no traffic)`;
+      break;
+    case 'weight':
+      what = `weight ${o.region} ${o.value ?? '?'}${ramp}`;
+      break;
+    case 'freeze': {
+      // The automated caps it holds (regions held at 100 % say nothing).
+      const held = Object.entries(o.hold ?? {}).filter(([, v]) => v < 1);
+      what = `freeze automation fleet-wide${held.length > 0 ? `, holding ${held.map(([r, v]) => `${r} at ${formatShare(v)}`).join(', ')}` : ''}`;
+      break;
+    }
+    default:
+      what = `${o.action} ${o.region}`;
+  }
+  return `${what}${start}${end}`;
+}
+
+function overrideLines(verb: string, o: OverrideView, now: number): string[] {
+  return [`${verb} ${o.id}: ${describeOverride(o, now)}`, `  by ${o.actor}: "${o.reason}"`];
+}
+
+// ---------------------------------------------------------------------------------------
+// Tables
+
+/** Columns two spaces apart; `right` lists the columns aligned right. Trailing blanks trimmed. */
+export function alignTable(rows: string[][], right: number[] = []): string[] {
+  const n = Math.max(...rows.map((r) => r.length));
+  const widths = Array.from({ length: n }, (_, i) => Math.max(...rows.map((r) => [...(r[i] ?? '')].length)));
+  return rows.map((r) =>
+    r
+      .map((c, i) => {
+        const pad = ' '.repeat(widths[i]! - [...c].length);
+        return right.includes(i) ? pad + c : c + pad;
+      })
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+function regionState(r: StatusView['regions'][number]): string {
+  if (r.down) return 'down';
+  if (r.refuse) return 'refusing';
+  if (r.share < 1) return r.next && !r.next.down && r.next.share > r.share ? 'restoring' : 'draining';
+  return 'up';
+}
+
+function cut(s: string, width: number | undefined): string {
+  if (width === undefined || [...s].length <= width) return s;
+  return [...s].slice(0, Math.max(1, width - 1)).join('') + '…';
+}
+
+/**
+ * The status report: the plan, the freeze, one row per region (share, state, TTL cap, the next
+ * change, the first reason) and demand no region could take. `columns` (a terminal's width)
+ * cuts long lines with `…`.
+ */
+export function renderStatus(s: StatusView, columns?: number): string {
+  const lines: string[] = [];
+  lines.push(`plan ${s.planVersion} at ${formatInstant(s.now)}`);
+  if (s.frozen) {
+    const f = s.frozen;
+    lines.push(`automation: FROZEN by ${f.actor} ${formatRelative(f.start, s.now)}${f.end !== undefined ? `, until ${formatInstant(f.end)} (${formatRelative(f.end, s.now)})` : ', until unfrozen'}: "${f.reason}"`);
+  } else lines.push('automation: running (not frozen)');
+  lines.push('');
+  const rows: string[][] = [['REGION', 'SHARE', 'STATE', 'TTL CAP', 'NEXT', 'REASON']];
+  for (const r of s.regions) {
+    const next = r.next ? `${formatRelative(r.next.at, s.now)} → ${r.next.down ? 'down' : formatShare(r.next.share)}` : '-';
+    const more = r.reasons.length > 1 ? ` (+${r.reasons.length - 1} more)` : '';
+    rows.push([r.id, r.down ? '-' : formatShare(r.share), regionState(r), r.ttlCap === undefined ? '-' : `${r.ttlCap}s`, next, r.reasons.length > 0 ? `${r.reasons[0]}${more}` : '-']);
+  }
+  for (const line of alignTable(rows, [1])) lines.push(cut(line, columns));
+  const hooks = Object.entries(s.hooks?.regions ?? {});
+  if (hooks.length > 0) {
+    lines.push('');
+    lines.push('drain hooks (last call):');
+    const hookRows = hooks.map(([region, h]) => {
+      const c = h.lastCall;
+      if (!c) return [region, 'no call yet', '', '', h.url];
+      const what = `${c.phase}, share ${formatShare(c.share)}${c.refuseNewStreams ? ', refuse new streams' : ''}`;
+      const outcome = `${c.outcome}${c.httpStatus !== null ? ` (HTTP ${c.httpStatus})` : ''}${c.error ? `: ${c.error}` : ''}`;
+      return [region, what, outcome, formatRelative(c.at, s.now), h.url];
+    });
+    for (const line of alignTable(hookRows)) lines.push(cut(`  ${line}`, columns));
+  }
+  const unplaced = Object.entries(s.unplaced ?? {}).filter(([, q]) => q > 0);
+  if (unplaced.length > 0) {
+    lines.push('');
+    lines.push(`unplaced demand (no region with headroom): ${unplaced.map(([home, q]) => `${home} ${formatQps(q)} q/s`).join(', ')}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+function formatQps(q: number): string {
+  return q >= 100 ? q.toFixed(0) : q >= 10 ? q.toFixed(1) : q.toFixed(2);
+}
+
+/**
+ * The preview report: what was asked (`asked`, in words), which regions' schedules change, and
+ * the share of measured demand each region would take at each listed instant.
+ */
+export function renderPreview(p: PreviewView, asked: string, now: number): string {
+  const lines: string[] = [];
+  lines.push(`preview: ${asked}`);
+  lines.push(`against plan ${p.current}; nothing is changed`);
+  lines.push(p.changed.length > 0 ? `changes the schedule of: ${p.changed.join(', ')}` : "no region's schedule changes");
+  lines.push('');
+  if (p.shares.length === 0) {
+    lines.push('no instants to show (no measured demand to share out)');
+    return lines.join('\n') + '\n';
+  }
+  const all = [...new Set(p.shares.flatMap((x) => Object.keys(x.regions)))].sort();
+  const changed = new Set(p.changed);
+  // Regions that take nothing at every instant and whose schedule does not change say nothing.
+  const shown = all.filter((r) => changed.has(r) || p.shares.some((x) => (x.regions[r] ?? 0) > 0));
+  const withUnplaced = p.shares.some((x) => x.unplaced > 0);
+  // Wall-clock time beside the relative one: the time of day when every instant is on one UTC day.
+  const day = (t: number) => formatInstant(t).slice(0, 10);
+  const oneDay = p.shares.every((x) => day(x.at) === day(p.shares[0]!.at));
+  const clock = (t: number) => (oneDay ? formatInstant(t).slice(11, 19) : formatInstant(t).slice(0, 19).replace('T', ' '));
+  const header = ['WHEN', 'UTC', ...shown.map((r) => (changed.has(r) ? `${r}*` : r))];
+  if (withUnplaced) header.push('unplaced');
+  const rows = [header];
+  // An instant whose shares read the same as the row above says nothing new: left out.
+  let same = 0;
+  let previous = '';
+  for (const x of p.shares) {
+    const cells = shown.map((r) => formatShare(x.regions[r] ?? 0));
+    if (withUnplaced) cells.push(formatShare(x.unplaced));
+    const key = cells.join(' ');
+    if (rows.length > 1 && key === previous) {
+      same++;
+      continue;
+    }
+    previous = key;
+    rows.push([formatRelative(x.at, now), clock(x.at), ...cells]);
+  }
+  lines.push(...alignTable(rows, header.map((_, i) => i).slice(2)));
+  lines.push('');
+  const hidden = all.length - shown.length;
+  const notes = ['shares of measured demand', '* = schedule changes'];
+  if (same > 0) notes.push(`${same} instant(s) with the same shares as the row above not shown`);
+  if (hidden > 0) notes.push(`${hidden} region(s) taking nothing throughout not shown`);
+  lines.push(notes.join('; '));
+  return lines.join('\n') + '\n';
+}
+
+// ---------------------------------------------------------------------------------------
+// Usage
+
+const USAGES: Record<string, string> = {
+  drain: `usage: gridsteer drain <region> --reason TEXT [--cap SHARE] [--ramp DURATION] [--by WHEN]
+
+  Take traffic away from a region (POST /v1/regions/<region>/drain).
+
+  --reason TEXT      why, in words (required; audited, shown in explain and status)
+  --cap SHARE        the share of its traffic to keep: 0.3 or 30% (default 0: drain fully)
+  --ramp DURATION    spread the change over e.g. 90s, 2m, 1h (default: at once; with
+                     --by, the server's policy.drain.rampMs)
+  --by WHEN          be drained by then: 2026-12-01T14:00Z or +30m; the ramp ends there
+${connectionUsage('operator')}`,
+  undrain: `usage: gridsteer undrain <region> --reason TEXT
+
+  End the drains of a region; it takes traffic back with slow start (DELETE /v1/regions/<region>/drain).
+
+  --reason TEXT      why, in words (required)
+${connectionUsage('operator')}`,
+  force: `usage: gridsteer force <region> up|down [--until WHEN] --reason TEXT
+
+  Force a region up (ignore its health; needs --until) or down (it takes no traffic)
+  (POST /v1/regions/<region>/force).
+
+  --until WHEN       until then: 2026-12-01T14:00Z or +2h (required for up)
+  --reason TEXT      why, in words (required)
+${connectionUsage('operator')}`,
+  freeze: `usage: gridsteer freeze on|off --reason TEXT [--until WHEN]
+
+  Freeze automation (grid events, power budgets: the caps in force are held) or end the
+  freeze (POST /v1/automation/freeze). Operator overrides still apply.
+
+  --reason TEXT      why, in words (required)
+  --until WHEN       on: end the freeze by itself then (2026-12-01T14:00Z or +2h)
+${connectionUsage('operator')}`,
+  status: `usage: gridsteer status
+
+  Each region's share of traffic, state, TTL cap, next change and why; the freeze; demand no
+  region can take (GET /v1/status).
+
+${connectionUsage('viewer')}`,
+  preview: `usage: gridsteer preview drain <region> [--cap SHARE] [--ramp DURATION] [--by WHEN]
+       gridsteer preview undrain <region>
+       gridsteer preview force <region> up|down [--until WHEN]
+       gridsteer preview event <region> --type TYPE [--start WHEN] --end WHEN [--level N] [--cap SHARE] [--limit-w W]
+       gridsteer preview freeze
+
+  What would change, without changing anything (POST /v1/plan/preview): the regions whose
+  schedule changes and each region's share of measured demand at the plan's instants.
+  freeze: what freezing automation now would hold.
+  event: a grid event (TYPE simple, import-capacity-limit, dispatch-setpoint, grid-emergency,
+  load-shed, cap or drain), from --start (default now) to --end.
+
+${connectionUsage('operator')}`,
+};
+
+/** The operator commands and one line each, for the top-level usage. */
+export const OPERATOR_COMMANDS: Record<string, string> = {
+  drain: 'drain <region> --reason TEXT [--cap SHARE] [--ramp DURATION] [--by WHEN]',
+  undrain: 'undrain <region> --reason TEXT',
+  force: 'force <region> up|down [--until WHEN] --reason TEXT',
+  freeze: 'freeze on|off --reason TEXT [--until WHEN]',
+  status: 'status',
+  preview: 'preview drain|undrain|force|event|freeze … (what would change)',
+};
+
+// ---------------------------------------------------------------------------------------
+// The commands
+
+const OPTIONS = {
+  ...CONNECTION_OPTIONS,
+  reason: { type: 'string' },
+  cap: { type: 'string' },
+  ramp: { type: 'string' },
+  by: { type: 'string' },
+  until: { type: 'string' },
+  type: { type: 'string' },
+  start: { type: 'string' },
+  end: { type: 'string' },
+  level: { type: 'string' },
+  'limit-w': { type: 'string' },
+} as const;
+
+type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+
+/** Which options each command takes (besides the connection's). */
+const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
+  drain: ['reason', 'cap', 'ramp', 'by'],
+  undrain: ['reason'],
+  force: ['reason', 'until'],
+  freeze: ['reason', 'until'],
+  status: [],
+  preview: ['reason', 'cap', 'ramp', 'by', 'until', 'type', 'start', 'end', 'level', 'limit-w'],
+};
+
+/** Usage problem: written with the command's usage, exit 2. */
+class Usage extends Error {}
+
+/** What one command asks the server, and how to print the answer. */
+interface Plan {
+  request: ApiRequest;
+  role: 'viewer' | 'operator';
+  render(body: unknown, now: number): string;
+}
+
+/** Runs `gridsteer <cmd> …` for an operator command (`args` after the command word). */
+export async function runOperator(cmd: string, args: string[], io: CliIo = defaultIo): Promise<number> {
+  const usage = USAGES[cmd];
+  if (usage === undefined) {
+    io.err(`gridsteer: unknown command "${cmd}"\n`);
+    return 2;
+  }
+  const now = io.now?.() ?? Date.now();
+  let values: Values;
+  let plan: Plan;
+  let conn: Connection | string;
+  try {
+    let parsed;
+    try {
+      parsed = parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: true });
+    } catch (e) {
+      throw new Usage((e as Error).message);
+    }
+    values = parsed.values as Values;
+    if (values.help) {
+      io.out(usage);
+      return 0;
+    }
+    for (const k of Object.keys(values) as (keyof typeof OPTIONS)[]) {
+      if (!(k in CONNECTION_OPTIONS) && !ALLOWED[cmd]!.includes(k)) throw new Usage(`${cmd} does not take --${k}`);
+    }
+    plan = build(cmd, parsed.positionals, values, now, io.columns?.());
+    conn = connection(values, io);
+    if (typeof conn === 'string') throw new Usage(conn);
+  } catch (e) {
+    if (!(e instanceof Usage)) throw e;
+    io.err(`gridsteer: ${e.message}\n${usage}`);
+    return 2;
+  }
+  const r = await callApi(io, conn, plan.request);
+  if (r.kind === 'failed') return 1;
+  if (r.kind === 'refused') {
+    const e = r.error;
+    const what = [e?.code ?? `HTTP ${r.status}`, e?.field ? `field ${e.field}` : undefined].filter(Boolean).join(', ');
+    io.err(`gridsteer: ${e?.message ?? `HTTP ${r.status}: ${r.text.slice(0, 300)}`} (${what})\n`);
+    if (r.status === 401 && !conn.token) io.err(`gridsteer: pass ${plan.role === 'operator' ? 'an operator' : 'a viewer'} token with --token or $GRIDSTEER_TOKEN\n`);
+    return 1;
+  }
+  io.out(values.json ? `${JSON.stringify(r.body, null, 2)}\n` : plan.render(r.body, now));
+  return 0;
+}
+
+function positionals(cmd: string, got: string[], names: string[]): string[] {
+  if (got.length !== names.length) {
+    throw new Usage(`${cmd} takes ${names.length === 0 ? 'no arguments' : names.map((n) => `<${n}>`).join(' ')} (got ${got.length === 0 ? 'none' : got.map((g) => `"${g}"`).join(' ')})`);
+  }
+  return got;
+}
+
+function option<T>(name: string, text: string | undefined, parse: (s: string) => T): T | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parse(text);
+  } catch (e) {
+    throw new Usage(`--${name}: ${(e as Error).message}`);
+  }
+}
+
+function reasonOf(cmd: string, v: Values): string {
+  if (v.reason === undefined || v.reason.trim() === '') throw new Usage(`${cmd} needs --reason TEXT: why, in words (it is audited)`);
+  return v.reason;
+}
+
+function upDown(cmd: string, s: string): 'up' | 'down' {
+  if (s !== 'up' && s !== 'down') throw new Usage(`${cmd} takes up or down after the region (got "${s}")`);
+  return s;
+}
+
+function render(lines: string[]): string {
+  return lines.join('\n') + '\n';
+}
+
+const regionPath = (region: string, what: string) => `/v1/regions/${encodeURIComponent(region)}/${what}`;
+
+function build(cmd: string, pos: string[], v: Values, now: number, columns: number | undefined): Plan {
+  const when = (name: 'by' | 'until' | 'start' | 'end') => option(name, v[name], (s) => parseWhen(s, now));
+  switch (cmd) {
+    case 'drain': {
+      const [region] = positionals(cmd, pos, ['region']) as [string];
+      const body = { reason: reasonOf(cmd, v), cap: option('cap', v.cap, parseShare), ramp: option('ramp', v.ramp, parseDuration), by: when('by') };
+      return {
+        role: 'operator',
+        request: { method: 'POST', path: regionPath(region, 'drain'), body },
+        // `{override}` (or the override itself, as the first servers answered).
+        render: (b, t) => render(overrideLines('created', (b as { override?: OverrideView }).override ?? (b as OverrideView), t)),
+      };
+    }
+    case 'undrain': {
+      const [region] = positionals(cmd, pos, ['region']) as [string];
+      return {
+        role: 'operator',
+        request: { method: 'DELETE', path: regionPath(region, 'drain'), query: { reason: reasonOf(cmd, v) } },
+        render: (b, t) => {
+          const { ended, undrain } = b as { ended: OverrideView[]; undrain: OverrideView | null };
+          const lines = ended.flatMap((o) => overrideLines('ended', o, t));
+          if (undrain) lines.push(...overrideLines('created', undrain, t));
+          if (lines.length === 0) lines.push(`${region} had no drain in force: nothing changed`);
+          return render(lines);
+        },
+      };
+    }
+    case 'force': {
+      const [region, stateText] = positionals(cmd, pos, ['region', 'up|down']) as [string, string];
+      const state = upDown(cmd, stateText);
+      const until = when('until');
+      if (state === 'up' && until === undefined) throw new Usage('force up needs --until WHEN: forcing a region up ignores its health, so it must end');
+      return {
+        role: 'operator',
+        request: { method: 'POST', path: regionPath(region, 'force'), body: { state, until, reason: reasonOf(cmd, v) } },
+        render: (b, t) => {
+          const { force, ended } = b as { force: OverrideView; ended: OverrideView[] };
+          return render([...ended.flatMap((o) => overrideLines('ended', o, t)), ...overrideLines('created', force, t)]);
+        },
+      };
+    }
+    case 'freeze': {
+      const [onOff] = positionals(cmd, pos, ['on|off']) as [string];
+      if (onOff !== 'on' && onOff !== 'off') throw new Usage(`freeze takes on or off (got "${onOff}")`);
+      const until = when('until');
+      if (onOff === 'off' && until !== undefined) throw new Usage('freeze off takes no --until');
+      return {
+        role: 'operator',
+        request: { method: 'POST', path: '/v1/automation/freeze', body: { frozen: onOff === 'on', reason: reasonOf(cmd, v), until } },
+        render: (b, t) => {
+          const { frozen, ended } = b as { frozen: OverrideView | null; ended: OverrideView[] };
+          const lines = ended.flatMap((o) => overrideLines('ended', o, t));
+          if (frozen) lines.push(...overrideLines('created', frozen, t));
+          if (lines.length === 0) lines.push('automation was not frozen: nothing changed');
+          return render(lines);
+        },
+      };
+    }
+    case 'status':
+      positionals(cmd, pos, []);
+      return {
+        role: 'viewer',
+        request: { path: '/v1/status' },
+        render: (b) => renderStatus(b as StatusView, columns),
+      };
+    case 'preview':
+      return buildPreview(pos, v, now, when);
+    default:
+      throw new Usage(`unknown command "${cmd}"`);
+  }
+}
+
+function buildPreview(pos: string[], v: Values, now: number, when: (name: 'by' | 'until' | 'start' | 'end') => number | undefined): Plan {
+  const [what, ...rest] = pos;
+  const only = (name: string, allowed: (keyof typeof OPTIONS)[]) => {
+    for (const k of ['cap', 'ramp', 'by', 'until', 'type', 'start', 'end', 'level', 'limit-w'] as const) {
+      if (v[k] !== undefined && !allowed.includes(k)) throw new Usage(`preview ${name} does not take --${k}`);
+    }
+  };
+  let body: Record<string, unknown>;
+  let asked: string;
+  const reason = v.reason;
+  switch (what) {
+    case 'drain': {
+      only(what, ['cap', 'ramp', 'by']);
+      const [region] = positionals('preview drain', rest, ['region']) as [string];
+      const cap = option('cap', v.cap, parseShare);
+      const ramp = option('ramp', v.ramp, parseDuration);
+      const by = when('by');
+      body = { override: { region, action: 'drain', value: cap, ramp, by, reason } };
+      asked = `drain ${region} ${cap ? `to ${formatShare(cap)}` : 'fully'}${ramp !== undefined ? (ramp > 0 ? ` over ${formatDuration(ramp)}` : ' at once') : ''}${by !== undefined ? ` by ${formatInstant(by)} (${formatRelative(by, now)})` : ''}`;
+      break;
+    }
+    case 'undrain': {
+      only(what, []);
+      const [region] = positionals('preview undrain', rest, ['region']) as [string];
+      body = { override: { region, action: 'undrain', reason } };
+      asked = `undrain ${region}`;
+      break;
+    }
+    case 'force': {
+      only(what, ['until']);
+      const [region, stateText] = positionals('preview force', rest, ['region', 'up|down']) as [string, string];
+      const state = upDown('preview force', stateText);
+      const end = when('until');
+      if (state === 'up' && end === undefined) throw new Usage('preview force up needs --until WHEN: forcing a region up ignores its health, so it must end');
+      body = { override: { region, action: state === 'up' ? 'force-up' : 'force-down', end, reason } };
+      asked = `force ${region} ${state}${end !== undefined ? ` until ${formatInstant(end)} (${formatRelative(end, now)})` : ''}`;
+      break;
+    }
+    case 'event': {
+      only(what, ['type', 'start', 'end', 'level', 'cap', 'limit-w']);
+      const [region] = positionals('preview event', rest, ['region']) as [string];
+      if (v.type === undefined) throw new Usage('preview event needs --type TYPE (e.g. load-shed)');
+      const start = when('start') ?? now;
+      const end = when('end');
+      if (end === undefined) throw new Usage('preview event needs --end WHEN (e.g. +1h)');
+      if (end <= start) throw new Usage('preview event: --end must be after --start');
+      const level = option('level', v.level, (s) => {
+        if (!/^\d+$/.test(s)) throw new Error(`"${s}" is not a level 0–3`);
+        return Number(s);
+      });
+      const cap = option('cap', v.cap, parseShare);
+      const limitW = option('limit-w', v['limit-w'], (s) => {
+        const n = Number(s);
+        if (s.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`"${s}" is not a number of watts`);
+        return n;
+      });
+      body = { event: { region, type: v.type, start, end, level, cap, limitW } };
+      asked = `grid event ${v.type} at ${region} from ${formatRelative(start, now)} to ${formatRelative(end, now)} (${formatInstant(start)} – ${formatInstant(end)})`;
+      break;
+    }
+    case 'freeze': {
+      only(what, []);
+      positionals('preview freeze', rest, []);
+      body = { freeze: true };
+      asked = 'freeze automation';
+      break;
+    }
+    default:
+      throw new Usage(what === undefined ? 'preview needs what to preview: drain, undrain, force, event or freeze' : `preview cannot preview "${what}": drain, undrain, force, event or freeze`);
+  }
+  return {
+    role: 'operator',
+    request: { method: 'POST', path: '/v1/plan/preview', body },
+    render: (b, t) => renderPreview(b as PreviewView, asked, t),
+  };
+}

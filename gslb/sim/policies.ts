@@ -1,0 +1,355 @@
+/**
+ * The three steering policies the simulator compares, as authoritative DNS answerers:
+ *
+ * - static geo: the nearest region (by biased great-circle distance), always; TTL 30 s.
+ * - reactive failover (Route 53 style): health checks every 10 s; a region failing 3
+ *   consecutive checks is marked down and skipped (the next nearest healthy one answers),
+ *   3 consecutive passes mark it up again; every region down → the nearest. TTL 60 s.
+ *   A region is failing its checks whenever one of its events is in force (out of power, or
+ *   over capacity).
+ * - GridSteer: the real planner (`plan`) over a store snapshot built with the real reducer
+ *   (`reduce`) from every fact as a Signal, and the real `decide`. Facts: the scenario's
+ *   grid facts (at T − notice, repeated by their source), a load.metrics scrape of every
+ *   serving region every 15 s at mid-interval (kvCacheUse = load ÷ capacity now,
+ *   throttledShare while throttled; a dark region's scrape fails and emits nothing), health
+ *   probes of regions that have a power-off event, and demand buckets counted from its own
+ *   answers (policies.gridsteer.demand: false leaves them out, and with them the planner's
+ *   spill limits). With whenAllDown: all, a /24's clients use one of the addresses answered. It plans again whenever a fact arrives (at most once per simulated second) and
+ *   after each 10-second demand bucket closes, like the state service.
+ *
+ * Contract: `answer` returns a region index (or −1 for no usable answer) and leaves the TTL in
+ * seconds in `ttl`; `tick` is called once per simulated second, in time order.
+ */
+import { decide, regionStepAt, stepWeight, type Cell, type DecideName } from '../policy/decide.js';
+import { admissionDraw, type SubnetKey } from '../policy/admission.js';
+import { defaultSettings, plan, type PlannerSettings } from '../policy/planner.js';
+import { reduce, type SignalRecord } from '../state/reducer.js';
+import { validateSignal } from '../state/signals.js';
+import type { DemandBucket, StoreSnapshot } from '../state/store.js';
+import type { Plan, Signal } from '../types.js';
+import type { PolicyParams } from './scenario.js';
+import type { World } from './world.js';
+
+export type PolicyName = 'static' | 'reactive' | 'gridsteer';
+export const POLICY_NAMES: readonly PolicyName[] = ['static', 'reactive', 'gridsteer'];
+export const POLICY_TITLES: Record<PolicyName, string> = { static: 'static geo', reactive: 'reactive failover', gridsteer: 'GridSteer' };
+
+/** What a policy may observe of the world (read only). */
+export interface WorldState {
+  /** 1 while the region serves (0 during a power-off event). */
+  serving: Uint8Array;
+  /** Concurrent sessions on the region now. */
+  load: Float64Array;
+  /** Capacity now, concurrent sessions (0 during a power-off). */
+  capacityNow: Float64Array;
+  /** Share of the region's GPUs throttled now. */
+  throttled: Float64Array;
+  /** True while one of the region's events is in force. */
+  eventActive(r: number, t: number): boolean;
+  /** Regions that have a power-off event in the scenario (GridSteer probes them). */
+  probed: readonly number[];
+}
+
+export interface SimPolicy {
+  readonly name: PolicyName;
+  /** TTL in seconds of the last answer. */
+  ttl: number;
+  /** Region index for a query of /24 `s` at `t` (ms epoch), or −1. */
+  answer(s: number, t: number): number;
+  /** Once per simulated second. */
+  tick(t: number, w: WorldState): void;
+  /** A scenario fact reported at `t` (GridSteer only; the others ignore facts). */
+  fact(signal: Signal, t: number): void;
+  /**
+   * The share the policy's plan leaves region r for its own clients at t (0 when down), which
+   * the region's gateway drain hook follows; undefined for policies without a drain hook.
+   */
+  drainShare(r: number, t: number): number | undefined;
+  /** Whether the plan tells the region's gateway to refuse new streams at t (GridSteer's `refuse` steps). */
+  refuses(r: number, t: number): boolean;
+  /** Whether the plan still admits /24 `s` (its clients' home decides the weight) to region r at t. */
+  admits(r: number, s: number, t: number): boolean;
+  /** Plans made (GridSteer), for the report. */
+  readonly plans: number;
+}
+
+export class StaticPolicy implements SimPolicy {
+  readonly name = 'static';
+  ttl: number;
+  readonly plans = 0;
+  constructor(
+    private readonly world: World,
+    p: PolicyParams['static'],
+  ) {
+    this.ttl = p.ttl;
+  }
+  answer(s: number): number {
+    return this.world.metroHome[this.world.subnetMetro[s]!]!;
+  }
+  tick(): void {}
+  fact(): void {}
+  drainShare(): undefined {
+    return undefined;
+  }
+  refuses(): boolean {
+    return false;
+  }
+  admits(): boolean {
+    return true;
+  }
+}
+
+export class ReactivePolicy implements SimPolicy {
+  readonly name = 'reactive';
+  ttl: number;
+  readonly plans = 0;
+  /** 1 when the region is marked down. */
+  readonly down: Uint8Array;
+  private readonly fails: Int32Array;
+  private readonly oks: Int32Array;
+  private nextCheck: number;
+
+  constructor(
+    private readonly world: World,
+    private readonly p: PolicyParams['reactive'],
+    t0: number,
+  ) {
+    this.ttl = p.ttl;
+    const R = world.regions.length;
+    this.down = new Uint8Array(R);
+    this.fails = new Int32Array(R);
+    this.oks = new Int32Array(R);
+    this.nextCheck = t0;
+  }
+
+  /** One round of checks at t: `failing(r)` says whether region r fails its check. */
+  check(failing: (r: number) => boolean): void {
+    for (let r = 0; r < this.down.length; r++) {
+      if (failing(r)) {
+        this.fails[r]!++;
+        this.oks[r] = 0;
+        if (!this.down[r] && this.fails[r]! >= this.p.failureThreshold) this.down[r] = 1;
+      } else {
+        this.oks[r]!++;
+        this.fails[r] = 0;
+        if (this.down[r] && this.oks[r]! >= this.p.successThreshold) this.down[r] = 0;
+      }
+    }
+  }
+
+  tick(t: number, w: WorldState): void {
+    while (t >= this.nextCheck) {
+      this.check((r) => w.eventActive(r, this.nextCheck));
+      this.nextCheck += this.p.checkIntervalMs;
+    }
+  }
+
+  answer(s: number): number {
+    const ranking = this.world.metroRanking[this.world.subnetMetro[s]!]!;
+    for (let i = 0; i < ranking.length; i++) if (!this.down[ranking[i]!]) return ranking[i]!;
+    return ranking[0]!;
+  }
+  fact(): void {}
+  drainShare(): undefined {
+    return undefined;
+  }
+  refuses(): boolean {
+    return false;
+  }
+  admits(): boolean {
+    return true;
+  }
+}
+
+/** How many regions a geo cell ranks (DESIGN.md "Geo cells": K = 4). */
+export const CELL_K = 4;
+/** Demand buckets the snapshot keeps (the planner reads the last 6 closed ones). */
+const DEMAND_KEEP = 8;
+const BUCKET_MS = 10_000;
+
+export class GridSteerPolicy implements SimPolicy {
+  readonly name = 'gridsteer';
+  ttl = 0;
+  plans = 0;
+  readonly settings: PlannerSettings;
+  current: Plan;
+  private readonly records = new Map<string, SignalRecord>();
+  private revision = 0;
+  private dirty = false;
+  private readonly ids: string[];
+  private readonly idSet: Set<string>;
+  private readonly cells: Cell[];
+  private readonly keys: SubnetKey[];
+  private readonly decideName: DecideName;
+  private readonly demandNow: Float64Array;
+  private bucketStart = -1;
+  private demandRows: DemandBucket[] = [];
+  private nextScrape: number;
+  private nextProbe: number;
+  private readonly scrapeSources: string[];
+  private readonly addressRegion: Map<string, number>;
+
+  constructor(
+    private readonly world: World,
+    private readonly p: PolicyParams['gridsteer'],
+    t0: number,
+  ) {
+    const regions = world.regions;
+    this.ids = regions.map((r) => r.id);
+    this.idSet = new Set(this.ids);
+    this.settings = simPlannerSettings(world, p);
+    this.cells = world.metros.map((m, i) => ({ ranking: Array.from(world.metroRanking[i]!.subarray(0, CELL_K), (r) => this.ids[r]!), origin: `simulated metro ${m.name}` }));
+    this.keys = Array.from(world.subnetAddr, (a) => ({ family: 4 as const, hi: a, lo: 0, prefix: 24 }));
+    this.decideName = { name: world.scenario.world.name, ttl: p.ttl, regions: new Map(regions.map((r) => [r.id, { v4: r.v4, v6: [] }])), whenAllDown: p.whenAllDown };
+    this.demandNow = new Float64Array(regions.length);
+    this.addressRegion = new Map(regions.flatMap((r, i) => r.v4.map((a) => [a, i] as [string, number])));
+    this.scrapeSources = this.ids.map((id) => world.scenario.world.scrapeSource.replaceAll('{region}', id));
+    // Scrapes run at mid-interval (an event at a round time is seen half an interval later); probes on the interval.
+    this.nextScrape = t0 + Math.floor(world.scenario.world.scrapeIntervalMs / 2000) * 1000;
+    this.nextProbe = t0;
+    this.current = this.replan();
+  }
+
+  /** The snapshot the planner sees now (records by id, demand rows of the last buckets and the open one). */
+  snapshot(): StoreSnapshot {
+    const records = [...this.records.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const open: DemandBucket[] = this.bucketStart < 0 || !this.p.demand ? [] : this.ids.map((home, r) => ({ bucket: this.bucketStart, home, name: this.decideName.name, queries: this.demandNow[r]! }));
+    return { revision: this.revision, records, overrides: [], demand: [...this.demandRows, ...open] };
+  }
+
+  private replan(): Plan {
+    this.plans++;
+    this.dirty = false;
+    this.current = plan({ configHash: 'simulate', snapshot: this.snapshot(), settings: this.settings });
+    return this.current;
+  }
+
+  /** Stores a signal as the state layer does: validated, folded by the real reducer, latest wins. */
+  ingest(s: Signal, now: number): void {
+    validateSignal(s, now, this.idSet);
+    const id = `${s.region}|${s.kind}|${s.source}|${s.key}`;
+    const rec = reduce(this.records.get(id), s);
+    if (!rec) return;
+    this.records.set(id, rec);
+    this.revision++;
+    this.dirty = true;
+  }
+
+  fact(s: Signal, t: number): void {
+    this.ingest(s, t);
+    this.replan();
+  }
+
+  answer(s: number, t: number): number {
+    const m = this.world.subnetMetro[s]!;
+    const ans = decide(this.current, this.cells[m]!, this.keys[s]!, this.decideName, 'A', t, { minTtl: this.p.minTtl });
+    this.ttl = ans.ttl;
+    this.demandNow[this.world.metroHome[m]!]!++;
+    if (ans.region !== null) return this.world.regionIndex.get(ans.region)!;
+    // whenAllDown all: every address; the /24's clients use one of them (fixed per /24 by a hash).
+    if (ans.rcode !== 'answer' || ans.addresses.length === 0) return -1;
+    const pick = ans.addresses[Math.floor(admissionDraw(this.keys[s]!, 'sim:whenAllDown') * ans.addresses.length)]!;
+    return this.addressRegion.get(pick) ?? -1;
+  }
+
+  tick(t: number, w: WorldState): void {
+    const sc = this.world.scenario.world;
+    // Demand: the 10-second bucket closes; the planner reads closed buckets only.
+    const b = Math.floor(t / BUCKET_MS) * BUCKET_MS;
+    if (b !== this.bucketStart) {
+      if (this.bucketStart >= 0) {
+        this.ids.forEach((home, r) => {
+          if (this.p.demand && this.demandNow[r]! > 0) this.demandRows.push({ bucket: this.bucketStart, home, name: this.decideName.name, queries: this.demandNow[r]! });
+        });
+        const keepFrom = b - DEMAND_KEEP * BUCKET_MS;
+        this.demandRows = this.demandRows.filter((x) => x.bucket >= keepFrom);
+        if (this.p.demand) this.dirty = true;
+      }
+      this.demandNow.fill(0);
+      this.bucketStart = b;
+    }
+    if (t >= this.nextScrape) {
+      this.nextScrape += sc.scrapeIntervalMs;
+      for (let r = 0; r < this.ids.length; r++) {
+        if (!w.serving[r]) continue; // the scrape of a dark site fails: its last reading expires on its own
+        const use = w.capacityNow[r]! > 0 ? Math.min(1, w.load[r]! / w.capacityNow[r]!) : 1;
+        const value: Record<string, number> = { kvCacheUse: Math.round(use * 1e4) / 1e4 };
+        if (w.throttled[r]! > 0) value.throttledShare = w.throttled[r]!;
+        this.ingest({ region: this.ids[r]!, kind: 'load.metrics', source: this.scrapeSources[r]!, key: 'vllm', observedAt: t, expiresAt: t + 3 * sc.scrapeIntervalMs, value }, t);
+      }
+    }
+    if (t >= this.nextProbe) {
+      this.nextProbe += sc.probeIntervalMs;
+      for (const r of w.probed) {
+        const region = this.world.regions[r]!;
+        for (const vantage of ['sim-1', 'sim-2', 'sim-3']) {
+          this.ingest({ region: region.id, kind: 'health.probe', source: `health/${vantage}`, key: region.v4[0]!, observedAt: t, expiresAt: t + 3 * sc.probeIntervalMs, value: { up: w.serving[r] === 1 } }, t);
+        }
+      }
+    }
+    if (this.dirty) this.replan();
+  }
+
+  drainShare(r: number, t: number): number {
+    const id = this.ids[r]!;
+    const st = regionStepAt(this.current, id, t);
+    return st.down ? 0 : stepWeight(st, id);
+  }
+
+  refuses(r: number, t: number): boolean {
+    return regionStepAt(this.current, this.ids[r]!, t).refuse === true;
+  }
+
+  admits(r: number, s: number, t: number): boolean {
+    const id = this.ids[r]!;
+    const st = regionStepAt(this.current, id, t);
+    if (st.down) return false;
+    const w = stepWeight(st, this.ids[this.world.metroHome[this.world.subnetMetro[s]!]!]!);
+    return w >= 1 || admissionDraw(this.keys[s]!, id) < w;
+  }
+}
+
+/**
+ * The planner settings of a simulated GridSteer, as gslb/state/setup.ts builds them from a
+ * configuration: defaultSettings() for the fleet, one steered name served by every region
+ * with TTL0 = its TTL, drain planning with that TTL0 and Tmin, then the scenario's
+ * `policies.gridsteer.planner` (a mapping merges key by key into the default's mapping; any
+ * other value replaces the default).
+ */
+export function simPlannerSettings(world: World, p: PolicyParams['gridsteer']): PlannerSettings {
+  const regions = world.regions;
+  const base = defaultSettings(
+    regions.map((r) => ({
+      id: r.id,
+      location: { lat: r.lat, lon: r.lon },
+      bias: r.bias,
+      capacityUnits: r.capacityUnits,
+      ttl0S: p.ttl,
+      ...(r.importLimitW !== undefined ? { importLimitW: r.importLimitW } : {}),
+      ...(r.fullLoadW !== undefined ? { fullLoadW: r.fullLoadW } : {}),
+    })),
+  );
+  const s: Record<string, unknown> = {
+    ...base,
+    names: [{ name: world.scenario.world.name, regions: regions.map((r) => r.id) }],
+    drain: { ...base.drain, ttl0S: p.ttl, minTtlS: p.minTtl },
+  };
+  for (const [k, v] of Object.entries(p.planner)) {
+    const d = s[k];
+    const mapping = (x: unknown) => x !== null && typeof x === 'object' && !Array.isArray(x);
+    s[k] = mapping(d) && mapping(v) ? { ...(d as object), ...(v as object) } : v;
+  }
+  return s as unknown as PlannerSettings;
+}
+
+export function makePolicy(name: PolicyName, world: World, t0: number): SimPolicy {
+  const p = world.scenario.policies;
+  switch (name) {
+    case 'static':
+      return new StaticPolicy(world, p.static);
+    case 'reactive':
+      return new ReactivePolicy(world, p.reactive, t0);
+    case 'gridsteer':
+      return new GridSteerPolicy(world, p.gridsteer, t0);
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * Scenario files: the bundled ones load; a bad file gives one clear problem naming the file,
+ * the line, the path and the fix (case table); durations; --set overrides.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { durationMs, formatDuration, loadScenario, parsePath, ScenarioError, type ScenarioIssue, type ScenarioOverride } from './scenario.js';
+import { tempDir, tinyScenario } from './testing.js';
+
+const BUNDLED = fileURLToPath(new URL('../../../bench/scenarios/', import.meta.url));
+
+function issuesOf(file: string, overrides: ScenarioOverride[] = []): ScenarioIssue[] {
+  try {
+    loadScenario(file, overrides);
+  } catch (e) {
+    if (e instanceof ScenarioError) return e.issues;
+    throw e;
+  }
+  return [];
+}
+
+test('the bundled scenarios load, with the fleet of regions/ and the facts the brief asks for', () => {
+  const cases: [string, string, string, number, string | null][] = [
+    ['ercot-eea2.yaml', 'us-tx', 'power-off', 10 * 60_000, 'grid-emergency'],
+    ['aeso-load-shed.yaml', 'ca-ab', 'power-off', 2 * 3_600_000, 'load-shed'],
+    ['thermal-throttle.yaml', 'us-va', 'throttle', 0, null],
+  ];
+  for (const [file, region, effect, notice, type] of cases) {
+    const sc = loadScenario(join(BUNDLED, file));
+    assert.equal(sc.regions.length, 7, file);
+    assert.deepEqual(sc.regions.map((r) => r.id).sort(), ['ap-sin', 'ap-tyo', 'ca-ab', 'eu-ie', 'sa-sao', 'us-tx', 'us-va'], file);
+    assert.equal(sc.regions.find((r) => r.id === 'us-tx')!.capacityUnits, 1024);
+    const e = sc.events[0]!;
+    assert.equal(e.region, region, file);
+    assert.equal(e.effect.kind, effect, file);
+    assert.equal(e.noticeMs, notice, file);
+    if (type === null) assert.equal(e.facts.length, 0, file);
+    else {
+      assert.equal(e.facts[0]!.kind, 'grid.event', file);
+      assert.equal(e.facts[0]!.value.type, type, file);
+      assert.equal(e.facts[0]!.value.start, sc.epoch + e.atMs, `${file}: start comes from at`);
+      assert.equal(e.facts[0]!.value.end, sc.epoch + e.atMs + e.durationMs, `${file}: end comes from duration`);
+    }
+    assert.equal(sc.name, file.replace('.yaml', ''));
+  }
+  const aeso = loadScenario(join(BUNDLED, 'aeso-load-shed.yaml'));
+  assert.match(aeso.events[0]!.facts[0]!.source, /^openadr3\//);
+});
+
+test('durations: numbers are seconds, strings carry units; formatDuration reads back', () => {
+  const cases: [number | string, number, string][] = [
+    [90, 90_000, '1m30s'],
+    ['90s', 90_000, '1m30s'],
+    ['10m', 600_000, '10m'],
+    ['2h', 7_200_000, '2h'],
+    ['1h30m', 5_400_000, '1h30m'],
+    ['250ms', 250, '250ms'],
+    [0, 0, '0s'],
+    ['1.5h', 5_400_000, '1h30m'],
+  ];
+  for (const [input, ms, text] of cases) {
+    assert.equal(durationMs(input), ms, String(input));
+    assert.equal(formatDuration(ms), text, String(input));
+  }
+});
+
+test('setting paths: dotted and indexed forms; malformed ones are refused', () => {
+  const cases: [string, (string | number)[] | null][] = [
+    ['hours', ['hours']],
+    ['events[0].notice', ['events', 0, 'notice']],
+    ['events.0.notice', ['events', 0, 'notice']],
+    ['policies.gridsteer.planner.drain.sessionAllowanceMs', ['policies', 'gridsteer', 'planner', 'drain', 'sessionAllowanceMs']],
+    ['', null],
+    ['a..b', null],
+    ['[0]', null],
+  ];
+  for (const [p, want] of cases) assert.deepEqual(parsePath(p), want, p);
+});
+
+interface BadCase {
+  what: string;
+  /** The scenario text (or a transform of the tiny one). */
+  text: string;
+  files?: Record<string, string>;
+  overrides?: ScenarioOverride[];
+  /** Expected: the file (relative to the temp folder; default scenario.yaml), the path, a piece of the message, the line. */
+  file?: string;
+  path: string;
+  message: RegExp;
+  line?: number;
+}
+
+const tiny = tinyScenario();
+const sub = (from: string, to: string) => {
+  assert.ok(tiny.includes(from), `tiny scenario lacks ${from}`);
+  return tiny.replace(from, to);
+};
+const lineOf = (text: string, needle: string) => text.split('\n').findIndex((l) => l.includes(needle)) + 1;
+
+const REGION = (id: string, extra = '') => `id: ${id}
+name: ${id}
+location: { lat: 40, lon: -75, country: US }
+endpoints:
+  - address: 192.0.2.1
+capacity: { units: 10 }
+${extra}`;
+
+const BAD: BadCase[] = [
+  { what: 'YAML syntax', text: 'title: [unclosed\nhours: 1\n', path: '', message: /YAML syntax: .*check the indentation/ },
+  { what: 'a list at the top', text: '- a\n- b\n', path: '', message: /expected a scenario as key: value lines/ },
+  { what: 'a misspelt key', text: sub('events:', 'evnts:'), path: 'evnts', message: /unknown key "evnts": did you mean "events"\?/, line: lineOf(tiny, 'events:') },
+  { what: 'a number in quotes', text: sub('hours: 1', 'hours: "1"'), path: 'hours', message: /must be a number .*write the number without quotes/, line: lineOf(tiny, 'hours: 1') },
+  { what: 'a missing key', text: sub('title: tiny test fleet\n', ''), path: 'title', message: /missing key "title": add it/ },
+  { what: 'a bad duration', text: sub('at: 30m', 'at: 30 minutes'), path: 'events[0].at', message: /must be a duration: a number of seconds, or a string such as 90s/, line: lineOf(tiny, 'at: 30m') },
+  { what: 'an unknown effect', text: sub('kind: power-off', 'kind: blackout'), path: 'events[0].effect.kind', message: /must be one of "power-off", "throttle"/ },
+  { what: 'an unknown region', text: sub('region: east', 'region: north'), path: 'events[0].region', message: /"north" is not a region of the fleet: use one of east, south, west/, line: lineOf(tiny, 'region: east') },
+  { what: 'an event after the end', text: sub('at: 30m', 'at: 2h'), path: 'events[0].at', message: /after the simulation ends .*start it earlier or raise hours/ },
+  { what: 'an event ending after the end', text: sub('duration: 15m', 'duration: 45m'), path: 'events[0].duration', message: /raise hours to at least 1\.25/ },
+  { what: 'a throttle without share', text: sub('effect: { kind: power-off }', 'effect: { kind: throttle }'), path: 'events[0].effect', message: /a throttle needs share/ },
+  { what: 'a power-off with share', text: sub('effect: { kind: power-off }', 'effect: { kind: power-off, share: 0.5 }'), path: 'events[0].effect.share', message: /only a throttle has a share: remove it/ },
+  {
+    what: 'a fact the state layer refuses (simple without level)',
+    text: sub('value: { type: load-shed }', 'value: { type: simple }'),
+    path: 'events[0].facts[0].value.level',
+    message: /is required when value\.type is simple/,
+  },
+  {
+    what: 'a fact with a level out of range',
+    text: sub('kind: grid.event\n        source: openadr3/vtn.test\n        value: { type: load-shed }', 'kind: grid.alert\n        source: grid-alerts/ercot\n        value: { type: eea, level: 5 }'),
+    path: 'events[0].facts[0].value.level',
+    message: /must be an integer from 0 to 3/,
+  },
+  { what: 'a fact with a bad source', text: sub('source: openadr3/vtn.test', 'source: "has spaces"'), path: 'events[0].facts[0].source', message: /must be a string .*matching/ },
+  { what: 'an unknown planner setting', text: tinyScenario('policies:\n  gridsteer:\n    planner: { drian: {} }\n'), path: 'policies.gridsteer.planner.drian', message: /unknown planner setting "drian": did you mean "drain"\?/ },
+  { what: 'a planner setting of the wrong type', text: tinyScenario('policies:\n  gridsteer:\n    planner: { degradedShare: "half" }\n'), path: 'policies.gridsteer.planner.degradedShare', message: /must be a number like the default/ },
+  {
+    what: 'a misspelt key inside a planner mapping',
+    text: tinyScenario('policies:\n  gridsteer:\n    planner: { drain: { sessionAllowanceMS: 60000 } }\n'),
+    path: 'policies.gridsteer.planner.drain.sessionAllowanceMS',
+    message: /unknown key "sessionAllowanceMS" of drain: did you mean "sessionAllowanceMs"\?/,
+  },
+  { what: 'both dir and list', text: sub('regions:\n  list:', 'regions:\n  dir: regions\n  list:'), path: 'regions', message: /give exactly one of dir .* or list/ },
+  { what: 'a missing regions folder', text: 'title: t\nhours: 1\nregions: { dir: nowhere }\nevents:\n  - { id: e, region: a, at: 1m, duration: 1m, effect: { kind: power-off } }\n', path: 'regions.dir', message: /cannot read the regions folder .*nowhere \(it does not exist\)/, line: 3 },
+  {
+    what: 'a bad region file names that file',
+    text: 'title: t\nhours: 1\nregions: { dir: regions }\nevents:\n  - { id: e, region: a, at: 1m, duration: 1m, effect: { kind: power-off } }\n',
+    files: { 'regions/a.yaml': REGION('a'), 'regions/b.yaml': REGION('b').replace('192.0.2.1', 'not-an-ip') },
+    file: 'regions/b.yaml',
+    path: 'endpoints[0].address',
+    message: /must be an IPv4 or IPv6 address/,
+    line: 5,
+  },
+  {
+    what: 'a region file without capacity',
+    text: 'title: t\nhours: 1\nregions: { dir: regions }\nevents:\n  - { id: e, region: a, at: 1m, duration: 1m, effect: { kind: power-off } }\n',
+    files: { 'regions/a.yaml': REGION('a'), 'regions/b.yaml': REGION('b').replace('capacity: { units: 10 }\n', '') },
+    file: 'regions/b.yaml',
+    path: 'capacity',
+    message: /the simulator needs the region's capacity: add capacity: \{ units: N \}/,
+  },
+  { what: 'a bad --set path', text: tiny, overrides: [{ path: 'events..x', value: '1' }], path: 'events..x', message: /not a setting path/ },
+  { what: 'a --set value the schema refuses says where it came from', text: tiny, overrides: [{ path: 'events[0].notice', value: 'soon' }], path: 'events[0].notice', message: /must be a duration.*\(the value comes from --set events\[0\]\.notice=soon\)/ },
+  { what: 'a --set into a missing list item', text: tiny, overrides: [{ path: 'events[3].notice', value: '1m' }], path: 'events[3].notice', message: /a list item can only be changed, not added/ },
+];
+
+test('a bad scenario gives one problem naming the file, the line, the path and the fix', (t) => {
+  for (const c of BAD) {
+    const dir = tempDir(t, { 'scenario.yaml': c.text, ...(c.files ?? {}) });
+    const issues = issuesOf(join(dir, 'scenario.yaml'), c.overrides);
+    assert.equal(issues.length, 1, `${c.what}: ${JSON.stringify(issues, null, 1)}`);
+    const i = issues[0]!;
+    assert.ok(i.file.startsWith(join(dir, c.file ?? 'scenario.yaml')), `${c.what}: file ${i.file}`);
+    assert.equal(i.path, c.path, `${c.what}: path`);
+    assert.match(i.message, c.message, `${c.what}: message`);
+    if (c.line !== undefined) assert.equal(i.line, c.line, `${c.what}: line`);
+  }
+});
+
+test('a missing scenario file is a ScenarioError, not a crash', (t) => {
+  const dir = tempDir(t);
+  const issues = issuesOf(join(dir, 'nope.yaml'));
+  assert.equal(issues.length, 1);
+  assert.match(issues[0]!.message, /cannot read the file \(it does not exist\): check the path/);
+  assert.match(new ScenarioError(issues).message, /nope\.yaml: \(top level\): cannot read the file/);
+});
+
+test('overrides apply before validation; defaults fill in the rest', (t) => {
+  const dir = tempDir(t, { 'tiny.yaml': tinyScenario() });
+  const sc = loadScenario(join(dir, 'tiny.yaml'), [
+    { path: 'events[0].notice', value: '5m' },
+    { path: 'policies.gridsteer.planner.drain', value: '{ sessionAllowanceMs: 60000 }' },
+    { path: 'world.fleetHeadroom', value: '3' },
+  ]);
+  assert.equal(sc.events[0]!.noticeMs, 300_000);
+  assert.deepEqual(sc.policies.gridsteer.planner, { drain: { sessionAllowanceMs: 60000 } });
+  assert.equal(sc.world.fleetHeadroom, 3);
+  assert.equal(sc.world.ttlIgnoringClients, 0.02, 'a default');
+  assert.equal(sc.policies.reactive.ttl, 60, 'a default');
+  assert.equal(sc.name, 'tiny');
+});

@@ -1,0 +1,863 @@
+/**
+ * Scenario files for `gridsteer simulate`: YAML, validated with a TypeBox schema, then
+ * resolved (defaults filled in, durations in ms, the fleet loaded, every fact built into the
+ * Signal GridSteer will be told and checked by the state layer's own validateSignal).
+ *
+ * Contract: loadScenario either returns a complete Scenario or throws ScenarioError listing
+ * every problem found, each naming the file, the line and column when known, the path inside
+ * the file and how to fix it. It never throws anything else for bad input (a missing file,
+ * bad YAML, wrong types, unknown keys, unknown regions, events outside the simulated time).
+ * It reads only the scenario file and the region files it names.
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { basename, dirname, join, resolve } from 'node:path';
+import { FormatRegistry, Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
+import { LineCounter, parse as parseYaml, parseDocument, isMap, isSeq, isPair, isScalar, isCollection, type Node as YamlNode } from 'yaml';
+import { RegionSchema, type RegionConfig } from '../config/schema.js';
+import { expected, type SchemaLike } from '../config/describe.js';
+import { defaultSettings } from '../policy/planner.js';
+import { SignalError, validateSignal } from '../state/signals.js';
+import type { Signal, SignalKind } from '../types.js';
+import { CONTINENTS, type Continent } from './metros.js';
+import { DEFAULT_SESSION_LENGTH, type SessionLengthParams } from './sessions.js';
+
+if (!FormatRegistry.Has('ip')) FormatRegistry.Set('ip', (s) => isIP(s) !== 0);
+
+// ---------------------------------------------------------------------------------------
+// Resolved types (what the simulator runs on). Times in ms, relative to the scenario start
+// unless named otherwise.
+
+export interface SimRegion {
+  id: string;
+  name: string;
+  lat: number;
+  lon: number;
+  bias: number;
+  capacityUnits: number;
+  importLimitW?: number;
+  fullLoadW?: number;
+  /** IPv4 addresses answered for the region (decide needs at least one for A queries). */
+  v4: string[];
+}
+
+export type EventEffect = { kind: 'power-off' } | { kind: 'throttle'; share: number };
+
+export interface ScenarioFact {
+  kind: 'grid.event' | 'grid.alert';
+  source: string;
+  key: string;
+  /** The fact's value with start, end (and, for grid.event, id) filled in from the event; times absolute ms epoch. */
+  value: Record<string, unknown>;
+  /** The source repeats the fact this often until the event ends (a poller re-reading its feed), ms. */
+  repeatMs: number;
+}
+
+export interface ScenarioEvent {
+  id: string;
+  region: string;
+  /** Start T after the scenario start, ms. */
+  atMs: number;
+  durationMs: number;
+  /** How long before T the facts are announced (0 = at T: no notice), ms. */
+  noticeMs: number;
+  effect: EventEffect;
+  facts: ScenarioFact[];
+}
+
+export interface WorldParams {
+  sessionsPerHour: number;
+  subnets: number;
+  clientsPerSubnet: number;
+  resolvers: number;
+  clampingResolvers: number;
+  clampTtlS: number;
+  ttlIgnoringClients: number;
+  idleTimeoutMs: number;
+  session: SessionLengthParams;
+  fleetHeadroom: number;
+  demandShare: Record<Continent, number>;
+  retryBackoffMs: number[];
+  warmupMs: number;
+  scrapeIntervalMs: number;
+  scrapeSource: string;
+  probeIntervalMs: number;
+  name: string;
+  bucketMs: number;
+}
+
+export interface PolicyParams {
+  static: { ttl: number };
+  reactive: { ttl: number; checkIntervalMs: number; failureThreshold: number; successThreshold: number };
+  gridsteer: { ttl: number; minTtl: number; goaway: 'share' | 'admission'; whenAllDown: 'nearest' | 'all' | 'empty' | 'servfail'; demand: boolean; planner: Record<string, unknown> };
+}
+
+export interface Scenario {
+  /** Absolute path of the scenario file. */
+  file: string;
+  /** Used for output file names: `name` from the file, else its base name. */
+  name: string;
+  title: string;
+  description: string;
+  seed: number;
+  hoursMs: number;
+  /** Wall time of the scenario start, ms epoch. */
+  epoch: number;
+  /** Where the fleet came from, for the report: a folder or `inline`. */
+  regionsFrom: string;
+  regions: SimRegion[];
+  events: ScenarioEvent[];
+  world: WorldParams;
+  policies: PolicyParams;
+}
+
+export const DEFAULT_EPOCH = '2026-08-20T18:00:00Z';
+
+export const DEFAULT_WORLD: WorldParams = {
+  sessionsPerHour: 1_000_000,
+  subnets: 5000,
+  clientsPerSubnet: 4,
+  resolvers: 500,
+  clampingResolvers: 0.1,
+  clampTtlS: 300,
+  ttlIgnoringClients: 0.02,
+  idleTimeoutMs: 60_000,
+  session: DEFAULT_SESSION_LENGTH,
+  fleetHeadroom: 2.5,
+  demandShare: { 'north-america': 0.62, 'south-america': 0.05, europe: 0.13, asia: 0.18, oceania: 0.01, africa: 0.01 },
+  retryBackoffMs: [0, 1000, 2000, 4000],
+  warmupMs: 900_000,
+  scrapeIntervalMs: 15_000,
+  scrapeSource: 'prometheus/prom-{region}.example:9090',
+  probeIntervalMs: 10_000,
+  name: 'api.example.com',
+  bucketMs: 60_000,
+};
+
+export const DEFAULT_POLICIES: PolicyParams = {
+  static: { ttl: 30 },
+  reactive: { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 3, successThreshold: 3 },
+  gridsteer: { ttl: 30, minTtl: 5, goaway: 'share', whenAllDown: 'nearest', demand: true, planner: {} },
+};
+
+// ---------------------------------------------------------------------------------------
+// The file's schema.
+
+const strict = { additionalProperties: false } as const;
+const DURATION_RE = '^\\s*(\\d+(\\.\\d+)?\\s*(ms|h|m|s)\\s*)+$';
+const Duration = (description: string) =>
+  Type.Union([Type.Number({ minimum: 0 }), Type.String({ pattern: DURATION_RE })], {
+    description,
+    'x-form': 'a duration: a number of seconds, or a string such as 90s, 10m, 2h or 1h30m',
+  });
+const Share = (description: string) => Type.Number({ minimum: 0, maximum: 1, description });
+const Id = (description: string) => Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', 'x-form': 'lowercase letters, digits and -, e.g. us-tx', description });
+
+const InlineRegion = Type.Object(
+  {
+    id: Id('the region id'),
+    name: Type.Optional(Type.String({ description: 'a name for people' })),
+    lat: Type.Number({ minimum: -90, maximum: 90, description: 'latitude in degrees' }),
+    lon: Type.Number({ minimum: -180, maximum: 180, description: 'longitude in degrees' }),
+    bias: Type.Optional(Type.Number({ minimum: -99, maximum: 99, description: 'Route 53 geoproximity bias' })),
+    capacityUnits: Type.Number({ exclusiveMinimum: 0, description: 'capacity in the fleet\'s unit (GPUs): concurrent sessions are proportional to it' }),
+    importLimitW: Type.Optional(Type.Number({ minimum: 0, description: 'grid import limit, W' })),
+    fullLoadW: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'draw at full load, W' })),
+    address: Type.Optional(Type.String({ format: 'ip', description: 'an IPv4 address answered for the region (default: one of 198.18.0.0/15)' })),
+  },
+  { ...strict, description: 'one region, inline' },
+);
+
+const FactSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('grid.event'), Type.Literal('grid.alert')], { description: 'the kind of fact GridSteer is told' }),
+    source: Type.String({ minLength: 1, maxLength: 200, description: 'the collector and instance that reports it, e.g. openadr3/vtn.example' }),
+    key: Type.Optional(Type.String({ maxLength: 200, description: 'grid.event: the event id (default); grid.alert: the zone (default: value.zone, else "zone")' })),
+    value: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'the fact\'s value without start and end (they come from the event): e.g. { type: load-shed } or { type: eea, level: 2 }' })),
+    repeat: Type.Optional(Duration('the source re-reports the fact this often until the event ends (default 60 s, a poller\'s interval)')),
+  },
+  { ...strict, description: 'a fact about the event that GridSteer is told at T − notice' },
+);
+
+const EventSchema = Type.Object(
+  {
+    id: Id('the event id (also the grid.event id)'),
+    region: Id('the region it happens to'),
+    at: Duration('when it starts (T), after the simulation starts'),
+    duration: Duration('how long it lasts (end E = T + duration)'),
+    notice: Type.Optional(Duration('how long before T its facts are announced; 0 or absent: at T, no notice')),
+    effect: Type.Object(
+      {
+        kind: Type.Union([Type.Literal('power-off'), Type.Literal('throttle')], {
+          description: 'power-off: the region stops serving from T to E (sessions there are cut at T, new streams refused); throttle: its capacity drops to (1 − share) from T to E',
+        }),
+        share: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1, description: 'throttle: the share of GPUs lost (0.5 = half)' })),
+      },
+      { ...strict, description: 'what happens to the region' },
+    ),
+    facts: Type.Optional(Type.Array(FactSchema, { description: 'what GridSteer is told (none: it learns only from its own scrapes and probes)' })),
+  },
+  { ...strict, description: 'one event' },
+);
+
+const WorldSchema = Type.Object(
+  {
+    sessionsPerHour: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1e8, description: 'new sessions per simulated hour (before --scale)' })),
+    subnets: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'client /24s (before --scale)' })),
+    clientsPerSubnet: Type.Optional(Type.Integer({ minimum: 1, maximum: 256, description: 'clients (hosts with a connection pool) per /24' })),
+    resolvers: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'recursive resolvers (before --scale)' })),
+    clampingResolvers: Type.Optional(Share('share of resolvers that raise every TTL below clampTtl to it')),
+    clampTtl: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400, description: 'the TTL floor of clamping resolvers, seconds' })),
+    ttlIgnoringClients: Type.Optional(Share('share of clients that keep their address until their connection breaks')),
+    idleTimeout: Type.Optional(Duration('an HTTP/2 connection without streams for this long is closed')),
+    session: Type.Optional(
+      Type.Object(
+        {
+          medianS: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'median of the lognormal body, seconds' })),
+          sigma: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 5, description: 'σ of the body\'s log' })),
+          tailShare: Type.Optional(Share('share of sessions in the Pareto tail')),
+          tailMinS: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'where the tail starts, seconds' })),
+          tailAlpha: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 10, description: 'the tail\'s Pareto shape' })),
+          tailMaxS: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86400, description: 'the longest session, seconds' })),
+        },
+        { ...strict, description: 'session length: lognormal body plus truncated Pareto tail' },
+      ),
+    ),
+    fleetHeadroom: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100, description: 'fleet capacity ÷ expected concurrent sessions' })),
+    demandShare: Type.Optional(
+      Type.Object(Object.fromEntries(CONTINENTS.map((c) => [c, Type.Optional(Type.Number({ minimum: 0, description: `share of demand from ${c}` }))])), {
+        ...strict,
+        description: 'share of demand per continent (normalised; missing = 0 when the mapping is given)',
+      }),
+    ),
+    retryBackoff: Type.Optional(Type.Array(Duration('wait before the next attempt'), { maxItems: 20, description: 'a refused attempt is retried after each wait in turn; then the session fails' })),
+    warmup: Type.Optional(Duration('simulated before the measured window (not measured)')),
+    scrapeInterval: Type.Optional(Duration('GridSteer\'s load.metrics scrape of every region')),
+    scrapeSource: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'the scrape\'s signal source; {region} is replaced by the region id' })),
+    probeInterval: Type.Optional(Duration('GridSteer\'s health probes of regions with a power-off event')),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'the steered name' })),
+    bucket: Type.Optional(Duration('the report\'s time-series bucket')),
+  },
+  { ...strict, description: 'the simulated world (every key optional)' },
+);
+
+const PoliciesSchema = Type.Object(
+  {
+    static: Type.Optional(Type.Object({ ttl: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400, description: 'answer TTL, seconds' })) }, { ...strict, description: 'nearest region always' })),
+    reactive: Type.Optional(
+      Type.Object(
+        {
+          ttl: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400, description: 'answer TTL, seconds' })),
+          checkInterval: Type.Optional(Duration('health check interval')),
+          failureThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'consecutive failed checks before a region is down' })),
+          successThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'consecutive passed checks before it is up again' })),
+        },
+        { ...strict, description: 'Route 53 style health-checked failover' },
+      ),
+    ),
+    gridsteer: Type.Optional(
+      Type.Object(
+        {
+          ttl: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400, description: 'the name\'s TTL0, seconds' })),
+          minTtl: Type.Optional(Type.Integer({ minimum: 0, maximum: 86400, description: 'Tmin, seconds' })),
+          goaway: Type.Optional(
+            Type.Union([Type.Literal('share'), Type.Literal('admission')], {
+              description: 'when the plan lowers a region\'s share, the gateway sends GOAWAY to that share of its connections picked at random (share), or to the connections of clients the plan no longer admits (admission)',
+            }),
+          ),
+          whenAllDown: Type.Optional(
+            Type.Union([Type.Literal('nearest'), Type.Literal('all'), Type.Literal('empty'), Type.Literal('servfail')], {
+              description: 'the name\'s whenAllDown: what decide answers when no region admits the client (default nearest, as gridsteer.yaml)',
+            }),
+          ),
+          demand: Type.Optional(
+            Type.Boolean({ description: 'count GridSteer\'s answers per home in 10-second demand buckets and give them to the planner, as DNS nodes do (its spill limits need them); default true' }),
+          ),
+          planner: Type.Optional(
+            Type.Record(Type.String(), Type.Unknown(), {
+              description: 'planner settings over defaultSettings(): a mapping merges key by key into the default mapping (e.g. drain: { sessionAllowanceMs: 600000 }), any other value replaces it',
+            }),
+          ),
+        },
+        { ...strict, description: 'the real planner and decide' },
+      ),
+    ),
+  },
+  { ...strict, description: 'per policy settings' },
+);
+
+export const ScenarioSchema = Type.Object(
+  {
+    name: Type.Optional(Id('output file names (default: the file\'s base name)')),
+    title: Type.String({ minLength: 1, maxLength: 200, description: 'one line for people' }),
+    description: Type.Optional(Type.String({ maxLength: 5000, description: 'what the scenario shows' })),
+    seed: Type.Optional(Type.Integer({ minimum: 0, maximum: 4294967295, description: 'the random seed (default 1)' })),
+    hours: Type.Number({ exclusiveMinimum: 0, maximum: 48, description: 'simulated hours after the warm-up' }),
+    epoch: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?Z$', 'x-form': 'a UTC time such as 2026-08-20T18:00:00Z', description: 'wall time of the simulation start' })),
+    regions: Type.Object(
+      {
+        dir: Type.Optional(Type.String({ minLength: 1, description: 'a folder of region files (as regions/), relative to this file' })),
+        list: Type.Optional(Type.Array(InlineRegion, { minItems: 2, description: 'the regions, inline' })),
+      },
+      { ...strict, description: 'the fleet: dir or list' },
+    ),
+    events: Type.Array(EventSchema, { minItems: 1, maxItems: 16, description: 'what happens' }),
+    world: Type.Optional(WorldSchema),
+    policies: Type.Optional(PoliciesSchema),
+  },
+  { ...strict, description: 'a simulation scenario' },
+);
+
+type ScenarioFile = Static<typeof ScenarioSchema>;
+
+// ---------------------------------------------------------------------------------------
+// Errors.
+
+export interface ScenarioIssue {
+  file: string;
+  line?: number;
+  column?: number;
+  /** `events[0].effect.kind`; '' for the whole file. */
+  path: string;
+  /** What is wrong and how to fix it. */
+  message: string;
+}
+
+export class ScenarioError extends Error {
+  readonly issues: ScenarioIssue[];
+  constructor(issues: ScenarioIssue[]) {
+    super(`simulate: ${issues.length} problem${issues.length === 1 ? '' : 's'} in the scenario:\n` + issues.map(formatScenarioIssue).join('\n'));
+    this.name = 'ScenarioError';
+    this.issues = issues;
+  }
+}
+
+export function formatScenarioIssue(i: ScenarioIssue): string {
+  const where = i.line ? `${i.file}:${i.line}:${i.column ?? 1}` : i.file;
+  return `  ${where}: ${i.path || '(top level)'}: ${i.message}`;
+}
+
+/** `[events, 0, at]` → `events[0].at`. */
+export function renderPath(path: (string | number)[]): string {
+  let out = '';
+  for (const seg of path) out += typeof seg === 'number' ? `[${seg}]` : out ? `.${seg}` : seg;
+  return out;
+}
+
+interface Parsed {
+  file: string;
+  data: unknown;
+  doc: ReturnType<typeof parseDocument>;
+  lines: LineCounter;
+}
+
+function readYaml(file: string, issues: ScenarioIssue[]): Parsed | null {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'it does not exist' : code === 'EISDIR' ? 'it is a folder' : (code ?? String(e));
+    issues.push({ file, path: '', message: `cannot read the file (${why}): check the path` });
+    return null;
+  }
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const err = doc.errors[0]!;
+    const pos = lines.linePos(Math.min(err.pos[0], Math.max(0, text.trimEnd().length - 1)));
+    const fix = err.code === 'DUPLICATE_KEY' ? 'a key appears twice in the same mapping: remove one' : 'check the indentation (spaces, not tabs), brackets and quotes';
+    issues.push({ file, line: pos.line, column: pos.col, path: '', message: `YAML syntax: ${err.message.split('\n')[0]}: ${fix}` });
+    return null;
+  }
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    issues.push({ file, path: '', message: `YAML: ${(e as Error).message.split('\n')[0]}: define anchors before their aliases, and use few aliases` });
+    return null;
+  }
+  return { file, data, doc, lines };
+}
+
+/** Line and column of the node at `path` (its key when `at` is 'key'); the deepest found when the path leaves the document. */
+function locate(p: Parsed, path: (string | number)[], at: 'key' | 'value' = 'value'): { line?: number; column?: number } {
+  let node: unknown = p.doc.contents;
+  let keyNode: YamlNode | null = null;
+  let valueNode: YamlNode | null = (node as YamlNode) ?? null;
+  for (const seg of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((x) => isPair(x) && isScalar(x.key) && String(x.key.value) === String(seg));
+      if (!pair) break;
+      keyNode = (pair.key as YamlNode) ?? keyNode;
+      node = pair.value;
+      valueNode = (node as YamlNode) ?? keyNode;
+    } else if (isSeq(node)) {
+      const item = node.items[Number(seg)];
+      if (!item) break;
+      node = item;
+      keyNode = null;
+      valueNode = item as YamlNode;
+    } else break;
+  }
+  const pos = (n: YamlNode | null) => (n?.range ? p.lines.linePos(n.range[0]) : undefined);
+  const k = pos(keyNode);
+  const v = pos(valueNode);
+  let r = at === 'key' ? (k ?? v) : v;
+  if (at === 'value' && k && v && v.line > k.line && isCollection(valueNode)) r = k;
+  return r ? { line: r.line, column: r.col } : {};
+}
+
+function pointer(path: string): (string | number)[] {
+  return path
+    .split('/')
+    .filter((s) => s !== '')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+/** The known key closest to an unknown one (typo or case), if close. */
+function closest(word: string, known: string[]): string | undefined {
+  const dist = (a: string, b: string): number => {
+    const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+    // Optimal string alignment: a swap of two neighbours counts as one edit.
+    for (let i = 1; i <= a.length; i++) {
+      for (let j = 1; j <= b.length; j++) {
+        const row = d[i]!;
+        row[j] = Math.min(d[i - 1]![j]! + 1, row[j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+        if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j]!, d[i - 2]![j - 2]! + 1);
+      }
+    }
+    return d[a.length]![b.length]!;
+  };
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const k of known) {
+    const dd = dist(word.toLowerCase(), k.toLowerCase());
+    if (dd < bestD) [best, bestD] = [k, dd];
+  }
+  return best !== undefined && bestD <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
+}
+
+function shown(v: unknown): string {
+  if (v === undefined) return '';
+  if (v === null) return ' (got an empty value)';
+  const s = JSON.stringify(v) ?? String(v);
+  return ` (got ${s.length > 60 ? s.slice(0, 59) + '…' : s})`;
+}
+
+/** Every schema problem of `p.data` as issues (one per path, the first error there). */
+function schemaIssues(p: Parsed, schema: TSchema, prefix: (string | number)[] = []): ScenarioIssue[] {
+  const seen = new Set<string>();
+  const out: ScenarioIssue[] = [];
+  const errors: ValueError[] = [...Value.Errors(schema, p.data)];
+  for (const e of errors) {
+    const path = [...prefix, ...pointer(e.path)];
+    const key = renderPath(path);
+    // A union's own error follows the errors of its branches: the union's words are better.
+    if (seen.has(key)) continue;
+    const union = errors.find((x) => x.path === e.path && x.type === ValueErrorType.Union);
+    seen.add(key);
+    const s = (union?.schema ?? e.schema) as SchemaLike;
+    let message: string;
+    let at: 'key' | 'value' = 'value';
+    let where = path;
+    switch (e.type) {
+      case ValueErrorType.ObjectAdditionalProperties: {
+        const word = String(path[path.length - 1]);
+        const known = Object.keys((e.schema as SchemaLike).properties ?? {});
+        const near = closest(word, known);
+        message = `unknown key "${word}": ${near ? `did you mean "${near}"? ` : ''}remove it or fix its spelling; the keys allowed here are ${known.join(', ')}`;
+        at = 'key';
+        break;
+      }
+      case ValueErrorType.ObjectRequiredProperty:
+        message = `missing key "${String(path[path.length - 1])}": add it (${s['x-form'] ?? expected(s)}${s.description ? `: ${s.description}` : ''})`;
+        where = path.slice(0, -1);
+        at = 'key';
+        break;
+      default: {
+        const v = e.value;
+        let fix = '';
+        const wantsNumber = s.type === 'number' || s.type === 'integer' || (s.anyOf ?? []).some((b) => b.type === 'number' || b.type === 'integer');
+        if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) && wantsNumber && !(s.anyOf ?? []).some((b) => b.type === 'string')) fix = ': write the number without quotes';
+        else if (v === null) fix = ': write a value after the colon, or remove the key';
+        else if (s.description) fix = ` (${s.description})`;
+        message = `must be ${s['x-form'] ?? expected(s)}${shown(v)}${fix}`;
+      }
+    }
+    out.push({ file: p.file, ...locate(p, where, at), path: key, message, ...(e.type === ValueErrorType.ObjectAdditionalProperties ? { suggests: suggestionOf(message) } : {}) } as ScenarioIssue);
+  }
+  // A misspelt required key is one problem: the unknown key's "did you mean" says it all.
+  const suggested = new Set(out.flatMap((i) => ((i as { suggests?: string }).suggests ? [`${i.path.replace(/(\.|^)[^.[\]]+$/, '')}|${(i as { suggests?: string }).suggests}`] : [])));
+  return out
+    .filter((i) => !(i.message.startsWith('missing key') && suggested.has(`${i.path.replace(/(\.|^)[^.[\]]+$/, '')}|${i.path.replace(/^.*[.]/, '')}`)))
+    .map((i) => {
+      const { suggests: _, ...rest } = i as ScenarioIssue & { suggests?: string };
+      return rest;
+    });
+}
+
+function suggestionOf(message: string): string | undefined {
+  return /did you mean "([^"]+)"/.exec(message)?.[1];
+}
+
+/** Issues at a path set on the command line say so (the file does not hold that value). */
+function markOverridden(issues: ScenarioIssue[], overrides: readonly ScenarioOverride[]): ScenarioIssue[] {
+  return issues.map((i) => {
+    const o = overrides.find((x) => {
+      const p = parsePath(x.path);
+      return p !== null && (i.path === renderPath(p) || i.path.startsWith(renderPath(p) + '.') || i.path.startsWith(renderPath(p) + '['));
+    });
+    return o ? { ...i, message: `${i.message} (the value comes from --set ${o.path}=${o.value})` } : i;
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Durations.
+
+/** Seconds (a number) or `1h30m`, `90s`, `250ms` → ms. */
+export function durationMs(v: number | string): number {
+  if (typeof v === 'number') return Math.round(v * 1000);
+  let ms = 0;
+  for (const m of v.matchAll(/(\d+(?:\.\d+)?)\s*(ms|h|m|s)/g)) {
+    const n = Number(m[1]);
+    ms += m[2] === 'h' ? n * 3_600_000 : m[2] === 'm' ? n * 60_000 : m[2] === 's' ? n * 1000 : n;
+  }
+  return Math.round(ms);
+}
+
+/** ms → `1h30m`, `10m`, `45s`, `0s`. */
+export function formatDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = Math.round((ms % 60_000) / 1000);
+  return `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${s ? `${s}s` : ''}` || `${ms}ms`;
+}
+
+// ---------------------------------------------------------------------------------------
+// Loading.
+
+function loadRegionDir(scenario: Parsed, dirSpec: string, issues: ScenarioIssue[]): SimRegion[] {
+  const dir = resolve(dirname(scenario.file), dirSpec);
+  const at = { file: scenario.file, ...locate(scenario, ['regions', 'dir']), path: 'regions.dir' };
+  let names: string[];
+  try {
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error(), { code: 'ENOTDIR' });
+    names = readdirSync(dir)
+      .filter((n) => (n.endsWith('.yaml') || n.endsWith('.yml')) && !n.startsWith('.'))
+      .sort();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    issues.push({ ...at, message: `cannot read the regions folder ${dir} (${code === 'ENOENT' ? 'it does not exist' : code === 'ENOTDIR' ? 'it is not a folder' : (code ?? String(e))}): give a folder of region files relative to the scenario file, e.g. ../../regions` });
+    return [];
+  }
+  if (names.length < 2) {
+    issues.push({ ...at, message: `the regions folder ${dir} has ${names.length} region file(s): the simulator needs at least 2` });
+    return [];
+  }
+  const out: SimRegion[] = [];
+  for (const n of names) {
+    const rp = readYaml(join(dir, n), issues);
+    if (!rp) continue;
+    const before = issues.length;
+    if (rp.data === null || typeof rp.data !== 'object' || Array.isArray(rp.data)) {
+      issues.push({ file: rp.file, path: '', message: 'expected a region (id:, name:, location:, endpoints:, …) as key: value lines (see regions/README.md)' });
+      continue;
+    }
+    // Defaults first (bias: 0), as the configuration loader fills them.
+    rp.data = Value.Default(RegionSchema, rp.data);
+    issues.push(...schemaIssues(rp, RegionSchema));
+    if (issues.length > before) continue;
+    const r = rp.data as RegionConfig;
+    if (r.capacity?.units === undefined) {
+      issues.push({ file: rp.file, ...locate(rp, [], 'key'), path: 'capacity', message: 'the simulator needs the region\'s capacity: add capacity: { units: N } (e.g. its GPUs)' });
+      continue;
+    }
+    const v4 = r.endpoints.map((e) => e.address).filter((a) => isIP(a) === 4);
+    if (v4.length === 0) {
+      issues.push({ file: rp.file, ...locate(rp, ['endpoints']), path: 'endpoints', message: 'the simulator answers A queries: give the region at least one IPv4 endpoint' });
+      continue;
+    }
+    out.push({
+      id: r.id,
+      name: r.name,
+      lat: r.location.lat,
+      lon: r.location.lon,
+      bias: r.bias ?? 0,
+      capacityUnits: r.capacity.units,
+      ...(r.power?.importLimitW !== undefined ? { importLimitW: r.power.importLimitW } : {}),
+      ...(r.power?.fullLoadW !== undefined ? { fullLoadW: r.power.fullLoadW } : {}),
+      v4,
+    });
+  }
+  return out;
+}
+
+/** A setting given on the command line (--set PATH=VALUE): VALUE is read as YAML (30m, 0.5, false, { a: 1 }). */
+export interface ScenarioOverride {
+  path: string;
+  value: string;
+}
+
+/** `events[0].notice` or `events.0.notice` → ['events', 0, 'notice']; null when malformed. */
+export function parsePath(path: string): (string | number)[] | null {
+  if (!/^[A-Za-z_][\w-]*(\[\d+\]|\.[\w-]+)*$/.test(path)) return null;
+  const out: (string | number)[] = [];
+  for (const m of path.matchAll(/([\w-]+)|\[(\d+)\]/g)) out.push(m[2] !== undefined ? Number(m[2]) : /^\d+$/.test(m[1]!) ? Number(m[1]) : m[1]!);
+  return out;
+}
+
+/** Applies overrides to parsed data (creating mappings on the way); problems as issues. */
+function applyOverrides(p: Parsed, overrides: readonly ScenarioOverride[], issues: ScenarioIssue[]): void {
+  for (const o of overrides) {
+    const path = parsePath(o.path);
+    const where = { file: `${p.file} (--set ${o.path}=${o.value})`, path: o.path };
+    if (!path || path.length === 0) {
+      issues.push({ ...where, message: 'the path is not a setting path: write it like events[0].notice or policies.gridsteer.ttl' });
+      continue;
+    }
+    let value: unknown;
+    try {
+      value = parseYaml(o.value);
+    } catch (e) {
+      issues.push({ ...where, message: `the value is not valid YAML (${(e as Error).message.split('\n')[0]}): quote it or fix it` });
+      continue;
+    }
+    let node = p.data as Record<string | number, unknown>;
+    let ok = true;
+    for (let i = 0; i < path.length - 1; i++) {
+      const seg = path[i]!;
+      let next = node[seg];
+      if (next === undefined || next === null) {
+        if (typeof seg === 'number' || typeof path[i + 1] === 'number') {
+          issues.push({ ...where, message: `${renderPath(path.slice(0, i + 1))} does not exist in the file: a list item can only be changed, not added` });
+          ok = false;
+          break;
+        }
+        next = node[seg] = {};
+      }
+      if (typeof next !== 'object') {
+        issues.push({ ...where, message: `${renderPath(path.slice(0, i + 1))} is ${JSON.stringify(next)}, not a mapping or list: shorten the path` });
+        ok = false;
+        break;
+      }
+      node = next as Record<string | number, unknown>;
+    }
+    if (ok) node[path[path.length - 1]!] = value;
+  }
+}
+
+/** Planner settings whose value is a record of fixed keys (checked key by key). */
+const FIXED_KEY_SETTINGS = ['drain', 'saturation', 'stale'];
+
+/** The planner settings a scenario may replace: every key of defaultSettings() but regions. */
+export function plannerKeys(): string[] {
+  return Object.keys(defaultSettings([])).filter((k) => k !== 'regions');
+}
+
+/**
+ * Reads and checks a scenario file. Throws ScenarioError (every problem found) and nothing
+ * else for bad input.
+ */
+export function loadScenario(file: string, overrides: readonly ScenarioOverride[] = []): Scenario {
+  const abs = resolve(file);
+  const issues: ScenarioIssue[] = [];
+  const p = readYaml(abs, issues);
+  if (!p) throw new ScenarioError(issues);
+  if (p.data === null || typeof p.data !== 'object' || Array.isArray(p.data)) {
+    throw new ScenarioError([{ file: abs, path: '', message: 'expected a scenario as key: value lines (title:, hours:, regions:, events:, …; see bench/scenarios/README.md)' }]);
+  }
+  applyOverrides(p, overrides, issues);
+  if (issues.length > 0) throw new ScenarioError(issues);
+  issues.push(...schemaIssues(p, ScenarioSchema));
+  if (issues.length > 0) throw new ScenarioError(markOverridden(issues, overrides));
+  const f = p.data as ScenarioFile;
+  const issue = (path: (string | number)[], message: string, at: 'key' | 'value' = 'value') => issues.push({ file: abs, ...locate(p, path, at), path: renderPath(path), message });
+
+  // The fleet.
+  let regions: SimRegion[] = [];
+  let regionsFrom = 'inline';
+  if ((f.regions.dir === undefined) === (f.regions.list === undefined)) {
+    issue(['regions'], 'give exactly one of dir (a folder of region files) or list (the regions inline)', 'key');
+  } else if (f.regions.dir !== undefined) {
+    regions = loadRegionDir(p, f.regions.dir, issues);
+    regionsFrom = f.regions.dir;
+  } else {
+    regions = f.regions.list!.map((r, i) => ({
+      id: r.id,
+      name: r.name ?? r.id,
+      lat: r.lat,
+      lon: r.lon,
+      bias: r.bias ?? 0,
+      capacityUnits: r.capacityUnits,
+      ...(r.importLimitW !== undefined ? { importLimitW: r.importLimitW } : {}),
+      ...(r.fullLoadW !== undefined ? { fullLoadW: r.fullLoadW } : {}),
+      v4: [r.address ?? `198.18.0.${i + 1}`],
+    }));
+    f.regions.list!.forEach((r, i) => {
+      if (r.address !== undefined && isIP(r.address) !== 4) issue(['regions', 'list', i, 'address'], `must be an IPv4 address (got ${r.address}): the simulator answers A queries`);
+    });
+  }
+  const ids = new Set<string>();
+  regions.forEach((r, i) => {
+    if (ids.has(r.id)) issue(f.regions.list ? ['regions', 'list', i, 'id'] : ['regions', 'dir'], `region id "${r.id}" appears twice: give every region its own id`);
+    ids.add(r.id);
+  });
+
+  const hoursMs = Math.round(f.hours * 3_600_000);
+  const epochText = f.epoch ?? DEFAULT_EPOCH;
+  const epoch = Date.parse(epochText);
+  if (!Number.isFinite(epoch)) issue(['epoch'], `is not a valid time (got ${epochText}): write a UTC time such as ${DEFAULT_EPOCH}`);
+
+  // Events and their facts.
+  const eventIds = new Set<string>();
+  const events: ScenarioEvent[] = [];
+  f.events.forEach((e, i) => {
+    const at = durationMs(e.at);
+    const dur = durationMs(e.duration);
+    const notice = e.notice === undefined ? 0 : durationMs(e.notice);
+    if (eventIds.has(e.id)) issue(['events', i, 'id'], `event id "${e.id}" appears twice: give every event its own id`);
+    eventIds.add(e.id);
+    if (regions.length > 0 && !ids.has(e.region)) issue(['events', i, 'region'], `"${e.region}" is not a region of the fleet: use one of ${[...ids].sort().join(', ')}`);
+    if (dur <= 0) issue(['events', i, 'duration'], 'must be longer than 0: give how long the event lasts, e.g. 1h');
+    if (at >= hoursMs) issue(['events', i, 'at'], `starts at ${formatDuration(at)}, after the simulation ends (hours: ${f.hours}): start it earlier or raise hours`);
+    else if (at + dur > hoursMs) issue(['events', i, 'duration'], `the event ends at ${formatDuration(at + dur)}, after the simulation ends (${formatDuration(hoursMs)}): shorten it or raise hours to at least ${Math.ceil(((at + dur) / 3_600_000) * 100) / 100}`);
+    let effect: EventEffect;
+    if (e.effect.kind === 'throttle') {
+      if (e.effect.share === undefined) issue(['events', i, 'effect'], 'a throttle needs share: the share of GPUs lost, e.g. share: 0.5', 'key');
+      effect = { kind: 'throttle', share: e.effect.share ?? 0.5 };
+    } else {
+      if (e.effect.share !== undefined) issue(['events', i, 'effect', 'share'], 'only a throttle has a share: remove it (power-off stops the region entirely)', 'key');
+      effect = { kind: 'power-off' };
+    }
+    const T = epoch + at;
+    const E = T + dur;
+    const announce = T - notice;
+    const facts: ScenarioFact[] = [];
+    (e.facts ?? []).forEach((fa, j) => {
+      const base = { ...(fa.value ?? {}) };
+      const value: Record<string, unknown> = fa.kind === 'grid.event' ? { id: e.id, ...base, start: T, end: E } : { ...base, start: T, end: E, issued: announce };
+      const key = fa.key ?? (fa.kind === 'grid.event' ? String(value.id) : typeof value.zone === 'string' ? value.zone : 'zone');
+      const signal: Signal = { region: e.region, kind: fa.kind as SignalKind, source: fa.source, key, observedAt: announce, expiresAt: E + 1, value };
+      if (Number.isFinite(epoch) && ids.has(e.region)) {
+        try {
+          validateSignal(signal, announce, ids);
+        } catch (err) {
+          if (!(err instanceof SignalError)) throw err;
+          const field = err.field === '(signal)' ? [] : err.field.split('.');
+          const fixed = field[0] === 'value' && (field[1] === 'start' || field[1] === 'end' || field[1] === 'issued');
+          const msg = err.message.slice(err.field.length + 2);
+          issue(['events', i, 'facts', j, ...field], `${msg}${fixed ? ' (start and end come from the event\'s at and duration)' : ''}`);
+        }
+      }
+      facts.push({ kind: fa.kind, source: fa.source, key, value, repeatMs: fa.repeat === undefined ? 60_000 : durationMs(fa.repeat) });
+      if (fa.repeat !== undefined && durationMs(fa.repeat) < 1000) issue(['events', i, 'facts', j, 'repeat'], 'must be at least 1s: a source cannot re-report faster than that here');
+    });
+    events.push({ id: e.id, region: e.region, atMs: at, durationMs: dur, noticeMs: notice, effect, facts });
+  });
+
+  // The world.
+  const w = f.world ?? {};
+  const session: SessionLengthParams = { ...DEFAULT_SESSION_LENGTH, ...(w.session ?? {}) };
+  if (session.tailMaxS <= session.tailMinS) issue(['world', 'session', 'tailMaxS'], `must be greater than tailMinS (${session.tailMinS})`);
+  const demandShare = w.demandShare ? (Object.fromEntries(CONTINENTS.map((c) => [c, w.demandShare![c] ?? 0])) as Record<Continent, number>) : DEFAULT_WORLD.demandShare;
+  if (CONTINENTS.reduce((s, c) => s + demandShare[c], 0) <= 0) issue(['world', 'demandShare'], 'give at least one continent a share above 0');
+  const world: WorldParams = {
+    sessionsPerHour: w.sessionsPerHour ?? DEFAULT_WORLD.sessionsPerHour,
+    subnets: w.subnets ?? DEFAULT_WORLD.subnets,
+    clientsPerSubnet: w.clientsPerSubnet ?? DEFAULT_WORLD.clientsPerSubnet,
+    resolvers: w.resolvers ?? DEFAULT_WORLD.resolvers,
+    clampingResolvers: w.clampingResolvers ?? DEFAULT_WORLD.clampingResolvers,
+    clampTtlS: w.clampTtl ?? DEFAULT_WORLD.clampTtlS,
+    ttlIgnoringClients: w.ttlIgnoringClients ?? DEFAULT_WORLD.ttlIgnoringClients,
+    idleTimeoutMs: w.idleTimeout === undefined ? DEFAULT_WORLD.idleTimeoutMs : durationMs(w.idleTimeout),
+    session,
+    fleetHeadroom: w.fleetHeadroom ?? DEFAULT_WORLD.fleetHeadroom,
+    demandShare,
+    retryBackoffMs: w.retryBackoff ? w.retryBackoff.map(durationMs) : DEFAULT_WORLD.retryBackoffMs,
+    warmupMs: w.warmup === undefined ? DEFAULT_WORLD.warmupMs : durationMs(w.warmup),
+    scrapeIntervalMs: w.scrapeInterval === undefined ? DEFAULT_WORLD.scrapeIntervalMs : durationMs(w.scrapeInterval),
+    scrapeSource: w.scrapeSource ?? DEFAULT_WORLD.scrapeSource,
+    probeIntervalMs: w.probeInterval === undefined ? DEFAULT_WORLD.probeIntervalMs : durationMs(w.probeInterval),
+    name: w.name ?? DEFAULT_WORLD.name,
+    bucketMs: w.bucket === undefined ? DEFAULT_WORLD.bucketMs : durationMs(w.bucket),
+  };
+  for (const [k, min] of [
+    ['scrapeInterval', 1000],
+    ['probeInterval', 1000],
+    ['bucket', 10_000],
+  ] as const) {
+    const v = k === 'scrapeInterval' ? world.scrapeIntervalMs : k === 'probeInterval' ? world.probeIntervalMs : world.bucketMs;
+    if (v < min) issue(['world', k], `must be at least ${formatDuration(min)} (got ${formatDuration(v)})`);
+  }
+  if (world.idleTimeoutMs < 1000) issue(['world', 'idleTimeout'], `must be at least 1s (got ${formatDuration(world.idleTimeoutMs)})`);
+
+  // Policies.
+  const po = f.policies ?? {};
+  const gs = po.gridsteer ?? {};
+  const planner = gs.planner ?? {};
+  const defaults = defaultSettings([]) as unknown as Record<string, unknown>;
+  const known = plannerKeys();
+  for (const [k, v] of Object.entries(planner)) {
+    if (!known.includes(k)) {
+      const near = closest(k, known);
+      issue(['policies', 'gridsteer', 'planner', k], `unknown planner setting "${k}": ${near ? `did you mean "${near}"? ` : ''}the settings are ${known.join(', ')}`, 'key');
+      continue;
+    }
+    const d = defaults[k];
+    const kind = (x: unknown) => (Array.isArray(x) ? 'a list' : x === null ? 'null' : typeof x === 'object' ? 'a mapping' : `a ${typeof x}`);
+    if (kind(v) !== kind(d)) {
+      issue(['policies', 'gridsteer', 'planner', k], `must be ${kind(d)} like the default ${JSON.stringify(d)}${shown(v)}`);
+      continue;
+    }
+    // Settings that are records of fixed keys (drain, saturation, stale): each key is merged, so each must be known.
+    if (FIXED_KEY_SETTINGS.includes(k)) {
+      const dm = d as Record<string, unknown>;
+      for (const [sk, sv] of Object.entries(v as Record<string, unknown>)) {
+        const here = ['policies', 'gridsteer', 'planner', k, sk];
+        if (!(sk in dm)) {
+          const near = closest(sk, Object.keys(dm));
+          issue(here, `unknown key "${sk}" of ${k}: ${near ? `did you mean "${near}"? ` : ''}the keys are ${Object.keys(dm).join(', ')}`, 'key');
+        } else if (kind(sv) !== kind(dm[sk])) issue(here, `must be ${kind(dm[sk])} like the default ${JSON.stringify(dm[sk])}${shown(sv)}`);
+      }
+    }
+  }
+  const policies: PolicyParams = {
+    static: { ttl: po.static?.ttl ?? DEFAULT_POLICIES.static.ttl },
+    reactive: {
+      ttl: po.reactive?.ttl ?? DEFAULT_POLICIES.reactive.ttl,
+      checkIntervalMs: po.reactive?.checkInterval === undefined ? DEFAULT_POLICIES.reactive.checkIntervalMs : durationMs(po.reactive.checkInterval),
+      failureThreshold: po.reactive?.failureThreshold ?? DEFAULT_POLICIES.reactive.failureThreshold,
+      successThreshold: po.reactive?.successThreshold ?? DEFAULT_POLICIES.reactive.successThreshold,
+    },
+    gridsteer: {
+      ttl: gs.ttl ?? DEFAULT_POLICIES.gridsteer.ttl,
+      minTtl: gs.minTtl ?? DEFAULT_POLICIES.gridsteer.minTtl,
+      goaway: gs.goaway ?? DEFAULT_POLICIES.gridsteer.goaway,
+      whenAllDown: gs.whenAllDown ?? DEFAULT_POLICIES.gridsteer.whenAllDown,
+      demand: gs.demand ?? DEFAULT_POLICIES.gridsteer.demand,
+      planner: { ...planner },
+    },
+  };
+  if (policies.reactive.checkIntervalMs < 1000) issue(['policies', 'reactive', 'checkInterval'], 'must be at least 1s');
+
+  if (issues.length > 0) throw new ScenarioError(markOverridden(issues, overrides));
+  return {
+    file: abs,
+    name: f.name ?? basename(abs).replace(/\.ya?ml$/, ''),
+    title: f.title,
+    description: (f.description ?? '').trim(),
+    seed: f.seed ?? 1,
+    hoursMs,
+    epoch,
+    regionsFrom,
+    regions,
+    events,
+    world,
+    policies,
+  };
+}

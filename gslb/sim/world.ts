@@ -1,0 +1,197 @@
+/**
+ * The simulated world, built once per run from a scenario, a seed and a scale: the fleet's
+ * regions with their capacity in concurrent sessions, client /24s placed in metros, the
+ * clients (hosts with an HTTP/2 connection pool) in each /24, and the recursive resolvers.
+ * Every policy of a run shares one World, so they face the same clients. Pure: built from
+ * (scenario, seed, scale) only.
+ *
+ * - Demand: world.demandShare per continent, then by metro population (metros.ts). A metro
+ *   gets a number of /24s in proportion to its demand (at least one); its demand is split
+ *   evenly among them, and evenly among each /24's clients.
+ * - Each /24 uses one resolver of a pool; world.clampingResolvers of the resolvers (chosen at
+ *   random) raise every TTL below world.clampTtl to it. world.ttlIgnoringClients of the
+ *   clients (chosen at random) keep their address until their connection breaks.
+ *   TTL-honouring traffic is that of clients that honour TTLs behind resolvers that do.
+ * - Capacity: region r serves units_r × k concurrent sessions, with k such that the fleet's
+ *   total is world.fleetHeadroom × the expected mean number of concurrent sessions
+ *   (arrival rate × mean session length).
+ */
+import { isSpecial } from '../geo/addr.js';
+import { greatCircleKm, rankRegions } from '../policy/distance.js';
+import { METROS, metroWeights, type Metro } from './metros.js';
+import { Alias, Rng } from './rng.js';
+import type { Scenario, SimRegion } from './scenario.js';
+import { meanLengthS } from './sessions.js';
+
+/** Random streams (the seed is shared; each concern draws from its own stream). */
+export const STREAM_WORLD = 1;
+export const STREAM_ARRIVALS = 2;
+export const STREAM_WARM = 3;
+export const STREAM_POLICY = 4;
+
+export interface World {
+  scenario: Scenario;
+  seed: number;
+  scale: number;
+  regions: SimRegion[];
+  regionIndex: Map<string, number>;
+  /** Capacity of each region in concurrent sessions (no event in force). */
+  capacity: Float64Array;
+  /** Metros with demand, and per metro: its home region, its ranking (all regions, nearest first by biased distance) and km to each region. */
+  metros: Metro[];
+  metroHome: Int32Array;
+  metroRanking: Int32Array[];
+  /** km from metro m to region r at m × R + r. */
+  metroKm: Float64Array;
+  /** Demand weight of each metro (sums to 1). */
+  metroWeight: Float64Array;
+  subnetMetro: Int32Array;
+  /** The /24's network address, as an unsigned 32-bit integer. */
+  subnetAddr: Uint32Array;
+  subnetResolver: Int32Array;
+  subnetAlias: Alias;
+  resolverClamps: Uint8Array;
+  clientsPerSubnet: number;
+  /** 1 when the client keeps its address until its connection breaks. */
+  clientIgnoresTtl: Uint8Array;
+  /** 0: TTL-honouring traffic (client and resolver honour TTLs); 1: the rest. */
+  clientClass: Uint8Array;
+  /** Session arrivals per ms. */
+  ratePerMs: number;
+  /** Mean session length, ms. */
+  meanLengthMs: number;
+  /** Expected concurrent sessions, fleet-wide, and per home region. */
+  expectedConcurrent: number;
+  expectedHomeConcurrent: Float64Array;
+  /** Expected share of sessions that are TTL-honouring (from the layout, not the run). */
+  honouringShare: number;
+}
+
+/** Picks exactly round(share × n) of n indices at random (partial Fisher–Yates). */
+function pickShare(n: number, share: number, rng: Rng): Uint8Array {
+  const out = new Uint8Array(n);
+  const k = Math.round(share * n);
+  const idx = Array.from({ length: n }, (_, i) => i);
+  for (let i = 0; i < k; i++) {
+    const j = i + rng.int(n - i);
+    [idx[i], idx[j]] = [idx[j]!, idx[i]!];
+    out[idx[i]!] = 1;
+  }
+  return out;
+}
+
+/** Builds the world. `scale` multiplies sessions per hour, /24s and resolvers (capacity follows demand). */
+export function buildWorld(sc: Scenario, seed: number, scale: number): World {
+  const w = sc.world;
+  const rng = new Rng(seed, STREAM_WORLD);
+  const regions = sc.regions;
+  const R = regions.length;
+  const regionIndex = new Map(regions.map((r, i) => [r.id, i]));
+  const weightsAll = metroWeights(w.demandShare);
+  const metros: Metro[] = [];
+  const mw: number[] = [];
+  METROS.forEach((m, i) => {
+    if (weightsAll[i]! > 0) {
+      metros.push(m);
+      mw.push(weightsAll[i]!);
+    }
+  });
+  const M = metros.length;
+  const sum = mw.reduce((s, x) => s + x, 0);
+  const metroWeight = Float64Array.from(mw, (x) => x / sum);
+  const located = regions.map((r) => ({ id: r.id, location: { lat: r.lat, lon: r.lon }, bias: r.bias }));
+  const metroKm = new Float64Array(M * R);
+  const metroHome = new Int32Array(M);
+  const metroRanking: Int32Array[] = [];
+  metros.forEach((m, i) => {
+    const ranked = rankRegions({ lat: m.lat, lon: m.lon }, located);
+    metroRanking.push(Int32Array.from(ranked, (x) => regionIndex.get(x.id)!));
+    metroHome[i] = regionIndex.get(ranked[0]!.id)!;
+    regions.forEach((r, j) => (metroKm[i * R + j] = greatCircleKm({ lat: m.lat, lon: m.lon }, { lat: r.lat, lon: r.lon })));
+  });
+
+  // /24s per metro in proportion to demand, at least one each.
+  const wantSubnets = Math.max(M, Math.round(w.subnets * scale));
+  const perMetro = Array.from(metroWeight, (x) => Math.max(1, Math.round(x * wantSubnets)));
+  const S = perMetro.reduce((s, x) => s + x, 0);
+  const subnetMetro = new Int32Array(S);
+  const subnetWeights: number[] = [];
+  let k = 0;
+  perMetro.forEach((n, m) => {
+    for (let i = 0; i < n; i++) {
+      subnetMetro[k++] = m;
+      subnetWeights.push(metroWeight[m]! / n);
+    }
+  });
+  const subnetAddr = new Uint32Array(S);
+  const used = new Set<number>();
+  for (let i = 0; i < S; i++) {
+    for (;;) {
+      const a = (rng.u32() & 0xffffff00) >>> 0;
+      if (used.has(a) || isSpecial({ family: 4, hi: a, lo: 0 })) continue;
+      used.add(a);
+      subnetAddr[i] = a;
+      break;
+    }
+  }
+  // Resolvers: a pool per metro in proportion to its /24s (at least one), each /24 uses one at random.
+  const wantResolvers = Math.max(M, Math.round(w.resolvers * scale));
+  const resolversPerMetro = perMetro.map((n) => Math.max(1, Math.round((n / S) * wantResolvers)));
+  const firstResolver: number[] = [];
+  let nRes = 0;
+  for (const n of resolversPerMetro) {
+    firstResolver.push(nRes);
+    nRes += n;
+  }
+  const subnetResolver = new Int32Array(S);
+  for (let i = 0; i < S; i++) {
+    const m = subnetMetro[i]!;
+    subnetResolver[i] = firstResolver[m]! + rng.int(resolversPerMetro[m]!);
+  }
+  const resolverClamps = pickShare(nRes, w.clampingResolvers, rng);
+  const K = w.clientsPerSubnet;
+  const C = S * K;
+  const clientIgnoresTtl = pickShare(C, w.ttlIgnoringClients, rng);
+  const clientClass = new Uint8Array(C);
+  let honouring = 0;
+  for (let c = 0; c < C; c++) {
+    const s = (c / K) | 0;
+    clientClass[c] = clientIgnoresTtl[c] || resolverClamps[subnetResolver[s]!] ? 1 : 0;
+    if (clientClass[c] === 0) honouring += subnetWeights[s]! / K;
+  }
+
+  const ratePerMs = (w.sessionsPerHour * scale) / 3_600_000;
+  const meanLengthMs = meanLengthS(w.session) * 1000;
+  const expectedConcurrent = ratePerMs * meanLengthMs;
+  const units = regions.reduce((s, r) => s + r.capacityUnits, 0);
+  const capacity = Float64Array.from(regions, (r) => (r.capacityUnits / units) * w.fleetHeadroom * expectedConcurrent);
+  const expectedHomeConcurrent = new Float64Array(R);
+  metros.forEach((_, m) => (expectedHomeConcurrent[metroHome[m]!]! += metroWeight[m]! * expectedConcurrent));
+  const wsum = subnetWeights.reduce((s, x) => s + x, 0);
+  return {
+    scenario: sc,
+    seed,
+    scale,
+    regions,
+    regionIndex,
+    capacity,
+    metros,
+    metroHome,
+    metroRanking,
+    metroKm,
+    metroWeight,
+    subnetMetro,
+    subnetAddr,
+    subnetResolver,
+    subnetAlias: new Alias(subnetWeights),
+    resolverClamps,
+    clientsPerSubnet: K,
+    clientIgnoresTtl,
+    clientClass,
+    ratePerMs,
+    meanLengthMs,
+    expectedConcurrent,
+    expectedHomeConcurrent,
+    honouringShare: honouring / wsum,
+  };
+}
