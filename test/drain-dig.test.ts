@@ -44,6 +44,8 @@ before(async () => {
   cfg = writeTestConfig((c) => {
     c.http = { ...(c.http ?? {}), tokensFile: 'tokens.yaml' };
     c.regionsDir = 'regions-hooked';
+    // S fixed at 300 s (it would grow with the 520 s notice): the steps below are T − 455 … T − 335 s.
+    c.policy = { ...(c.policy as Record<string, unknown>), drain: { sessionAllowanceMaxMs: 300_000 } };
   });
   // The example fleet, with a drain hook on us-va pointing at the loopback gateway.
   const dir = join(cfg.dir, 'regions-hooked');

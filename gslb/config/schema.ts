@@ -240,6 +240,7 @@ export const PolicySchema = Type.Object(
     drain: Type.Object(
       {
         sessionAllowanceMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 300_000, description: 'S: how long sessions get to finish between the last answer naming the region expiring and the event start, ms' }),
+        sessionAllowanceMaxMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 5_400_000, description: 'with more notice than the lead needs, S grows to use it up to this, ms: long streams end on their own before the event instead of being cut (at the cost of serving the region\'s clients from farther away for longer); at most sessionAllowanceMs = a fixed S' }),
         marginMs: Type.Integer({ minimum: 250, maximum: 3_600_000, default: 5000, description: 'm: margin before the event start, at least the clock-skew bound (250 ms), ms' }),
         rampMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 120_000, description: 'R: length of the weight ramp ahead of an event, in steps max(minTtl, resolverMinTtl) apart, ms (0 = one step)' }),
         holdMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 120_000, description: 'after an event ends (or is cancelled or cleared) its cap holds this long before the restore (hysteresis against a flapping signal), ms' }),

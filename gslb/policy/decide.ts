@@ -256,11 +256,16 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
     }
     case 'nearest':
     default: {
+      // The nearest region that is up and not refusing new streams (it was not admitted for
+      // lack of weight or headroom: still better than a dark one); else the nearest at all.
       const candidates = [...cell.ranking, ...name.regions.keys()];
-      for (const id of candidates) {
-        const r = name.regions.get(id);
-        if (r && r[fam].length > 0) {
-          if (explain) reasons.push(`${id}: nearest serving region with ${qtype} endpoints, answered although not admitted`);
+      for (const pass of [0, 1]) {
+        for (const id of candidates) {
+          const r = name.regions.get(id);
+          if (!r || r[fam].length === 0) continue;
+          const st = regionStepAt(plan, id, now);
+          if (pass === 0 && (st.down || st.refuse === true)) continue;
+          if (explain) reasons.push(`${id}: nearest ${pass === 0 ? 'region up and taking new streams' : 'serving region (every one is down or refusing)'} with ${qtype} endpoints, answered although not admitted`);
           return { region: id, addresses: r[fam], ttl, ecsScope: scope, rcode: 'answer', reasons };
         }
       }

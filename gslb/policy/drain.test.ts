@@ -14,7 +14,8 @@ const H = 3600 * S;
 
 /** The curve as `offset-from-T-in-s:cap` at every instant where it changes. */
 function shape(i: Partial<CurveInput>, d: Partial<DrainSettings> = {}): string {
-  const c = drainCurve({ start: T, end: T + H, learnedAt: T - 2 * H, cap: 0, ttl0S: 30, ...i }, { ...DEFAULT_DRAIN, ...d });
+  // S fixed at 300 s unless a case lets it grow.
+  const c = drainCurve({ start: T, end: T + H, learnedAt: T - 2 * H, cap: 0, ttl0S: 30, ...i }, { ...DEFAULT_DRAIN, sessionAllowanceMaxMs: 300_000, ...d });
   let prev = 1;
   const out: string[] = [];
   for (const t of c.instants) {
@@ -35,6 +36,8 @@ const cases: [string, Partial<CurveInput>, Partial<DrainSettings>, string][] = [
   ['learned after the event began: at once when learned', { learnedAt: T + 60 * S }, { restoreMs: 0, holdMs: 0 }, '60:0 3600:1'],
   ['cancelled before the ramp began: nothing at all', { until: T - 1000 * S }, {}, ''],
   ['cancelled mid-ramp (after step 2): held at 0.6, then restored from 0.6', { until: T - 400 * S }, { restoreMs: 60_000 }, '-455:0.8 -425:0.6 -250:0.8 -220:1'],
+  ['S grows with the notice: 2 h ahead, S up to 30 min → the ramp ends at T − 1835 s', {}, { sessionAllowanceMaxMs: 1_800_000, restoreMs: 0, holdMs: 0 }, '-1955:0.8 -1925:0.6 -1895:0.4 -1865:0.2 -1835:0 3600:1'],
+  ['S grows only as far as the notice allows: learned 1000 s ahead → S = 815 s, reach at T − 850 s', { learnedAt: T - 1000 * S }, { sessionAllowanceMaxMs: 1_800_000, restoreMs: 0, holdMs: 0 }, '-970:0.8 -940:0.6 -910:0.4 -880:0.2 -850:0 3600:1'],
   ['an open-ended event never restores', { end: Infinity }, {}, '-455:0.8 -425:0.6 -395:0.4 -365:0.2 -335:0'],
 ];
 
@@ -45,7 +48,7 @@ for (const [what, input, d, want] of cases) {
 }
 
 test('drain curve: the shortfall is the notice missing against the lead, and phases are named', () => {
-  const d = DEFAULT_DRAIN;
+  const d = { ...DEFAULT_DRAIN, sessionAllowanceMaxMs: 300_000 };
   const early = drainCurve({ start: T, end: T + H, learnedAt: T - 2 * H, cap: 0, ttl0S: 30 }, d);
   assert.equal(early.shortfallMs, 0);
   assert.equal(early.noticeStart, T - 485 * S);

@@ -7,6 +7,8 @@
  *                                              still sees every step)
  *   reach = T − S − g − m                      the cap is reached: cached answers expire by
  *                                              T − S − m, sessions get S to finish
+ *   S     = clamp(T − L − (TTL0 + R + g + m),  S grows with the notice (L = learned), so long
+ *                 sessionAllowance, …Max)      streams end on their own before T
  *   start = reach − R                          first ramp step
  *   lead  = TTL0 + R + g + S + m               answers' TTLs start shrinking at T − lead
  *                                              (decide bounds a TTL by the next step)
@@ -72,10 +74,11 @@ export function stepSpacingMs(d: DrainSettings): number {
 export function drainCurve(i: CurveInput, d: DrainSettings): DrainCurve {
   const g = stepSpacingMs(d);
   const R = Math.max(0, i.rampMs ?? d.rampMs);
-  const S = d.sessionAllowanceMs;
   const m = d.marginMs;
   const T = i.start;
   const L = i.learnedAt;
+  // S grows with the notice beyond what the rest of the lead needs, up to its maximum.
+  const S = Math.min(Math.max(d.sessionAllowanceMs, d.sessionAllowanceMaxMs), Math.max(d.sessionAllowanceMs, T - L - (i.ttl0S * 1000 + R + g + m)));
   const reach0 = T - S - g - m;
   const start0 = reach0 - R;
   const noticeStart = T - (i.ttl0S * 1000 + R + g + S + m);

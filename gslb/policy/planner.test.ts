@@ -307,6 +307,13 @@ test('spill goes only where there is headroom; what nobody can take is reported'
   assert.deepEqual(regionStepAt(p2, 'c', T).homes, { a: 0.1333 });
   assert.ok(regionStepAt(p2, 'a', T).reasons.some((r) => /65\.0 of 100\.0 q\/s of spill could not be placed on b, c/.test(r)), JSON.stringify(regionStepAt(p2, 'a', T).reasons));
 
+  // b's load read 2 minutes into a's drain (so it includes a's spill): b serves 200 q/s at
+  // 80 %, room for 250, 150 beyond its own: all of a's 100 q/s fit, no limit.
+  const settled = planWith(records(sig('b', 'load.metrics', { kvCacheUse: 0.8 }, { at: T + 120_000 })), [...buckets('a', 1000), ...buckets('b', 1000)]);
+  assert.equal(regionStepAt(settled, 'b', T + 120_000).homes, undefined, JSON.stringify(settled.regions.b));
+  // (With the spill already in the reading and u < 1, it all fits: a limit binds only on
+  // spill newer than the reading, as in p1 and p2; above saturation.kvCacheUse no spill at all.)
+
   // No measured demand, or only the open bucket: no limits at all.
   assert.equal(regionStepAt(planWith(records(load('b', 0.8)), []), 'b', T).homes, undefined);
   assert.equal(regionStepAt(planWith(records(load('b', 0.8)), [{ bucket: 0, home: 'a', name: 'api', queries: 1000 }]), 'b', T).homes, undefined);

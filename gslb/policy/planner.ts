@@ -105,8 +105,13 @@ export interface DrainSettings {
   minTtlS: number;
   /** F, s (policy.resolverMinTtl): the TTL floor resolvers are assumed to clamp to. */
   resolverFloorS: number;
-  /** S: the time sessions get to finish before T, ms. */
+  /** S: the time sessions get to finish before T, ms (at least). */
   sessionAllowanceMs: number;
+  /**
+   * With more notice than the lead needs, S grows to use it, up to this (ms): long streams
+   * then end on their own before T instead of being cut. Equal to sessionAllowanceMs = fixed S.
+   */
+  sessionAllowanceMaxMs: number;
   /** m: margin, at least the clock-skew bound, ms. */
   marginMs: number;
   /** R: the ramp's length, ms (0 = one step). */
@@ -126,6 +131,7 @@ export const DEFAULT_DRAIN: DrainSettings = {
   minTtlS: 5,
   resolverFloorS: 30,
   sessionAllowanceMs: 300_000,
+  sessionAllowanceMaxMs: 5_400_000,
   marginMs: 5_000,
   rampMs: 120_000,
   holdMs: 120_000,
@@ -776,6 +782,8 @@ function sameStep(a: RegionStep, b: RegionStep): boolean {
 
 /** Closed demand buckets the planner averages over (60 s of 10-second buckets). */
 export const DEMAND_WINDOW_BUCKETS = 6;
+/** Spill that began this long before a region's load reading is taken to be in it (demand window and cache turnover), ms. */
+export const SPILL_SETTLE_MS = 60_000;
 /** How many neighbours of a home its spill may go to, nearest first. */
 const SPILL_NEIGHBOURS = 3;
 
@@ -801,9 +809,11 @@ export function demandPerHome(rows: DemandBucket[]): Map<RegionId, number> {
  * has headroom; what no region can take is reported as unplaced demand). From the views of
  * every region at `t` and measured demand D (q/s per home):
  * - a home h sends D_h × (1 − share_h) onward (all of D_h when it is down);
- * - a region n can take `headroom_n = D_n × share_n × (1 − u_n) / u_n` more, where u_n is its
- *   KV-cache or GPU-memory use (load grows with the demand it serves); without a load reading
- *   or demand of its own, its headroom is not known and its admission is not limited;
+ * - a region n serving `S_n` (its own admitted demand D_n × share_n, plus spill from homes
+ *   spilling since SPILL_SETTLE_MS before its load reading) at KV-cache use u_n can take
+ *   `headroom_n = S_n / u_n − D_n × share_n` of spill (load grows with the demand it serves);
+ *   without a load reading or any demand served, its headroom is not known and its admission
+ *   is not limited;
  * - homes (in id order) place their spill on their nearest SPILL_NEIGHBOURS regions in turn;
  *   where a neighbour cannot take all that reaches it, w[h][n] = what it can take ÷ what
  *   reaches it, and the rest goes on.
@@ -814,21 +824,54 @@ function spillLimits(
   views: Map<RegionId, RegionView>,
   util: Map<RegionId, number>,
   demand: Map<RegionId, number>,
+  /** When each home began spilling (its share fell below 1 or it went down), ms epoch. */
+  spillSince: Map<RegionId, number>,
+  /** observedAt of the load reading behind util, per region. */
+  loadAt: Map<RegionId, number>,
 ): { limits: Map<RegionId, Record<RegionId, number>>; reasons: Map<RegionId, string[]>; unplaced: Map<RegionId, number> } {
   const limits = new Map<RegionId, Record<RegionId, number>>();
   const reasons = new Map<RegionId, string[]>();
   const unplaced = new Map<RegionId, number>();
   const located = s.regions.filter((r) => r.location !== undefined) as (PlannerRegion & { location: LatLon })[];
   if (demand.size === 0 || located.length < 2) return { limits, reasons, unplaced };
+  const homes = [...demand.keys()].filter((h) => views.has(h)).sort();
+  const neighboursOf = new Map<RegionId, RegionId[]>();
+  for (const h of homes) {
+    const home = located.find((r) => r.id === h);
+    if (!home) continue;
+    neighboursOf.set(
+      h,
+      rankRegions(home.location, located.map((r) => ({ id: r.id, location: r.location, bias: r.bias ?? 0 })))
+        .map((x) => x.id)
+        .filter((id) => id !== h)
+        .slice(0, SPILL_NEIGHBOURS),
+    );
+  }
+  // What each region serves: its own clients it admits, plus the spill that reaches it from
+  // homes that have been spilling since before its load reading by SPILL_SETTLE_MS (so the
+  // reading u includes that load). Its capacity is served ÷ u, and the room left for spill
+  // is that less its own admitted clients. Spill newer than the reading is not in u yet.
+  const reaching = new Map<RegionId, number>();
+  for (const h of homes) {
+    const v = views.get(h)!;
+    let left = (demand.get(h) ?? 0) * (v.down ? 1 : 1 - v.share);
+    const since = spillSince.get(h) ?? Infinity;
+    for (const n of neighboursOf.get(h) ?? []) {
+      const vn = views.get(n)!;
+      if (vn.down || vn.noSpill || left <= 1e-9) continue;
+      if ((loadAt.get(n) ?? -Infinity) >= since + SPILL_SETTLE_MS) reaching.set(n, (reaching.get(n) ?? 0) + left * vn.share);
+      left -= left * vn.share;
+    }
+  }
   const headroom = new Map<RegionId, number>();
   for (const r of located) {
     const v = views.get(r.id)!;
     const u = util.get(r.id);
-    const own = demand.get(r.id) ?? 0;
-    if (u === undefined || u <= 0 || own <= 0) continue;
-    headroom.set(r.id, v.down ? 0 : Math.max(0, (own * v.share * (1 - u)) / u));
+    const ownServed = (demand.get(r.id) ?? 0) * (v.down ? 0 : v.share);
+    const served = ownServed + (reaching.get(r.id) ?? 0);
+    if (u === undefined || u <= 0 || served <= 0) continue;
+    headroom.set(r.id, v.down ? 0 : Math.max(0, served / u - ownServed));
   }
-  const homes = [...demand.keys()].filter((h) => views.has(h)).sort();
   for (const h of homes) {
     const v = views.get(h)!;
     const home = located.find((r) => r.id === h);
@@ -836,10 +879,7 @@ function spillLimits(
     let left = (demand.get(h) ?? 0) * (v.down ? 1 : 1 - v.share);
     if (left <= 1e-9) continue;
     const sent = left;
-    const neighbours = rankRegions(home.location, located.map((r) => ({ id: r.id, location: r.location, bias: r.bias ?? 0 })))
-      .map((x) => x.id)
-      .filter((id) => id !== h)
-      .slice(0, SPILL_NEIGHBOURS);
+    const neighbours = neighboursOf.get(h) ?? [];
     for (const n of neighbours) {
       const vn = views.get(n)!;
       if (vn.down || vn.noSpill) continue;
@@ -1208,15 +1248,32 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     const tRef = newest;
     const views = viewsAtRef();
     const util = new Map<RegionId, number>();
+    const loadAt = new Map<RegionId, number>();
     for (const region of s.regions) {
       for (const r of rrBy.get(region.id)!.compute) {
         if (r.signal.kind !== 'load.metrics' || phaseAt(r, tRef, s.stale['load.metrics']) === 'stale') continue;
         const v = r.signal.value as LoadMetrics;
         const u = v.kvCacheUse ?? 0;
-        if (u > 0) util.set(region.id, Math.max(util.get(region.id) ?? 0, u));
+        if (u > (util.get(region.id) ?? 0)) {
+          util.set(region.id, u);
+          loadAt.set(region.id, r.signal.observedAt);
+        }
       }
     }
-    const { limits, reasons, unplaced: lost } = spillLimits(s, views, util, demand);
+    // When each home began spilling: the first of the run of steps, up to tRef, in which it
+    // does not take all its clients.
+    const spillSince = new Map<RegionId, number>();
+    for (const region of s.regions) {
+      const steps = regionsOut[region.id] ?? [];
+      let since: number | undefined;
+      for (const st of steps) {
+        if (st.at > tRef) break;
+        const spilling = st.down || (st.homes?.[region.id] ?? st.share) < 1;
+        since = spilling ? (since ?? st.at) : undefined;
+      }
+      if (since !== undefined) spillSince.set(region.id, since);
+    }
+    const { limits, reasons, unplaced: lost } = spillLimits(s, views, util, demand, spillSince, loadAt);
     if (lost.size > 0) unplaced = Object.fromEntries([...lost.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
     // What demand changed in the plan (not the raw counts) goes into the version.
     spillKey = JSON.stringify([[...limits.entries()].sort(), [...reasons.entries()].sort()]);

@@ -25,7 +25,8 @@ function settings(over: Partial<PlannerSettings> = {}): PlannerSettings {
     { id: 'b', location: { lat: 52, lon: 0 }, capacityUnits: 100 },
     { id: 'c', location: { lat: 40, lon: -75 }, capacityUnits: 100 },
   ]);
-  return { ...base, ...over, drain: { ...base.drain, ...(over.drain ?? {}) } };
+  // S fixed at 300 s here (its growth with the notice has its own cases in drain.test.ts).
+  return { ...base, ...over, drain: { ...base.drain, sessionAllowanceMaxMs: 300_000, ...(over.drain ?? {}) } };
 }
 
 const records = foldRecords;
@@ -140,7 +141,7 @@ test('overlapping events: the lower cap wins while both hold; the longer one kee
 });
 
 test('an event for every region of a name: nothing admits, whenAllDown answers (nearest by default, servfail or empty when asked)', () => {
-  const st = settings({ drain: { ...DEFAULT_DRAIN, maxAutoShare: 1, minDrainIntervalMs: 0 } });
+  const st = settings({ drain: { ...DEFAULT_DRAIN, sessionAllowanceMaxMs: 300_000, maxAutoShare: 1, minDrainIntervalMs: 0 } });
   const p = run(snap(records(event('a', {}, T - 2 * H), event('b', {}, T - 2 * H), event('c', {}, T - 2 * H))), st);
   const at = T + 60 * S;
   const got = answers(p, at).share;
@@ -169,7 +170,7 @@ test('safety: gridPolicy starts at most one drain per interval, and takes at mos
   assert.equal(regionStepAt(confirmed, 'b', T).share, 0);
   assert.equal(regionStepAt(confirmed, 'a', T).share, 0);
   // Limits off: all three drain.
-  const off = run(snap(records(event('a', {}, T - 2 * H), event('b', {}, T - 2 * H), event('c', {}, T - 2 * H))), settings({ drain: { ...DEFAULT_DRAIN, maxAutoShare: 1, minDrainIntervalMs: 0 } }));
+  const off = run(snap(records(event('a', {}, T - 2 * H), event('b', {}, T - 2 * H), event('c', {}, T - 2 * H))), settings({ drain: { ...DEFAULT_DRAIN, sessionAllowanceMaxMs: 300_000, maxAutoShare: 1, minDrainIntervalMs: 0 } }));
   assert.deepEqual(['a', 'b', 'c'].map((r) => regionStepAt(off, r, T).share), [0, 0, 0]);
 });
 
@@ -211,4 +212,25 @@ test('shadow: a shadowed source shows the schedule it would have produced, and a
   const p = run(snap(records(event('b', {}, T - 2 * H))), settings({ gridShadow: ['openadr3'] }));
   assert.ok((p.regions.b ?? []).every((s) => s.share === 1 && !s.refuse));
   assert.match(regionStepAt(p, 'b', T - 400 * S).reasons.join(' | '), /shadow: rule load-shed-order .*would apply: cap 0 — now: ramp step 2\/5 toward 0/);
+});
+
+test('whenAllDown nearest: a client no region admits goes to the nearest region that is up and takes new streams, not to its dark home', () => {
+  const at = T + 60 * S;
+  const p: Plan = {
+    version: 'v',
+    configHash: 'c',
+    storeRevision: 1,
+    computedAt: T,
+    regions: {
+      b: [{ at: T, share: 0, down: false, refuse: true, reasons: ['b: load shed in force'] }],
+      a: [{ at: T, share: 1, homes: { b: 0 }, down: false, reasons: ['a: spill from b limited by headroom'] }],
+      c: [{ at: T, share: 1, down: true, reasons: ['c: down'] }],
+    },
+  };
+  const a = decide(p, { ranking: ['b', 'a', 'c'], origin: 'test' }, KEYS[0]!, NAME, 'A', at, { minTtl: 5, explain: true });
+  assert.equal(a.region, 'a', a.reasons.join(' | '));
+  assert.match(a.reasons.at(-1)!, /a: nearest region up and taking new streams/);
+  // Nothing up and open: the nearest at all.
+  const dark: Plan = { ...p, regions: { ...p.regions, a: [{ at: T, share: 0, down: true, reasons: [] }] } };
+  assert.equal(decide(dark, { ranking: ['b', 'a', 'c'], origin: 'test' }, KEYS[0]!, NAME, 'A', at, { minTtl: 5 }).region, 'b');
 });
