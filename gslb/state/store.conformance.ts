@@ -258,6 +258,22 @@ export function storeConformance(name: string, make: () => Promise<ConformanceHa
       assert.ok(![one.override.id, two.override.id].includes(three.override.id));
     });
 
+    it('keeps a fleet freeze (region *) with its per-region hold, and a drain deadline, exactly; and grid facts with their learnedAt and previous content', async (t) => {
+      const store = await open(t);
+      const fz = await store.createOverride({ region: '*', action: 'freeze', ramp: 0, hold: { aa: 0.6, bb: 1, cc: 0 }, actor: 'alice', reason: 'suspect feed', start: T0 }, T0);
+      const dr = await store.createOverride({ region: 'aa', action: 'drain', value: 0, ramp: 120_000, by: T0 + 7_200_000, actor: 'alice', reason: 'PDU swap', start: T0 }, T0);
+      const snap = await store.snapshot();
+      assert.deepEqual(snap.overrides.find((o) => o.id === fz.override.id), { id: fz.override.id, region: '*', action: 'freeze', ramp: 0, hold: { aa: 0.6, bb: 1, cc: 0 }, actor: 'alice', reason: 'suspect feed', start: T0 });
+      assert.deepEqual(snap.overrides.find((o) => o.id === dr.override.id)?.by, T0 + 7_200_000);
+      const ev = (observedAt: number, start: number): Signal => ({ region: 'aa', kind: 'grid.event', source: 'test/conformance', key: 'e1', observedAt, expiresAt: observedAt + 86_400_000, value: { id: 'e1', type: 'load-shed', start, end: start + 3_600_000 } });
+      await store.putSignal(ev(T0, T0 + 7_200_000));
+      await store.putSignal(ev(T0 + 1000, T0 + 7_200_000));
+      const moved = await store.putSignal(ev(T0 + 2000, T0 + 3_600_000));
+      assert.ok(moved.stored);
+      const rec = (await store.snapshot()).records.find((r) => r.signal.kind === 'grid.event')!;
+      assert.deepEqual(rec.fold, { kind: 'grid', learnedAt: T0 + 2000, last: { value: ev(T0, T0 + 7_200_000).value, learnedAt: T0, until: T0 + 2000 } });
+    });
+
     it('rejects endOverride of an unknown or already ended id with not_found, changing nothing', async (t) => {
       const store = await open(t);
       await assert.rejects(store.endOverride('ov-404', 'ops/bob', 'typo', T0), isCode('not_found'));
