@@ -33,6 +33,7 @@ import { plannerSettings, storeFor } from './state/setup.js';
 import type { Plan } from './types.js';
 import { now as clockNow, realMs, testClock } from './clock.js';
 import { DrainHookRunner } from './hooks.js';
+import { nextChangeOf, regionStepAt } from './policy/decide.js';
 import { LeaseRunner } from './state/lease.js';
 import { OperatorService } from './state/operator.js';
 
@@ -323,6 +324,44 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     collect() {
       this.reset();
       for (const [name, c] of collectorHost.counts) for (const outcome of ['stored', 'stale', 'rejected', 'failed'] as const) this.inc({ collector: name, outcome }, c[outcome]);
+    },
+  });
+  new client.Gauge({
+    name: 'gridsteer_unplaced_demand_qps',
+    help: 'measured demand (queries/s) of clients of a home region that no region with headroom could take, per home, from the plan in force (never dropped silently: those clients get whenAllDown)',
+    labelNames: ['home'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [home, q] of Object.entries(prepared.state.plan.unplaced ?? {})) this.set({ home }, q);
+    },
+  });
+  new client.Gauge({
+    name: 'gridsteer_region_share',
+    help: 'admission share of each region now (0 when down), from the plan in force',
+    labelNames: ['region'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const now = clockNow();
+      for (const r of prepared.loaded.regions) {
+        const st = regionStepAt(prepared.state.plan, r.id, now);
+        this.set({ region: r.id }, st.down ? 0 : st.share);
+      }
+    },
+  });
+  new client.Gauge({
+    name: 'gridsteer_region_next_change_timestamp_seconds',
+    help: "when the region's plan next changes (Unix seconds); absent when nothing is scheduled",
+    labelNames: ['region'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const now = clockNow();
+      for (const r of prepared.loaded.regions) {
+        const t = nextChangeOf(prepared.state.plan, r.id, now);
+        if (Number.isFinite(t)) this.set({ region: r.id }, t / 1000);
+      }
     },
   });
   new client.Gauge({

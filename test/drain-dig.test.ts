@@ -24,6 +24,7 @@ import { apiCall, type ApiReply } from './helpers/api.js';
 import { exampleRegions } from './helpers/paths.js';
 import { spawnServer, writeTestConfig, type RunningServer, type TestConfig } from './helpers/server.js';
 import { startDrainGateway, type DrainGateway } from './helpers/drain-gateway.js';
+import { describeMetric, scrape, sumOf } from './helpers/metrics.js';
 
 const OPERATOR = 'drain-dig-operator-token-5e1a';
 const INGEST = 'drain-dig-ingest-token-77f0';
@@ -150,6 +151,14 @@ test('a load-shed order learned 520 s ahead: TTLs shrink from T − lead, client
   assert.ok(refuse, `a call telling the gateway to refuse new streams: ${JSON.stringify(va)}`);
   assert.ok(Date.parse(refuse.at as string) >= T, `refuse from T on: ${String(refuse.at)}`);
   assert.deepEqual(gw.enforced.get('us-va')?.refuseNewStreams, true);
+
+  // /metrics says the same: us-va's share is 0, its next change is the first restore step
+  // (the end E, then 120 s of hold, then 30 s), and the hook calls succeeded.
+  const m = await scrape(srv.http);
+  assert.equal(sumOf(m, 'gridsteer_region_share', { region: 'us-va' }), 0);
+  assert.equal(sumOf(m, 'gridsteer_region_share', { region: 'us-tx' }), 1);
+  assert.equal(sumOf(m, 'gridsteer_region_next_change_timestamp_seconds', { region: 'us-va' }), (E + 150 * S) / 1000);
+  assert.ok(sumOf(m, 'gridsteer_drain_hook_calls_total', { region: 'us-va', outcome: 'ok' }) >= 6, describeMetric(m, 'gridsteer_drain_hook_calls_total'));
 });
 
 test('operator failover over the API: drain by a deadline, status, preview, freeze, undrain — each audited with before and after', async () => {

@@ -306,6 +306,8 @@ test('spill goes only where there is headroom; what nobody can take is reported'
   assert.deepEqual(regionStepAt(p2, 'b', T).homes, { a: 0.25 });
   assert.deepEqual(regionStepAt(p2, 'c', T).homes, { a: 0.1333 });
   assert.ok(regionStepAt(p2, 'a', T).reasons.some((r) => /65\.0 of 100\.0 q\/s of spill could not be placed on b, c/.test(r)), JSON.stringify(regionStepAt(p2, 'a', T).reasons));
+  assert.deepEqual(p2.unplaced, { a: 65 }, 'and the plan reports it as unplaced demand (metric, API)');
+  assert.equal(p1.unplaced, undefined);
 
   // b's load read 2 minutes into a's drain (so it includes a's spill): b serves 200 q/s at
   // 80 %, room for 250, 150 beyond its own: all of a's 100 q/s fit, no limit.
