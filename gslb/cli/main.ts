@@ -34,7 +34,7 @@ operating (against a running server; each takes --server URL --token T --json --
   freeze         freeze on|off --reason TEXT [--until ISO|+2h]   (hold automation where it stands)
   preview        what would change, changing nothing:
                    preview drain <region> [--cap --ramp --by] | undrain <region>
-                   | force <region> up|down [--until] | freeze
+                   | force <region> up|down [--until] | freeze | shadow
                    | event <region> --type load-shed [--start WHEN] --end WHEN
                  durations: 90s, 2m, 1h30m; WHEN: ISO 8601 with a zone (2026-12-01T14:00Z) or +30m
 `;

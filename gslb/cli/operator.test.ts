@@ -286,6 +286,7 @@ test('runOperator: what each command sends', async () => {
     ],
     ['preview', ['event', 'eu-ie', '--type', 'simple', '--level', '2', '--end', '+1h'], 'POST', '/v1/plan/preview', { event: { region: 'eu-ie', type: 'simple', start: NOW, end: NOW + 3_600_000, level: 2 } }],
     ['preview', ['freeze'], 'POST', '/v1/plan/preview', { freeze: true }],
+    ['preview', ['shadow'], 'POST', '/v1/plan/preview', { applyShadow: true }],
   ];
   for (const [cmd, args, method, path, body] of cases) {
     const o = fakeIo(() => json(400, { error: { code: 'GSLB_ERR_VALIDATION', message: 'api: stop here' } }), env);

@@ -385,6 +385,7 @@ ${connectionUsage('viewer')}`,
        gridsteer preview force <region> up|down [--until WHEN]
        gridsteer preview event <region> --type TYPE [--start WHEN] --end WHEN [--level N] [--cap SHARE] [--limit-w W]
        gridsteer preview freeze
+       gridsteer preview shadow      (the plan shadowed grid sources would produce)
 
   What would change, without changing anything (POST /v1/plan/preview): the regions whose
   schedule changes and each region's share of measured demand at the plan's instants.
@@ -402,7 +403,7 @@ export const OPERATOR_COMMANDS: Record<string, string> = {
   force: 'force <region> up|down [--until WHEN] --reason TEXT',
   freeze: 'freeze on|off --reason TEXT [--until WHEN]',
   status: 'status',
-  preview: 'preview drain|undrain|force|event|freeze … (what would change)',
+  preview: 'preview drain|undrain|force|event|freeze|shadow … (what would change)',
 };
 
 // ---------------------------------------------------------------------------------------
@@ -662,8 +663,15 @@ function buildPreview(pos: string[], v: Values, now: number, when: (name: 'by' |
       asked = 'freeze automation';
       break;
     }
+    case 'shadow': {
+      only(what, []);
+      positionals('preview shadow', rest, []);
+      body = { applyShadow: true };
+      asked = 'apply the grid facts of shadowed sources (policy.grid.shadow, or mode shadow)';
+      break;
+    }
     default:
-      throw new Usage(what === undefined ? 'preview needs what to preview: drain, undrain, force, event or freeze' : `preview cannot preview "${what}": drain, undrain, force, event or freeze`);
+      throw new Usage(what === undefined ? 'preview needs what to preview: drain, undrain, force, event, freeze or shadow' : `preview cannot preview "${what}": drain, undrain, force, event, freeze or shadow`);
   }
   return {
     role: 'operator',

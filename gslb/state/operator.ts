@@ -47,6 +47,8 @@ export interface PreviewRequest {
   override?: Omit<OverrideRequest, 'reason'> & { reason?: string };
   event?: { region: string; type: string; start: number; end: number; level?: number; cap?: number; limitW?: number };
   freeze?: boolean;
+  /** Plan as if every shadowed grid source applied (policy.grid.shadow, mode shadow). */
+  applyShadow?: boolean;
 }
 
 export interface Preview {
@@ -123,7 +125,7 @@ export class OperatorService {
     const before = planOf({ configHash, snapshot: snap, settings });
     const overrides = [...snap.overrides];
     let records = snap.records;
-    if (!req.override && !req.event && !req.freeze) throw new OverrideError('body', 'must hold override, event or freeze: what to preview');
+    if (!req.override && !req.event && !req.freeze && !req.applyShadow) throw new OverrideError('body', 'must hold override, event, freeze or applyShadow: what to preview');
     if (req.override) {
       const o = req.override;
       this.known(o.region, 'body.override.region');
@@ -176,7 +178,8 @@ export class OperatorService {
       const hold = gridSharesAt({ configHash, snapshot: snap, settings }, now);
       overrides.push({ id: '~preview-freeze', region: FLEET, action: 'freeze', ramp: 0, hold, actor, reason: 'preview', start: now });
     }
-    const after = planOf({ configHash, snapshot: { ...snap, records, overrides }, settings });
+    const applied = req.applyShadow ? { ...settings, gridMode: 'apply' as const, gridShadow: [] } : settings;
+    const after = planOf({ configHash, snapshot: { ...snap, records, overrides }, settings: applied });
     const changed = [...this.regions()].sort().filter((r) => JSON.stringify(before.regions[r] ?? null) !== JSON.stringify(after.regions[r] ?? null));
     const instants = [now, ...new Set(changed.flatMap((r) => (after.regions[r] ?? []).map((s) => s.at)).filter((t) => t > now))].sort((a, b) => a - b).slice(0, PREVIEW_INSTANTS);
     const demand = demandPerHome(snap.demand);

@@ -85,6 +85,7 @@ const PreviewBody = Type.Object(
       ),
     ),
     freeze: Type.Optional(Type.Boolean({ description: 'preview freezing automation now' })),
+    applyShadow: Type.Optional(Type.Boolean({ description: 'the plan shadowed grid sources would have produced (policy.grid.shadow, policy.grid.mode shadow) if they applied' })),
   },
   { additionalProperties: false },
 );

@@ -1,0 +1,143 @@
+/**
+ * OperatorService over a real MemoryStore and StateService (the planner for real), on a
+ * fixed clock: previews write nothing and show what would change (an event, a freeze, a
+ * shadowed source applied, an undrain); drain, undrain, force and freeze validate their
+ * input naming the field, and each change is audited.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { MemoryStore } from './memory-store.js';
+import { OverrideError, StateService } from './service.js';
+import { OperatorService } from './operator.js';
+import { defaultSettings, type PlannerSettings } from '../policy/planner.js';
+import { regionStepAt } from '../policy/decide.js';
+import type { Plan } from '../types.js';
+
+const NOW = 1_800_000_000_000;
+const S = 1000;
+
+async function setup(over: Partial<PlannerSettings> = {}) {
+  const store = new MemoryStore({ file: null, clock: () => NOW });
+  const base = defaultSettings([
+    { id: 'a', location: { lat: 50, lon: 8 }, capacityUnits: 100 },
+    { id: 'b', location: { lat: 52, lon: 0 }, capacityUnits: 100 },
+    { id: 'c', location: { lat: 40, lon: -75 }, capacityUnits: 100 },
+  ]);
+  const settings = { ...base, ...over };
+  let current: Plan | null = null;
+  const svc = new StateService({ store, log: pino({ level: 'silent' }), configHash: 'cfg', settings, debounceMs: 0, onPlan: (p) => (current = p), clock: () => NOW });
+  await svc.start();
+  const regions = new Set(['a', 'b', 'c']);
+  const op = new OperatorService(svc, () => regions, () => current!, () => NOW);
+  return { svc, op, regions, plan: () => current!, close: () => svc.close() };
+}
+
+const shed = (source: string) => ({
+  region: 'b',
+  kind: 'grid.event',
+  source,
+  key: 'e1',
+  observedAt: NOW,
+  expiresAt: NOW + 24 * 3600 * S,
+  value: { id: 'e1', type: 'load-shed', start: NOW + 7200 * S, end: NOW + 10800 * S },
+});
+
+test('preview of a grid event: the region changes, shares move to its neighbours, nothing is written', async () => {
+  const t = await setup();
+  try {
+    const before = await t.svc.snapshot();
+    const p = await t.op.preview({ event: { region: 'b', type: 'load-shed', start: NOW + 7200 * S, end: NOW + 10800 * S } }, 'alice');
+    assert.deepEqual(p.changed, ['b']);
+    assert.ok(p.shares.length > 3 && p.shares.length <= 24);
+    assert.ok(p.shares[0]!.regions.b! > 0.3, JSON.stringify(p.shares[0]));
+    const drained = p.shares.find((x) => x.at >= NOW + 7200 * S)!;
+    assert.equal(drained.regions.b, 0);
+    assert.ok(Math.abs(Object.values(drained.regions).reduce((n, x) => n + x, 0) + drained.unplaced - 1) < 1e-3, 'shares add up to 1');
+    assert.deepEqual(await t.svc.snapshot(), before, 'nothing written');
+    // A bad event names its field.
+    await assert.rejects(t.op.preview({ event: { region: 'b', type: 'no-such-type', start: NOW, end: NOW + S } }, 'alice'), (e: unknown) => e instanceof OverrideError && /^body\.event\.type/.test(e.field));
+    await assert.rejects(t.op.preview({}, 'alice'), (e: unknown) => e instanceof OverrideError && e.field === 'body');
+  } finally {
+    await t.close();
+  }
+});
+
+test('preview applyShadow: what a shadowed source would have done, while the plan in force ignores it', async () => {
+  const t = await setup({ gridShadow: ['openadr3'] });
+  try {
+    await t.svc.ingest([shed('openadr3/vtn')], t.regions);
+    await t.svc.replan();
+    assert.equal(regionStepAt(t.plan(), 'b', NOW + 7200 * S).share, 1, 'shadowed: not applied');
+    const p = await t.op.preview({ applyShadow: true }, 'alice');
+    assert.deepEqual(p.changed, ['b']);
+    assert.equal(regionStepAt(p.plan, 'b', NOW + 7200 * S).share, 0);
+  } finally {
+    await t.close();
+  }
+});
+
+test('freeze: preview, then on (holding gridPolicy), a second is refused, off; each audited', async () => {
+  const t = await setup();
+  try {
+    await t.svc.ingest([shed('openadr3/vtn')], t.regions);
+    await t.svc.replan();
+    const pv = await t.op.preview({ freeze: true }, 'alice');
+    assert.deepEqual(pv.changed, ['b'], 'freezing now stops the coming drain of b');
+    const on = await t.op.freeze(true, 'VTN looks wrong', undefined, 'alice');
+    assert.deepEqual(on.frozen?.hold, { a: 1, b: 1, c: 1 });
+    await assert.rejects(t.op.freeze(true, 'again', undefined, 'bob'), (e: unknown) => e instanceof OverrideError && e.field === 'body.frozen');
+    await t.svc.replan();
+    assert.equal(regionStepAt(t.plan(), 'b', NOW + 7200 * S).share, 1, 'held at 1 while frozen');
+    assert.equal((await t.op.status()).frozen?.reason, 'VTN looks wrong');
+    const off = await t.op.freeze(false, 'checked', undefined, 'alice');
+    assert.equal(off.ended.length, 1);
+    await t.svc.replan();
+    assert.equal(regionStepAt(t.plan(), 'b', NOW + 7200 * S).share, 0, 'the drain goes on');
+    const audit = await t.svc.audit(10);
+    assert.deepEqual(
+      audit.map((e) => `${e.actor} ${e.action} ${e.reason}`),
+      ['alice override.end checked', 'alice override.create VTN looks wrong'],
+    );
+  } finally {
+    await t.close();
+  }
+});
+
+test('drain, undrain and force validate their input and name the field', async () => {
+  const t = await setup();
+  try {
+    const cases: [string, () => Promise<unknown>, string, RegExp][] = [
+      ['unknown region', () => t.op.drain('zz', { reason: 'x' }, 'alice'), 'params.id', /not a region of this fleet/],
+      ['deadline in the past', () => t.op.drain('a', { reason: 'x', by: NOW - 1 }, 'alice'), 'body.by', /after the start/],
+      ['no reason', () => t.op.drain('a', { reason: '  ' }, 'alice'), 'body.reason', /say why/],
+      ['undrain without a drain', () => t.op.undrain('a', 'nothing to end', 'alice'), 'params.id', /no operator drain/],
+      ['force up without until', () => t.op.force('a', 'up', undefined, 'probe false alarm', 'alice'), 'body.until', /required for force-up/],
+      ['force until in the past', () => t.op.force('a', 'down', NOW - 1, 'x', 'alice'), 'body.until', /in the past/],
+    ];
+    for (const [what, call, field, problem] of cases) {
+      await assert.rejects(call(), (e: unknown) => e instanceof OverrideError && e.field === field && problem.test(e.problem), what);
+    }
+    assert.equal((await t.svc.overrides()).length, 0, 'nothing stored by refused requests');
+  } finally {
+    await t.close();
+  }
+});
+
+test('undrain ramps back from where the drain had brought the region; a new force replaces the old', async () => {
+  const t = await setup();
+  try {
+    await t.op.drain('a', { reason: 'maintenance', cap: 0.2 }, 'alice');
+    const { ended, undrain } = await t.op.undrain('a', 'done early', 'alice');
+    assert.equal(ended.length, 1);
+    assert.deepEqual([undrain?.action, undrain?.value, undrain?.ramp, undrain?.end], ['undrain', 0.2, 300_000, NOW + 300_000]);
+    await t.svc.replan();
+    assert.equal(regionStepAt(t.plan(), 'a', NOW).share, 0.28, 'slow start: step 1 of 10 from 0.2');
+    const first = await t.op.force('c', 'down', NOW + 3600 * S, 'fibre cut', 'alice');
+    const second = await t.op.force('c', 'up', NOW + 600 * S, 'fibre back, probes lag', 'alice');
+    assert.deepEqual(second.ended.map((o) => o.id), [first.force.id]);
+    assert.deepEqual((await t.svc.overrides()).filter((o) => o.region === 'c').map((o) => o.action), ['force-up']);
+  } finally {
+    await t.close();
+  }
+});
