@@ -105,7 +105,7 @@ const REGION_ID_FORM = 'a region id: at most 63 lowercase letters, digits and hy
 
 export const WhenAllDown = Type.Union(
   [Type.Literal('nearest'), Type.Literal('all'), Type.Literal('empty'), Type.Literal('servfail')],
-  { description: 'what to answer when no region admits the client: nearest, all, empty (NODATA) or servfail' },
+  { description: 'what to answer when no region admits the client: nearest (the nearest region up and not refusing new streams, else the nearest at all), all, empty (NODATA) or servfail' },
 );
 
 export const GslbNameSchema = Type.Object(
