@@ -525,6 +525,9 @@ function splitRecords(recs: SignalRecord[], region: PlannerRegion, s: PlannerSet
   return out;
 }
 
+const NO_LIVE: never[] = [];
+const NO_PRIORITY: ReadonlyMap<string, number> = new Map();
+
 /** What viewAt needs besides the region's own records: fleet-wide freezes and the safety pass's floors. */
 interface ViewContext {
   freezes: Override[];
@@ -615,13 +618,13 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
   let refuse = false;
   let grid = 1;
   // OpenADR: among overlapping events of one source and program, the lowest priority number wins.
-  const live: { f: GridFact; p: CurvePoint | undefined; inWindow: boolean }[] = [];
+  const live: { f: GridFact; p: CurvePoint | undefined; inWindow: boolean }[] = rr.facts.length === 0 ? NO_LIVE : [];
   for (const f of rr.facts) {
     const p = f.curve?.at(t);
     const inWindow = t >= f.from && t < f.end;
     if (inWindow || (p !== undefined && p.cap < 1)) live.push({ f, p, inWindow });
   }
-  const bestPriority = new Map<string, number>();
+  const bestPriority: Map<string, number> = live.length === 0 ? (NO_PRIORITY as Map<string, number>) : new Map<string, number>();
   for (const { f } of live) {
     if (f.priority === undefined) continue;
     bestPriority.set(f.priorityKey, Math.min(bestPriority.get(f.priorityKey) ?? Infinity, f.priority));
@@ -663,7 +666,7 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
   // Safety and the operator's freeze act on gridPolicy's share only (measured power and
   // compute are physical facts: no switch makes them untrue).
   const gridRaw = grid;
-  const fr = ctx.freezes.find((o) => o.start <= t && (o.end === undefined || t < o.end));
+  const fr = ctx.freezes.length === 0 ? undefined : ctx.freezes.find((o) => o.start <= t && (o.end === undefined || t < o.end));
   if (fr) {
     const held = fr.hold?.[id] ?? 1;
     if (held !== grid) reasons.push(`${id}: automation frozen by ${fr.actor} (${fr.reason}) [${fr.id}]: gridPolicy held at ${held}${grid < 1 ? `, not ${grid}` : ' (it would lift)'}`);
@@ -1185,16 +1188,20 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   // wherever its view changes. Work and size grow with the changes, not regions × instants.
   const regionsOut: Record<RegionId, RegionStep[]> = {};
   const ctx: ViewContext = { freezes };
-  const schedule = (region: PlannerRegion, c: ViewContext, extra: number[] = []): { steps: RegionStep[]; grid: [number, number][] } => {
+  const schedule = (region: PlannerRegion, c: ViewContext, extra: number[] = []): { steps: RegionStep[]; grid: [number, number][] | null } => {
     const id = region.id;
-    const times = [0, ...[...new Set([...(instants.get(id) ?? []), ...extra])].sort((x, y) => x - y)];
+    const own = instants.get(id);
+    const set = extra.length === 0 ? own : new Set([...(own ?? []), ...extra]);
+    const times = set ? [0, ...set].sort((x, y) => x - y) : [0];
     const steps: RegionStep[] = [];
-    const grid: [number, number][] = [];
+    /** gridPolicy's share at each instant, kept only for regions where it ever falls below 1. */
+    let grid: [number, number][] | null = null;
     const rr = rrBy.get(id)!;
     const ovs = ovsBy.get(id)!;
     for (const t of times) {
       const v = viewAt(region, rr, ovs, t, s, c);
-      grid.push([t, v.gridRaw]);
+      if (grid === null && v.gridRaw < 1) grid = times.filter((x) => x < t).map((x) => [x, 1]);
+      grid?.push([t, v.gridRaw]);
       const st = stepOf(id, v, t, s, ids);
       const last = steps[steps.length - 1];
       if (last && sameStep(last, st)) continue;
@@ -1211,7 +1218,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   for (const region of s.regions) {
     const { steps, grid } = schedule(region, ctx);
     keep(region.id, steps);
-    if (grid.some(([, g]) => g < 1)) gridBy.set(region.id, grid);
+    if (grid) gridBy.set(region.id, grid);
   }
   // Safety limits on gridPolicy (safetyFloors): the regions they hold back are planned again.
   const floors = safetyFloors(s, gridBy);
