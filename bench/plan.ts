@@ -43,7 +43,7 @@ function fleet(n: number): { settings: PlannerSettings; snapshot: StoreSnapshot 
     put({ region: id, kind: 'power.budget', source: 'bms', key: 'site', observedAt: NOW, expiresAt: NOW + 300_000, value: { importLimitW: 8e6 + (r() % 4e6), generationW: r() % 2e6 } });
     if (i % 20 === 3) {
       const start = NOW + (r() % 3_600_000);
-      put({ region: id, kind: 'grid.event', source: 'openadr3/vtn', key: `ev-${i}`, observedAt: NOW, expiresAt: start + 7_200_000, value: { id: `ev-${i}`, start, end: start + 3_600_000, action: 'cap', cap: 0.5 } });
+      put({ region: id, kind: 'grid.event', source: 'openadr3/vtn', key: `ev-${i}`, observedAt: NOW, expiresAt: start + 7_200_000, value: { id: `ev-${i}`, start, end: start + 3_600_000, type: 'cap', cap: 0.5 } });
     }
     if (i % 20 === 11) overrides.push({ id: `ov-${i}`, region: id, action: 'drain', value: 0, ramp: 120_000, actor: 'bench', reason: 'maintenance', start: NOW + (r() % 600_000), end: NOW + 3_600_000 });
   });

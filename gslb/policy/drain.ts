@@ -138,8 +138,18 @@ export function drainCurve(i: CurveInput, d: DrainSettings): DrainCurve {
 }
 
 /** Words for a curve's point, e.g. "ramp step 2/5 toward 0 by 2026-…". */
+const isoCache = new Map<number, string>();
+/** ISO 8601 of an instant, cached (the planner words the same few instants at every step). */
+function iso(t: number): string {
+  let v = isoCache.get(t);
+  if (v === undefined) {
+    if (isoCache.size > 4096) isoCache.clear();
+    isoCache.set(t, (v = new Date(t).toISOString()));
+  }
+  return v;
+}
+
 export function curveWords(c: DrainCurve, p: CurvePoint): string {
-  const iso = (t: number) => new Date(t).toISOString();
   const T = iso(c.input.start);
   switch (p.phase) {
     case 'ramp':

@@ -983,18 +983,19 @@ function safetyFloors(s: PlannerSettings, grid: Map<RegionId, [number, number][]
   const d = s.drain;
   if (grid.size === 0 || (d.maxAutoShare >= 1 && d.minDrainIntervalMs <= 0)) return out;
   const units = new Map(s.regions.map((r) => [r.id, r.capacityUnits ?? 1]));
-  const groups = (s.names ?? [{ name: 'the fleet', regions: s.regions.map((r) => r.id) }]).map((n) => ({
-    name: n.name,
-    regions: n.regions.filter((r) => units.has(r)),
-  }));
+  const groups = (s.names ?? [{ name: 'the fleet', regions: s.regions.map((r) => r.id) }]).map((n) => {
+    const members = new Set(n.regions.filter((r) => units.has(r)));
+    return { name: n.name, members, total: [...members].reduce((x, r) => x + units.get(r)!, 0) };
+  });
+  const ids = [...grid.keys()].sort();
   const times: number[] = [...new Set([...grid.values()].flatMap((xs) => xs.map(([t]) => t)))].sort((a, b) => a - b);
   const cur = new Map<RegionId, number>();
   const idx = new Map<RegionId, number>();
   const onset = new Map<RegionId, number>();
-  const heldUntil = new Map<RegionId, number>();
+  const heldUntil = new Map<RegionId, { until: number; after: RegionId }>();
   let lastStart = -Infinity;
   let lastStartRegion = '';
-  const last = new Map<RegionId, number>();
+  const last = new Map<RegionId, string>();
   const iso = (t: number) => new Date(t).toISOString();
   const insert = (t: number) => {
     let lo = 0;
@@ -1006,6 +1007,12 @@ function safetyFloors(s: PlannerSettings, grid: Map<RegionId, [number, number][]
     }
     if (times[lo] !== t) times.splice(lo, 0, t);
   };
+  /** Why a region is held at an instant, as data (words are made only when a segment starts). */
+  type Hold = { floor: number; interval?: { until: number; after: RegionId }; group?: string };
+  const words = (id: RegionId, h: Hold): string =>
+    h.interval
+      ? `safety: gridPolicy starts draining at most one region per ${d.minDrainIntervalMs / 1000} s without an operator (${h.interval.after} started at ${iso(h.interval.until - d.minDrainIntervalMs)}): held until ${iso(h.interval.until)}; an operator can drain it now (gridsteer drain ${id})`
+      : `safety: gridPolicy may take at most ${Math.round(d.maxAutoShare * 100)} % of ${h.group}'s capacity at once without an operator (regions that started draining earlier come first); an operator can drain it (gridsteer drain ${id})`;
   for (let ti = 0; ti < times.length; ti++) {
     const t = times[ti]!;
     for (const [id, xs] of grid) {
@@ -1017,8 +1024,8 @@ function safetyFloors(s: PlannerSettings, grid: Map<RegionId, [number, number][]
       idx.set(id, k);
     }
     // New drains, in id order at one instant: the interval rule.
-    const why = new Map<RegionId, { floor: number; why: string }>();
-    for (const id of [...grid.keys()].sort()) {
+    const held = new Map<RegionId, Hold>();
+    for (const id of ids) {
       const g = cur.get(id) ?? 1;
       if (g >= 1) {
         onset.delete(id);
@@ -1029,27 +1036,21 @@ function safetyFloors(s: PlannerSettings, grid: Map<RegionId, [number, number][]
         const allowed = d.minDrainIntervalMs > 0 ? Math.max(t, lastStart + d.minDrainIntervalMs) : t;
         onset.set(id, allowed);
         if (allowed > t) {
-          heldUntil.set(id, allowed);
+          heldUntil.set(id, { until: allowed, after: lastStartRegion });
           insert(allowed);
         }
         lastStart = allowed;
         lastStartRegion = id;
       }
-      const until = heldUntil.get(id);
-      if (until !== undefined && t < until) {
-        why.set(id, {
-          floor: 1,
-          why: `safety: gridPolicy starts draining at most one region per ${d.minDrainIntervalMs / 1000} s without an operator (${lastStartRegion === id ? 'another region' : lastStartRegion} started at ${iso(until - d.minDrainIntervalMs)}): held until ${iso(until)}; an operator can drain it now (gridsteer drain ${id})`,
-        });
-      }
+      const hu = heldUntil.get(id);
+      if (hu !== undefined && t < hu.until) held.set(id, { floor: 1, interval: hu });
     }
     // The share of each name's capacity gridPolicy takes.
     if (d.maxAutoShare < 1) {
       for (const gr of groups) {
-        const total = gr.regions.reduce((n, r) => n + units.get(r)!, 0);
-        const allowance = d.maxAutoShare * total;
+        const allowance = d.maxAutoShare * gr.total;
         let taken = 0;
-        const order = gr.regions.filter((r) => (cur.get(r) ?? 1) < 1 && !why.has(r)).sort((a, b) => onset.get(a)! - onset.get(b)! || (a < b ? -1 : 1));
+        const order = ids.filter((r) => gr.members.has(r) && (cur.get(r) ?? 1) < 1 && !held.has(r)).sort((a, b) => onset.get(a)! - onset.get(b)! || (a < b ? -1 : 1));
         for (const r of order) {
           const u = units.get(r)!;
           const want = (1 - (cur.get(r) ?? 1)) * u;
@@ -1059,22 +1060,17 @@ function safetyFloors(s: PlannerSettings, grid: Map<RegionId, [number, number][]
           }
           const floor = round(1 - Math.max(0, allowance - taken) / u);
           taken = Math.max(taken, allowance);
-          const prev = why.get(r);
-          if (!prev || floor > prev.floor) {
-            why.set(r, {
-              floor,
-              why: `safety: gridPolicy may take at most ${Math.round(d.maxAutoShare * 100)} % of ${gr.name}'s capacity at once without an operator (regions that started draining earlier come first); an operator can drain it (gridsteer drain ${r})`,
-            });
-          }
+          const prev = held.get(r);
+          if (!prev || floor > prev.floor) held.set(r, { floor, group: gr.name });
         }
       }
     }
-    for (const id of grid.keys()) {
-      const w = why.get(id);
-      const f = w?.floor ?? 0;
-      if ((last.get(id) ?? 0) === f && (f === 0 || out.get(id)?.at(-1)?.why === w!.why)) continue;
-      last.set(id, f);
-      (out.get(id) ?? out.set(id, []).get(id)!).push({ from: t, floor: f, why: w?.why ?? '' });
+    for (const id of ids) {
+      const h = held.get(id);
+      const key = h ? `${h.floor}|${h.interval?.until ?? ''}|${h.group ?? ''}` : '0';
+      if ((last.get(id) ?? '0') === key) continue;
+      last.set(id, key);
+      (out.get(id) ?? out.set(id, []).get(id)!).push({ from: t, floor: h?.floor ?? 0, why: h ? words(id, h) : '' });
     }
   }
   return out;
@@ -1200,8 +1196,8 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     const ovs = ovsBy.get(id)!;
     for (const t of times) {
       const v = viewAt(region, rr, ovs, t, s, c);
-      if (grid === null && v.gridRaw < 1) grid = times.filter((x) => x < t).map((x) => [x, 1]);
-      grid?.push([t, v.gridRaw]);
+      if (grid === null && v.gridRaw < 1) grid = [[0, 1]];
+      if (grid !== null && grid[grid.length - 1]![1] !== v.gridRaw) grid.push([t, v.gridRaw]);
       const st = stepOf(id, v, t, s, ids);
       const last = steps[steps.length - 1];
       if (last && sameStep(last, st)) continue;
