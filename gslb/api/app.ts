@@ -11,6 +11,8 @@
  * - once closing starts, every route but /healthz and /readyz answers 503 GSLB_ERR_NOT_READY
  *   and /readyz reports not ready.
  */
+import swagger from '@fastify/swagger';
+import { readFileSync } from 'node:fs';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { apiError, toApiError, type ApiError } from './errors.js';
@@ -59,6 +61,12 @@ export interface ApiDeps {
   /** Operator failover: drain, undrain, force, freeze, status, preview (routes/operator.ts); absent = 404. */
   operator?: OperatorRoutesOptions['operator'];
 }
+
+/** Every route an API instance has, as `METHOD /url` (HEAD aside): what the OpenAPI test checks /docs against. */
+export const routeTables = new WeakMap<FastifyInstance, string[]>();
+
+/** The package version, for the OpenAPI description. */
+const VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** Largest accepted request body, in bytes (1 MiB). */
 export const BODY_LIMIT = 1024 * 1024;
@@ -181,6 +189,37 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     const e = apiError('GSLB_ERR_NOT_FOUND', { what: `route ${request.method} ${shown}`, hint: 'the routes are listed in docs/api.md' });
     return reply.code(e.statusCode).send(e.toBody());
   });
+
+  // OpenAPI from the routes' own schemas, served at /docs (JSON) and /docs/openapi.yaml.
+  // Each route's role (from its requireRole hook) is in its description and x-gridsteer-role.
+  const ROUTE_ROLES = new Map<string, string>();
+  const table: string[] = [];
+  routeTables.set(fastify, table);
+  app.addHook('onRoute', (route) => {
+    for (const m of [route.method].flat()) if (m !== 'HEAD') table.push(`${m} ${route.url}`);
+    const hooks = [route.onRequest ?? []].flat() as ({ role?: string } | undefined)[];
+    const role = hooks.find((h) => h?.role !== undefined)?.role;
+    if (role) for (const m of [route.method].flat()) ROUTE_ROLES.set(`${m} ${route.url}`, role);
+  });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'GridSteer API', version: VERSION, description: 'docs/api.md describes every route; errors are the GSLB_ERR_* table of docs/errors.md.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'an API token (roles: viewer, operator, ingest)' } } },
+    },
+    transform: ({ schema, url, route }) => {
+      const role = ROUTE_ROLES.get(`${route.method as string} ${url}`);
+      const out = { ...(schema ?? {}) } as Record<string, unknown>;
+      if (role) {
+        out.security = [{ bearer: [] }];
+        out['x-gridsteer-role'] = role;
+        out.description = `Role: ${role}.${out.description ? ` ${String(out.description)}` : ''}`;
+      }
+      return { schema: out as typeof schema, url };
+    },
+  });
+  app.get('/docs', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/docs/openapi.yaml', { schema: { hide: true } }, async (_request, reply) => reply.type('application/yaml').send(app.swagger({ yaml: true })));
 
   await app.register(probeRoutes, { readiness: deps.readiness, metrics: deps.metrics, closing: () => closing });
   await app.register(configRoutes, { configInfo: deps.configInfo, reload: deps.reload });

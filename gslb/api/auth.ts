@@ -330,5 +330,6 @@ export function requireRole(tokens: TokenStore, role: Role): (request: FastifyRe
  */
 export function registerAuth(app: FastifyInstance, tokens: TokenStore): void {
   app.decorateRequest('identity', null);
-  app.decorate('requireRole', (role: Role) => requireRole(tokens, role));
+  // The hook carries its role, so the OpenAPI description can name it (app.ts).
+  app.decorate('requireRole', (role: Role) => Object.assign(requireRole(tokens, role), { role }));
 }
