@@ -465,6 +465,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   const api = await buildApi({
     log,
     tokens,
+    rateLimit: cfg.http.rateLimit,
     operator,
     readiness,
     metrics,

@@ -411,3 +411,31 @@ test('listens on 127.0.0.1 port 0 and answers a real fetch of /healthz', async (
   assert.equal(missing.status, 401);
   assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'GSLB_ERR_AUTH_REQUIRED');
 });
+
+test('rate limits: operator writes and explain per caller, 429 GSLB_ERR_RATE_LIMITED with Retry-After; refilled over the minute; reads not limited', async (t) => {
+  let now = 1_000_000;
+  const app = await build(t, {
+    rateLimit: { writesPerMinute: 2, explainPerMinute: 1 },
+    clock: () => now,
+    explain: async () => {
+      throw Object.assign(new Error('no client'), { statusCode: 400 });
+    },
+  });
+  const reload = () => app.inject({ method: 'POST', url: '/v1/config/reload', headers: bearer(OPERATOR) });
+  assert.equal((await reload()).statusCode, 200);
+  assert.equal((await reload()).statusCode, 200);
+  const third = await reload();
+  assert.equal(third.statusCode, 429);
+  assert.equal(third.json().error.code, 'GSLB_ERR_RATE_LIMITED');
+  assert.equal(third.headers['retry-after'], '30', 'one write comes back every 30 s at 2 a minute');
+  // Reads are not limited.
+  for (let i = 0; i < 5; i++) assert.equal((await app.inject({ method: 'GET', url: '/v1/config', headers: bearer(VIEWER) })).statusCode, 200);
+  now += 30_000;
+  assert.equal((await reload()).statusCode, 200, 'refilled');
+  assert.equal((await reload()).statusCode, 429);
+  // Explain: its own bucket, per caller.
+  const explain = (token: string) => app.inject({ method: 'GET', url: '/v1/explain?ip=192.0.2.1&name=api.gslb.example.com', headers: bearer(token) });
+  assert.notEqual((await explain(VIEWER)).statusCode, 429);
+  assert.equal((await explain(VIEWER)).statusCode, 429);
+  assert.notEqual((await explain(OPERATOR)).statusCode, 429, 'another caller has its own bucket');
+});

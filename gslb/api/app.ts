@@ -58,6 +58,10 @@ export interface ApiDeps {
   explain(q: ExplainQuery): Promise<ExplainResult>;
   /** Signals, overrides, audit and the plan (routes/state.ts); absent = those routes answer 404. */
   state?: StateApi;
+  /** Requests per minute per caller (token name, else client address); 0 or absent = no limit. */
+  rateLimit?: { writesPerMinute: number; explainPerMinute: number };
+  /** ms clock for the rate limits (tests pass their own). */
+  clock?: () => number;
   /** Operator failover: drain, undrain, force, freeze, status, preview (routes/operator.ts); absent = 404. */
   operator?: OperatorRoutesOptions['operator'];
 }
@@ -182,6 +186,38 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   });
 
   app.setErrorHandler(sendError);
+
+  // Rate limits (token buckets per caller): operator writes, and explain (it walks the geo
+  // table and the plan per call). Ingest (/v1/signals) is machines' traffic, bounded by the
+  // body limit and batch size instead. Runs after the route's auth hook (the caller is known) and
+  // before validation (bad input counts too).
+  const limits = deps.rateLimit;
+  if (limits && (limits.writesPerMinute > 0 || limits.explainPerMinute > 0)) {
+    const clock = deps.clock ?? Date.now;
+    const buckets = new Map<string, { tokens: number; at: number }>();
+    app.addHook('preValidation', async (request) => {
+      const url = request.routeOptions.url ?? '';
+      const write = request.method !== 'GET' && request.method !== 'HEAD' && url !== '/v1/signals';
+      const perMinute = write ? limits.writesPerMinute : url === '/v1/explain' ? limits.explainPerMinute : 0;
+      if (perMinute <= 0) return;
+      const key = `${write ? 'w' : 'e'}|${request.identity?.name ?? `ip:${request.ip}`}`;
+      const now = clock();
+      let b = buckets.get(key);
+      if (!b) {
+        if (buckets.size >= 10_000) buckets.delete(buckets.keys().next().value!);
+        b = { tokens: perMinute, at: now };
+        buckets.set(key, b);
+      }
+      b.tokens = Math.min(perMinute, b.tokens + ((now - b.at) * perMinute) / 60_000);
+      b.at = now;
+      if (b.tokens >= 1) {
+        b.tokens -= 1;
+        return;
+      }
+      const retryAfter = Math.max(1, Math.ceil(((1 - b.tokens) * 60_000) / perMinute / 1000));
+      throw apiError('GSLB_ERR_RATE_LIMITED', { retryAfter }, { headers: { 'retry-after': String(retryAfter) } });
+    });
+  }
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';

@@ -396,7 +396,7 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
     udpPayloadMax: 1232,
     tcp: { idleTimeoutMs: 10000, maxConnections: 1024, maxConnectionsPerClient: 32, maxPipelined: 128 },
   });
-  assert.deepEqual(c.http, { listen: '127.0.0.1:8053' });
+  assert.deepEqual(c.http, { listen: '127.0.0.1:8053', rateLimit: { writesPerMinute: 120, explainPerMinute: 600 } });
   assert.equal(c.workers, 'auto');
   assert.equal(c.regionsDir, 'regions');
   assert.deepEqual(c.policy, {
