@@ -1279,7 +1279,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     const { limits, reasons, unplaced: lost } = spillLimits(s, views, util, demand, spillSince, loadAt);
     if (lost.size > 0) unplaced = Object.fromEntries([...lost.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
     // What demand changed in the plan (not the raw counts) goes into the version.
-    spillKey = JSON.stringify([[...limits.entries()].sort(), [...reasons.entries()].sort()]);
+    if (limits.size > 0 || reasons.size > 0) spillKey = JSON.stringify([[...limits.entries()].sort(), [...reasons.entries()].sort()]);
     for (const region of s.regions) {
       const lim = limits.get(region.id);
       const why = reasons.get(region.id);
