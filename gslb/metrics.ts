@@ -27,6 +27,16 @@ export function createRegistry(stats?: () => DnsStats | undefined, prefix = 'gri
     },
   });
   new client.Counter({
+    name: 'gridsteer_dns_answers_total',
+    help: 'steered answers (A/AAAA of a GSLB name), by name and the region answered ("(none)" when whenAllDown answered without one): traffic share per region',
+    labelNames: ['name', 'region'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const a of stats()?.snapshot().answers ?? []) this.inc({ name: a.name, region: a.region }, a.value);
+    },
+  });
+  new client.Counter({
     name: 'gridsteer_dns_malformed_total',
     help: 'DNS packets that were not a well-formed query, by reason (answered FORMERR/NOTIMP/BADVERS or dropped)',
     labelNames: ['reason'],

@@ -159,6 +159,10 @@ test('a load-shed order learned 520 s ahead: TTLs shrink from T − lead, client
   assert.equal(sumOf(m, 'gridsteer_region_share', { region: 'us-tx' }), 1);
   assert.equal(sumOf(m, 'gridsteer_region_next_change_timestamp_seconds', { region: 'us-va' }), (E + 150 * S) / 1000);
   assert.ok(sumOf(m, 'gridsteer_drain_hook_calls_total', { region: 'us-va', outcome: 'ok' }) >= 6, describeMetric(m, 'gridsteer_drain_hook_calls_total'));
+  // Answers by region count exactly the queries this test sent (nothing else queried the server).
+  for (const region of ['us-va', 'us-tx']) {
+    assert.equal(sumOf(m, 'gridsteer_dns_answers_total', { region }), samples.filter((x) => x.region === region).length, `${region}: ${describeMetric(m, 'gridsteer_dns_answers_total')}`);
+  }
 });
 
 test('operator failover over the API: drain by a deadline, status, preview, freeze, undrain — each audited with before and after', async () => {

@@ -12,7 +12,7 @@ import { admissionSplits, decide, nextChangeOf, type Cell, type CellRange } from
 import { cellsOf, isUniformTable, locateClient, locatedRange, newCellRange, newClientLocation, replyScope, SourceCache } from '../geo/locate.js';
 import type { GeoTable } from '../geo/table.js';
 import type { Plan } from '../types.js';
-import { DnsStats, TRANSPORT_TCP, TRANSPORT_UDP } from './stats.js';
+import { DnsStats, TRANSPORT_TCP, TRANSPORT_UDP, type AnswerCounter } from './stats.js';
 
 /** Steered queries by name, then by the client's home region. */
 export type DemandCounts = Record<string, Record<string, number>>;
@@ -62,6 +62,8 @@ interface CachedDecision {
   ttl: number;
   /** Admission hashing can change the answer inside the cell, or a change is near: decide per query. */
   perQuery: boolean;
+  /** The answer counter of this decision's (name, region). */
+  counter: AnswerCounter;
   /** ms epoch after which the decision must be recomputed. */
   until: number;
 }
@@ -275,15 +277,17 @@ export class Responder {
       const perQuery = admissionSplits(s.plan, cell.ranking, now) || next - now < (st.target.decide.ttl + 1) * 1000;
       const until = Math.min(now + 1000, next);
       const ans = decide(s.plan, cell, loc.key, st.target.decide, qt, now, { minTtl: this.opts.minTtl });
-      d = { template: this.templateOf(fam, ans.rcode, ans.region, ans.addresses.length), ttl: ans.ttl, perQuery, until };
+      d = { template: this.templateOf(fam, ans.rcode, ans.region, ans.addresses.length), ttl: ans.ttl, perQuery, counter: this.stats.counterFor(st.target.decide.name, ans.region), until };
       slots[slot] = d;
     }
     if (!d.perQuery) {
+      d.counter.n++;
       this.ttl = d.ttl;
       this.scope = replyScope(s.geo, this.uniform, loc, false, 0, this.rangeBuf);
       return d.template;
     }
     const ans = decide(s.plan, this.cellWithRange(), loc.key, st.target.decide, qt, now, { minTtl: this.opts.minTtl, ecsSource });
+    this.stats.counterFor(st.target.decide.name, ans.region).n++;
     this.ttl = ans.ttl;
     this.scope = replyScope(s.geo, this.uniform, loc, true, ans.ecsScope, this.rangeBuf);
     return this.templateOf(fam, ans.rcode, ans.region, ans.addresses.length);

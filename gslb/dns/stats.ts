@@ -23,6 +23,17 @@ const NRCODES = RCODES.length;
 const RCODE_INDEX = new Uint8Array(32).fill(RCODES.indexOf(2));
 RCODES.forEach((r, i) => (RCODE_INDEX[r] = i));
 
+/** A boxed counter: the responder keeps one per cached decision and bumps it per answer. */
+export interface AnswerCounter {
+  n: number;
+}
+
+export interface AnswerCount {
+  name: string;
+  region: string;
+  value: number;
+}
+
 export interface QueryCount {
   transport: string;
   qtype: string;
@@ -34,6 +45,8 @@ export interface QueryCount {
 export class DnsStats {
   private readonly queries = new Float64Array(2 * NTYPES * NRCODES);
   private readonly malformedBy = new Map<string, number>();
+  /** Steered answers by name and region (`(none)` when no region was chosen). */
+  private readonly answersBy = new Map<string, Map<string, AnswerCounter>>();
   private readonly droppedBy = new Map<string, number>();
   truncated = 0;
   tcpAccepted = 0;
@@ -46,6 +59,16 @@ export class DnsStats {
     const ti = qtype < 0 ? NO_QUESTION : TYPE_INDEX[qtype & 0xffff]!;
     const ri = rcode >= 0 && rcode < 32 ? RCODE_INDEX[rcode]! : RCODE_INDEX[2]!;
     this.queries[(transport * NTYPES + ti) * NRCODES + ri]!++;
+  }
+
+  /** The counter of steered answers for (name, region); bump its `n`. */
+  counterFor(name: string, region: string | null): AnswerCounter {
+    let byRegion = this.answersBy.get(name);
+    if (!byRegion) this.answersBy.set(name, (byRegion = new Map()));
+    const key = region ?? '(none)';
+    let c = byRegion.get(key);
+    if (!c) byRegion.set(key, (c = { n: 0 }));
+    return c;
   }
 
   malformed(reason: string): void {
@@ -67,8 +90,11 @@ export class DnsStats {
           const qtype = ti === OTHER_TYPE ? 'other' : ti === NO_QUESTION ? 'none' : typeName(COUNTED_TYPES[ti]!);
           queries.push({ transport: TRANSPORTS[tr]!, qtype, rcode: rcodeName(RCODES[ri]!), value });
         }
+    const answers: AnswerCount[] = [];
+    for (const [name, byRegion] of this.answersBy) for (const [region, c] of byRegion) if (c.n > 0) answers.push({ name, region, value: c.n });
     return {
       queries,
+      answers,
       malformed: Object.fromEntries(this.malformedBy),
       dropped: Object.fromEntries(this.droppedBy),
       truncated: this.truncated,
@@ -85,6 +111,8 @@ export class DnsStats {
 
 export interface DnsStatsSnapshot {
   queries: QueryCount[];
+  /** Steered answers by name and region. */
+  answers: AnswerCount[];
   malformed: Record<string, number>;
   dropped: Record<string, number>;
   truncated: number;
