@@ -9,13 +9,14 @@
  * bad YAML, wrong types, unknown keys, unknown regions, events outside the simulated time).
  * It reads only the scenario file and the region files it names.
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { FormatRegistry, Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
-import { LineCounter, parse as parseYaml, parseDocument, isMap, isSeq, isPair, isScalar, isCollection, type Node as YamlNode } from 'yaml';
+import { parse as parseYaml } from 'yaml';
+import { closest, formatIssue, got, locateIn, parseYamlFile, pointerToPath, renderPath, type ConfigIssue, type ParsedFile } from '../config/yaml.js';
 import { RegionSchema, type RegionConfig } from '../config/schema.js';
 import { expected, type SchemaLike } from '../config/describe.js';
 import { defaultSettings } from '../policy/planner.js';
@@ -315,15 +316,8 @@ type ScenarioFile = Static<typeof ScenarioSchema>;
 // ---------------------------------------------------------------------------------------
 // Errors.
 
-export interface ScenarioIssue {
-  file: string;
-  line?: number;
-  column?: number;
-  /** `events[0].effect.kind`; '' for the whole file. */
-  path: string;
-  /** What is wrong and how to fix it. */
-  message: string;
-}
+/** One problem in the scenario file or a region file (the configuration loader's shape). */
+export type ScenarioIssue = ConfigIssue;
 
 export class ScenarioError extends Error {
   readonly issues: ScenarioIssue[];
@@ -334,127 +328,17 @@ export class ScenarioError extends Error {
   }
 }
 
-export function formatScenarioIssue(i: ScenarioIssue): string {
-  const where = i.line ? `${i.file}:${i.line}:${i.column ?? 1}` : i.file;
-  return `  ${where}: ${i.path || '(top level)'}: ${i.message}`;
-}
-
-/** `[events, 0, at]` → `events[0].at`. */
-export function renderPath(path: (string | number)[]): string {
-  let out = '';
-  for (const seg of path) out += typeof seg === 'number' ? `[${seg}]` : out ? `.${seg}` : seg;
-  return out;
-}
-
-interface Parsed {
-  file: string;
-  data: unknown;
-  doc: ReturnType<typeof parseDocument>;
-  lines: LineCounter;
-}
-
-function readYaml(file: string, issues: ScenarioIssue[]): Parsed | null {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'it does not exist' : code === 'EISDIR' ? 'it is a folder' : (code ?? String(e));
-    issues.push({ file, path: '', message: `cannot read the file (${why}): check the path` });
-    return null;
-  }
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    const err = doc.errors[0]!;
-    const pos = lines.linePos(Math.min(err.pos[0], Math.max(0, text.trimEnd().length - 1)));
-    const fix = err.code === 'DUPLICATE_KEY' ? 'a key appears twice in the same mapping: remove one' : 'check the indentation (spaces, not tabs), brackets and quotes';
-    issues.push({ file, line: pos.line, column: pos.col, path: '', message: `YAML syntax: ${err.message.split('\n')[0]}: ${fix}` });
-    return null;
-  }
-  let data: unknown;
-  try {
-    data = doc.toJS({ maxAliasCount: 100 });
-  } catch (e) {
-    issues.push({ file, path: '', message: `YAML: ${(e as Error).message.split('\n')[0]}: define anchors before their aliases, and use few aliases` });
-    return null;
-  }
-  return { file, data, doc, lines };
-}
-
-/** Line and column of the node at `path` (its key when `at` is 'key'); the deepest found when the path leaves the document. */
-function locate(p: Parsed, path: (string | number)[], at: 'key' | 'value' = 'value'): { line?: number; column?: number } {
-  let node: unknown = p.doc.contents;
-  let keyNode: YamlNode | null = null;
-  let valueNode: YamlNode | null = (node as YamlNode) ?? null;
-  for (const seg of path) {
-    if (isMap(node)) {
-      const pair = node.items.find((x) => isPair(x) && isScalar(x.key) && String(x.key.value) === String(seg));
-      if (!pair) break;
-      keyNode = (pair.key as YamlNode) ?? keyNode;
-      node = pair.value;
-      valueNode = (node as YamlNode) ?? keyNode;
-    } else if (isSeq(node)) {
-      const item = node.items[Number(seg)];
-      if (!item) break;
-      node = item;
-      keyNode = null;
-      valueNode = item as YamlNode;
-    } else break;
-  }
-  const pos = (n: YamlNode | null) => (n?.range ? p.lines.linePos(n.range[0]) : undefined);
-  const k = pos(keyNode);
-  const v = pos(valueNode);
-  let r = at === 'key' ? (k ?? v) : v;
-  if (at === 'value' && k && v && v.line > k.line && isCollection(valueNode)) r = k;
-  return r ? { line: r.line, column: r.col } : {};
-}
-
-function pointer(path: string): (string | number)[] {
-  return path
-    .split('/')
-    .filter((s) => s !== '')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
-}
-
-/** The known key closest to an unknown one (typo or case), if close. */
-function closest(word: string, known: string[]): string | undefined {
-  const dist = (a: string, b: string): number => {
-    const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-    // Optimal string alignment: a swap of two neighbours counts as one edit.
-    for (let i = 1; i <= a.length; i++) {
-      for (let j = 1; j <= b.length; j++) {
-        const row = d[i]!;
-        row[j] = Math.min(d[i - 1]![j]! + 1, row[j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-        if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j]!, d[i - 2]![j - 2]! + 1);
-      }
-    }
-    return d[a.length]![b.length]!;
-  };
-  let best: string | undefined;
-  let bestD = Infinity;
-  for (const k of known) {
-    const dd = dist(word.toLowerCase(), k.toLowerCase());
-    if (dd < bestD) [best, bestD] = [k, dd];
-  }
-  return best !== undefined && bestD <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
-}
-
-function shown(v: unknown): string {
-  if (v === undefined) return '';
-  if (v === null) return ' (got an empty value)';
-  const s = JSON.stringify(v) ?? String(v);
-  return ` (got ${s.length > 60 ? s.slice(0, 59) + '…' : s})`;
-}
+/** One line: `  FILE:LINE:COL: path: message`. */
+export const formatScenarioIssue = formatIssue;
+export { renderPath };
 
 /** Every schema problem of `p.data` as issues (one per path, the first error there). */
-function schemaIssues(p: Parsed, schema: TSchema, prefix: (string | number)[] = []): ScenarioIssue[] {
+function schemaIssues(p: ParsedFile, schema: TSchema, prefix: (string | number)[] = []): ScenarioIssue[] {
   const seen = new Set<string>();
   const out: ScenarioIssue[] = [];
   const errors: ValueError[] = [...Value.Errors(schema, p.data)];
   for (const e of errors) {
-    const path = [...prefix, ...pointer(e.path)];
+    const path = [...prefix, ...pointerToPath(e.path)];
     const key = renderPath(path);
     // A union's own error follows the errors of its branches: the union's words are better.
     if (seen.has(key)) continue;
@@ -485,10 +369,10 @@ function schemaIssues(p: Parsed, schema: TSchema, prefix: (string | number)[] = 
         if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) && wantsNumber && !(s.anyOf ?? []).some((b) => b.type === 'string')) fix = ': write the number without quotes';
         else if (v === null) fix = ': write a value after the colon, or remove the key';
         else if (s.description) fix = ` (${s.description})`;
-        message = `must be ${s['x-form'] ?? expected(s)}${shown(v)}${fix}`;
+        message = `must be ${s['x-form'] ?? expected(s)}${got(v)}${fix}`;
       }
     }
-    out.push({ file: p.file, ...locate(p, where, at), path: key, message, ...(e.type === ValueErrorType.ObjectAdditionalProperties ? { suggests: suggestionOf(message) } : {}) } as ScenarioIssue);
+    out.push({ file: p.file, ...locateIn(p, where, at), path: key, message, ...(e.type === ValueErrorType.ObjectAdditionalProperties ? { suggests: suggestionOf(message) } : {}) } as ScenarioIssue);
   }
   // A misspelt required key is one problem: the unknown key's "did you mean" says it all.
   const suggested = new Set(out.flatMap((i) => ((i as { suggests?: string }).suggests ? [`${i.path.replace(/(\.|^)[^.[\]]+$/, '')}|${(i as { suggests?: string }).suggests}`] : [])));
@@ -541,9 +425,9 @@ export function formatDuration(ms: number): string {
 // ---------------------------------------------------------------------------------------
 // Loading.
 
-function loadRegionDir(scenario: Parsed, dirSpec: string, issues: ScenarioIssue[]): SimRegion[] {
+function loadRegionDir(scenario: ParsedFile, dirSpec: string, issues: ScenarioIssue[]): SimRegion[] {
   const dir = resolve(dirname(scenario.file), dirSpec);
-  const at = { file: scenario.file, ...locate(scenario, ['regions', 'dir']), path: 'regions.dir' };
+  const at = { file: scenario.file, ...locateIn(scenario, ['regions', 'dir']), path: 'regions.dir' };
   let names: string[];
   try {
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error(), { code: 'ENOTDIR' });
@@ -561,7 +445,7 @@ function loadRegionDir(scenario: Parsed, dirSpec: string, issues: ScenarioIssue[
   }
   const out: SimRegion[] = [];
   for (const n of names) {
-    const rp = readYaml(join(dir, n), issues);
+    const rp = parseYamlFile(join(dir, n), issues);
     if (!rp) continue;
     const before = issues.length;
     if (rp.data === null || typeof rp.data !== 'object' || Array.isArray(rp.data)) {
@@ -574,12 +458,12 @@ function loadRegionDir(scenario: Parsed, dirSpec: string, issues: ScenarioIssue[
     if (issues.length > before) continue;
     const r = rp.data as RegionConfig;
     if (r.capacity?.units === undefined) {
-      issues.push({ file: rp.file, ...locate(rp, [], 'key'), path: 'capacity', message: 'the simulator needs the region\'s capacity: add capacity: { units: N } (e.g. its GPUs)' });
+      issues.push({ file: rp.file, ...locateIn(rp, [], 'key'), path: 'capacity', message: 'the simulator needs the region\'s capacity: add capacity: { units: N } (e.g. its GPUs)' });
       continue;
     }
     const v4 = r.endpoints.map((e) => e.address).filter((a) => isIP(a) === 4);
     if (v4.length === 0) {
-      issues.push({ file: rp.file, ...locate(rp, ['endpoints']), path: 'endpoints', message: 'the simulator answers A queries: give the region at least one IPv4 endpoint' });
+      issues.push({ file: rp.file, ...locateIn(rp, ['endpoints']), path: 'endpoints', message: 'the simulator answers A queries: give the region at least one IPv4 endpoint' });
       continue;
     }
     out.push({
@@ -612,7 +496,7 @@ export function parsePath(path: string): (string | number)[] | null {
 }
 
 /** Applies overrides to parsed data (creating mappings on the way); problems as issues. */
-function applyOverrides(p: Parsed, overrides: readonly ScenarioOverride[], issues: ScenarioIssue[]): void {
+function applyOverrides(p: ParsedFile, overrides: readonly ScenarioOverride[], issues: ScenarioIssue[]): void {
   for (const o of overrides) {
     const path = parsePath(o.path);
     const where = { file: `${p.file} (--set ${o.path}=${o.value})`, path: o.path };
@@ -666,7 +550,7 @@ export function plannerKeys(): string[] {
 export function loadScenario(file: string, overrides: readonly ScenarioOverride[] = []): Scenario {
   const abs = resolve(file);
   const issues: ScenarioIssue[] = [];
-  const p = readYaml(abs, issues);
+  const p = parseYamlFile(abs, issues);
   if (!p) throw new ScenarioError(issues);
   if (p.data === null || typeof p.data !== 'object' || Array.isArray(p.data)) {
     throw new ScenarioError([{ file: abs, path: '', message: 'expected a scenario as key: value lines (title:, hours:, regions:, events:, …; see bench/scenarios/README.md)' }]);
@@ -676,7 +560,7 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
   issues.push(...schemaIssues(p, ScenarioSchema));
   if (issues.length > 0) throw new ScenarioError(markOverridden(issues, overrides));
   const f = p.data as ScenarioFile;
-  const issue = (path: (string | number)[], message: string, at: 'key' | 'value' = 'value') => issues.push({ file: abs, ...locate(p, path, at), path: renderPath(path), message });
+  const issue = (path: (string | number)[], message: string, at: 'key' | 'value' = 'value') => issues.push({ file: abs, ...locateIn(p, path, at), path: renderPath(path), message });
 
   // The fleet.
   let regions: SimRegion[] = [];
@@ -811,7 +695,7 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
     const d = defaults[k];
     const kind = (x: unknown) => (Array.isArray(x) ? 'a list' : x === null ? 'null' : typeof x === 'object' ? 'a mapping' : `a ${typeof x}`);
     if (kind(v) !== kind(d)) {
-      issue(['policies', 'gridsteer', 'planner', k], `must be ${kind(d)} like the default ${JSON.stringify(d)}${shown(v)}`);
+      issue(['policies', 'gridsteer', 'planner', k], `must be ${kind(d)} like the default ${JSON.stringify(d)}${got(v)}`);
       continue;
     }
     // Settings that are records of fixed keys (drain, saturation, stale): each key is merged, so each must be known.
@@ -822,7 +706,7 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
         if (!(sk in dm)) {
           const near = closest(sk, Object.keys(dm));
           issue(here, `unknown key "${sk}" of ${k}: ${near ? `did you mean "${near}"? ` : ''}the keys are ${Object.keys(dm).join(', ')}`, 'key');
-        } else if (kind(sv) !== kind(dm[sk])) issue(here, `must be ${kind(dm[sk])} like the default ${JSON.stringify(dm[sk])}${shown(sv)}`);
+        } else if (kind(sv) !== kind(dm[sk])) issue(here, `must be ${kind(dm[sk])} like the default ${JSON.stringify(dm[sk])}${got(sv)}`);
       }
     }
   }
