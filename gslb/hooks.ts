@@ -26,7 +26,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import client, { type Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import { fetchReason } from '../collectors/http.js';
+import { fetchReason, showUrl } from '../collectors/http.js';
 import type { Plan, RegionId, RegionStep } from './types.js';
 
 const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$";
@@ -591,16 +591,6 @@ function sleep(ms: number, stop: AbortSignal): Promise<void> {
     }
     stop.addEventListener('abort', done, { once: true });
   });
-}
-
-/** A URL for logs and status: scheme, host and path (a query may carry a key). */
-function showUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(a URL that does not parse)';
-  }
 }
 
 /** Most bytes of an error body kept for the message. */

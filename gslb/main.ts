@@ -336,33 +336,29 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       for (const [home, q] of Object.entries(prepared.state.plan.unplaced ?? {})) this.set({ home }, q);
     },
   });
-  new client.Gauge({
-    name: 'gridsteer_region_share',
-    help: 'admission share of each region now (0 when down), from the plan in force',
-    labelNames: ['region'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      const now = clockNow();
-      for (const r of prepared.loaded.regions) {
-        const st = regionStepAt(prepared.state.plan, r.id, now);
-        this.set({ region: r.id }, st.down ? 0 : st.share);
-      }
-    },
+  /** A gauge per region, read from the plan in force at scrape time (undefined: no series). */
+  const regionGauge = (name: string, help: string, valueOf: (plan: Plan, region: string, now: number) => number | undefined) =>
+    new client.Gauge({
+      name,
+      help,
+      labelNames: ['region'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const now = clockNow();
+        for (const r of prepared.loaded.regions) {
+          const v = valueOf(prepared.state.plan, r.id, now);
+          if (v !== undefined) this.set({ region: r.id }, v);
+        }
+      },
+    });
+  regionGauge('gridsteer_region_share', 'admission share of each region now (0 when down), from the plan in force', (plan, id, now) => {
+    const st = regionStepAt(plan, id, now);
+    return st.down ? 0 : st.share;
   });
-  new client.Gauge({
-    name: 'gridsteer_region_next_change_timestamp_seconds',
-    help: "when the region's plan next changes (Unix seconds); absent when nothing is scheduled",
-    labelNames: ['region'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      const now = clockNow();
-      for (const r of prepared.loaded.regions) {
-        const t = nextChangeOf(prepared.state.plan, r.id, now);
-        if (Number.isFinite(t)) this.set({ region: r.id }, t / 1000);
-      }
-    },
+  regionGauge('gridsteer_region_next_change_timestamp_seconds', "when the region's plan next changes (Unix seconds); absent when nothing is scheduled", (plan, id, now) => {
+    const t = nextChangeOf(plan, id, now);
+    return Number.isFinite(t) ? t / 1000 : undefined;
   });
   new client.Gauge({
     name: 'gridsteer_store_stale',

@@ -17,46 +17,23 @@
  * printed); 2 usage error (with the command's usage).
  */
 import { parseArgs } from 'node:util';
+import type { Override } from '../types.js';
+import type { FleetStatus, Preview } from '../state/operator.js';
 import { CONNECTION_OPTIONS, callApi, connection, connectionUsage, defaultIo, type ApiRequest, type CliIo, type Connection } from './http.js';
 
 // ---------------------------------------------------------------------------------------
 // The API's shapes (as far as the CLI reads them)
 
-/** An override as the API returns it (gslb/types.ts Override). */
-export interface OverrideView {
-  id: string;
-  region: string;
-  action: string;
-  value?: number;
-  ramp: number;
-  by?: number;
-  hold?: Record<string, number>;
-  actor: string;
-  reason: string;
-  start: number;
-  end?: number;
-}
+/** An override as the API returns it. */
+export type OverrideView = Override;
 
-/** GET /v1/status. */
-export interface StatusView {
-  now: number;
-  planVersion: string;
-  frozen: OverrideView | null;
-  regions: {
-    id: string;
-    share: number;
-    down: boolean;
-    refuse: boolean;
-    ttlCap?: number;
-    reasons: string[];
-    next?: { at: number; share: number; down: boolean };
-  }[];
-  unplaced?: Record<string, number>;
-  /** The drain hooks' last call per region (docs/drain-hooks.md), when a region has a hook. */
-  hooks?: { regions?: Record<string, HookView> };
-}
+/** GET /v1/status, with the drain hooks' last calls when a region has a hook. */
+export type StatusView = Omit<FleetStatus, 'hooks'> & { hooks?: { regions?: Record<string, HookView> } };
 
-/** One region's drain hook in GET /v1/status (gslb/hooks.ts DrainHookRegionStatus). */
+/**
+ * One region's drain hook in GET /v1/status (gslb/hooks.ts DrainHookRegionStatus), read
+ * leniently: the CLI prints whatever phase and outcome words the server sends.
+ */
 export interface HookView {
   url: string;
   lastCall: { phase: string; share: number; refuseNewStreams: boolean; outcome: string; at: number; httpStatus: number | null; error: string | null } | null;
@@ -64,12 +41,7 @@ export interface HookView {
 }
 
 /** POST /v1/plan/preview. */
-export interface PreviewView {
-  plan?: unknown;
-  current: string;
-  changed: string[];
-  shares: { at: number; regions: Record<string, number>; unplaced: number }[];
-}
+export type PreviewView = Omit<Preview, 'plan'> & { plan?: Preview['plan'] };
 
 // ---------------------------------------------------------------------------------------
 // Durations, instants, shares: parsing and wording

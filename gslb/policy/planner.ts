@@ -287,10 +287,21 @@ interface RegionView {
  * The curve of an operator drain with a deadline (`by`): planned like a grid event starting
  * at `by`, learned when the drain was asked for.
  */
+const deadlineCurves = new WeakMap<PlannerSettings, WeakMap<Override, DrainCurve>>();
+
 function deadlineCurve(o: Override, region: PlannerRegion, s: PlannerSettings): DrainCurve | undefined {
   if (o.action !== 'drain' || o.by === undefined) return undefined;
+  // Asked for at every instant of the region's schedule: made once per (settings, override).
+  let bySettings = deadlineCurves.get(s);
+  if (!bySettings) deadlineCurves.set(s, (bySettings = new WeakMap()));
+  let c = bySettings.get(o);
+  if (!c) bySettings.set(o, (c = newDeadlineCurve(o, o.by, region, s)));
+  return c;
+}
+
+function newDeadlineCurve(o: Override, by: number, region: PlannerRegion, s: PlannerSettings): DrainCurve {
   return drainCurve(
-    { start: o.by, end: o.end ?? Infinity, learnedAt: o.start, cap: o.value ?? 0, ttl0S: region.ttl0S ?? s.drain.ttl0S, ...(o.ramp > 0 ? { rampMs: o.ramp } : {}) },
+    { start: by, end: o.end ?? Infinity, learnedAt: o.start, cap: o.value ?? 0, ttl0S: region.ttl0S ?? s.drain.ttl0S, ...(o.ramp > 0 ? { rampMs: o.ramp } : {}) },
     s.drain,
   );
 }
