@@ -25,7 +25,17 @@ export function parseTestClock(v: string | undefined): TestClock | null {
   return { fake: Number(m[1]), rate, real: Number(m[3]) };
 }
 
-const test = parseTestClock(process.env.GRIDSTEER_TEST_CLOCK);
+function testClockFromEnv(): TestClock | null {
+  try {
+    return parseTestClock(process.env.GRIDSTEER_TEST_CLOCK);
+  } catch (e) {
+    // Every process reads its clock from here at start-up: one clear line, not a stack trace.
+    process.stderr.write(`gridsteer: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
+}
+
+const test = testClockFromEnv();
 
 /** Now, ms epoch: the real clock, or the test clock when GRIDSTEER_TEST_CLOCK is set. */
 export const now: () => number = test ? () => test.fake + (Date.now() - test.real) * test.rate : Date.now;
