@@ -93,3 +93,13 @@ export async function boundedGet(o: BoundedGet): Promise<{ status: number; text:
     o.stop.removeEventListener('abort', onStop);
   }
 }
+
+/** A URL for logs and status: scheme, host and path (a query may carry a key). */
+export function showUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(a URL that does not parse)';
+  }
+}

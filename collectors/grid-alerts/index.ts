@@ -22,7 +22,7 @@
  *   once the round in progress has ended. No fact is emitted after stop().
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { boundedGet, FetchError } from '../http.js';
+import { boundedGet, FetchError, showUrl } from '../http.js';
 import type { Collector, CollectorContext } from '../types.js';
 import { FeedError, readFeed, ZONES, type FeedErrorCode, type Iso, type Reading } from './adapters.js';
 
@@ -114,16 +114,6 @@ export async function fetchText(url: string, timeoutMs: number, maxBytes: number
   }
   if (res.status < 200 || res.status >= 300) throw new FeedError('GRID_ALERTS_ERR_FETCH', `${shown}: HTTP ${res.status}`);
   return res.text;
-}
-
-/** A URL for logs: scheme, host and path (a query may carry a key). */
-function showUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(a URL that does not parse)';
-  }
 }
 
 /**
