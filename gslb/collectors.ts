@@ -44,6 +44,8 @@ interface Running {
 
 export class CollectorHost {
   readonly counts = new Map<string, CollectorCounts>();
+  /** Per collector, when a signal it emitted was last stored (ms epoch, the process clock). */
+  readonly lastStored = new Map<string, number>();
   private running: Running[] = [];
   /** Last outcome per collector, to log only changes. */
   private lastOutcome = new Map<string, string>();
@@ -101,8 +103,10 @@ export class CollectorHost {
         const regions = new Set(this.o.fleet().map((r) => r.id));
         this.o.svc.ingest([s], regions, fence).then(
           (r) => {
-            if (r.results[0]?.stored) counts.stored++;
-            else counts.stale++;
+            if (r.results[0]?.stored) {
+              counts.stored++;
+              this.lastStored.set(c.name, clockNow());
+            } else counts.stale++;
             this.outcome(c.name, log, 'ok', '');
           },
           (e: unknown) => {

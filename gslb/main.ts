@@ -21,8 +21,10 @@ import { DatabaseLocator } from './geo/locator.js';
 import type { ExplainQuery } from './policy/explain.js';
 import type { GeoTable } from './geo/table.js';
 import { aggregateMetrics, createRegistry, type MetricsJson } from './metrics.js';
+import { registerFleetMetrics } from './fleet-metrics.js';
 import { buildApi, type ReadinessCheck } from './api/app.js';
 import { loadTokens } from './api/auth.js';
+import { readHttpTls } from './config/tls.js';
 import type { FromWorker, ToWorker } from './worker.js';
 import { StateService } from './state/service.js';
 import { DemandFlusher } from './state/demand.js';
@@ -130,7 +132,8 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   const regionIds = () => new Set(prepared.loaded.regions.map((r) => r.id));
 
   if (nWorkers === 0) {
-    const responder = new Responder(servingState(prepared.state, prepared.zones, geoTable));
+    const queryLog = log.child({ module: 'querylog' });
+    const responder = new Responder(servingState(prepared.state, prepared.zones, geoTable), { queryLog: (e) => queryLog.info(e, 'query') });
     const server = await startDnsServer(listenSpec, responder, tcpLimits, log);
     local = { responder, server };
     dnsAddresses = server.addresses;
@@ -359,6 +362,14 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   regionGauge('gridsteer_region_next_change_timestamp_seconds', "when the region's plan next changes (Unix seconds); absent when nothing is scheduled", (plan, id, now) => {
     const t = nextChangeOf(plan, id, now);
     return Number.isFinite(t) ? t / 1000 : undefined;
+  });
+  // Region state, health and power, signal age, collector freshness (fleet-metrics.ts).
+  registerFleetMetrics(registry, {
+    settings: () => stateSvc.planInputs().settings,
+    plan: () => prepared.state.plan,
+    records: () => stateSvc.planRecords(),
+    now: clockNow,
+    collectorsLastStored: () => collectorHost.lastStored,
   });
   new client.Gauge({
     name: 'gridsteer_store_stale',

@@ -4,11 +4,66 @@
  * with its own (prom-client's AggregatorRegistry rules: counters summed, gauges as declared).
  * The DNS counters are filled from DnsStats at scrape time, never on the hot path.
  */
-import client, { AggregatorRegistry, type Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import client, { AggregatorRegistry, type Registry, type MetricObjectWithValues, type MetricValue, type MetricValueWithName } from 'prom-client';
+import { LATENCY_BOUNDS_MS, type DnsStats } from './dns/stats.js';
 
 /** One process's metrics as prom-client JSON. */
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
-import type { DnsStats } from './dns/stats.js';
+
+/** Bucket counts kept elsewhere: per bound then +Inf, not cumulative; the sum of the observations. */
+export interface BucketCounts {
+  counts: readonly number[];
+  sum: number;
+}
+
+/**
+ * A histogram whose counts are kept elsewhere (DnsStats, on the hot path) and read when
+ * scraped: prom-client's Histogram observes one value at a time, so get() reports the
+ * counts read instead (the same JSON shape: `_bucket{le}` cumulative, `_sum`, `_count`).
+ */
+export class CountedHistogram extends client.Histogram<string> {
+  private readonly family: string;
+  private readonly helpText: string;
+  private readonly bounds: readonly number[];
+
+  constructor(
+    o: { name: string; help: string; buckets: readonly number[]; registers: Registry[] },
+    private readonly read: () => BucketCounts | undefined,
+  ) {
+    super({ name: o.name, help: o.help, buckets: [...o.buckets], registers: o.registers });
+    this.family = o.name;
+    this.helpText = o.help;
+    this.bounds = o.buckets;
+  }
+
+  /** The series of the counts read now (none before there is anything to read). */
+  values(): MetricValueWithName<string>[] {
+    const c = this.read();
+    if (!c) return [];
+    const out: MetricValueWithName<string>[] = [];
+    let acc = 0;
+    this.bounds.forEach((le, i) => {
+      acc += c.counts[i] ?? 0;
+      out.push({ metricName: `${this.family}_bucket`, labels: { le }, value: acc });
+    });
+    acc += c.counts[this.bounds.length] ?? 0;
+    out.push({ metricName: `${this.family}_bucket`, labels: { le: '+Inf' }, value: acc });
+    out.push({ metricName: `${this.family}_sum`, labels: {}, value: c.sum });
+    out.push({ metricName: `${this.family}_count`, labels: {}, value: acc });
+    return out;
+  }
+
+  override async get(): Promise<MetricObjectWithValues<MetricValueWithName<string>>> {
+    // prom-client's own shape at run time (its typings declare `type` an enum and a `collect`).
+    const metric = { name: this.family, help: this.helpText, type: 'histogram', aggregator: 'sum', values: this.values() };
+    return metric as unknown as MetricObjectWithValues<MetricValueWithName<string>>;
+  }
+
+  /** What Registry#metrics() reads (prom-client's text path). */
+  async getForPromString(): Promise<MetricObjectWithValues<MetricValueWithName<string>>> {
+    return this.get();
+  }
+}
 
 /** A registry with the process's default metrics and, when `stats` is given, the DNS counters. */
 export function createRegistry(stats?: () => DnsStats | undefined, prefix = 'gridsteer_'): Registry {
@@ -78,6 +133,42 @@ export function createRegistry(stats?: () => DnsStats | undefined, prefix = 'gri
       this.inc({ outcome: 'rejected' }, t.rejected);
       this.inc({ outcome: 'rejected_per_client' }, t.rejectedPerClient);
       this.inc({ outcome: 'idle_closed' }, t.idleClosed);
+    },
+  });
+  new CountedHistogram(
+    {
+      name: 'gridsteer_dns_response_duration_seconds',
+      help: 'time the responder took to make each DNS reply (parse, locate, decide, build; socket I/O and event-loop waits not included)',
+      buckets: LATENCY_BOUNDS_MS.map((ms) => ms / 1000),
+      registers: [registry],
+    },
+    () => {
+      const l = stats()?.snapshot().latency;
+      return l && { counts: l.counts, sum: l.sumSeconds };
+    },
+  );
+  new client.Counter({
+    name: 'gridsteer_dns_decisions_total',
+    help: 'steered answers by name and why the region was chosen: nearest, preferred (carbon tie-break), failover (a region ranked before was down), spill (one ranked before did not admit the client), when_all_down, servfail',
+    labelNames: ['name', 'reason'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const d of stats()?.snapshot().decisions ?? []) this.inc({ name: d.name, reason: d.reason }, d.value);
+    },
+  });
+  new client.Counter({
+    name: 'gridsteer_dns_decision_cache_lookups_total',
+    help: "steered queries by how the responder's per-cell decision cache served them: hit (a cached decision), miss (decided and cached), bypass (decided per query: admission splits the cell or a change is near)",
+    labelNames: ['result'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const c = stats()?.snapshot().cache;
+      if (!c) return;
+      this.inc({ result: 'hit' }, c.hit);
+      this.inc({ result: 'miss' }, c.miss);
+      this.inc({ result: 'bypass' }, c.bypass);
     },
   });
   new client.Gauge({

@@ -156,4 +156,19 @@ export interface Answer {
   rcode: 'answer' | 'servfail';
   /** Why, in order: each step of the decision in words (shown by explain). */
   reasons: string[];
+  /** Why, as one of a few classes (DECISION_CLASSES): a metric label, also on the hot path. */
+  decision: DecisionClass;
 }
+
+/**
+ * The classes of a steered decision (gridsteer_dns_decisions_total{reason}), in this order:
+ * - `nearest`: the first region of the client's ranking that serves the name admitted it;
+ * - `preferred`: the plan's carbon tie-break region, tried first, admitted it;
+ * - `failover`: a region ranked before the answer was down;
+ * - `spill`: a region ranked before the answer was up but did not admit the client (a weight
+ *   below 1: a drain, a cap, static weights, a saturated region), none was down;
+ * - `when_all_down`: no region admitted the client and whenAllDown answered (nearest, all, empty);
+ * - `servfail`: no region admitted the client and whenAllDown is servfail.
+ */
+export const DECISION_CLASSES = ['nearest', 'preferred', 'failover', 'spill', 'when_all_down', 'servfail'] as const;
+export type DecisionClass = (typeof DECISION_CLASSES)[number];

@@ -42,7 +42,8 @@ process.on('message', (m: ToWorker) => {
       switch (m.t) {
         case 'serve': {
           const log = pino({ level: m.logLevel, base: { pid: process.pid, role: 'dns-worker' } });
-          responder = new Responder(servingState(m.state));
+          const queryLog = log.child({ module: 'querylog' });
+          responder = new Responder(servingState(m.state), { queryLog: (e) => queryLog.info(e, 'query') });
           const server = await startDnsServer(m.listen, responder, m.tcp, log);
           send({ t: 'bound', addresses: server.addresses, version: m.state.version });
           break;

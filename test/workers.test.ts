@@ -1,14 +1,16 @@
 /**
  * `serve --workers 2`: the primary forks two DNS worker processes; answers come from the
- * workers over UDP and TCP, /metrics on the primary adds up the counters of both workers,
- * and SIGTERM stops the primary and its workers.
+ * workers over UDP and TCP, /metrics on the primary adds up the counters of both workers
+ * (the response-time histogram, decisions and decision-cache results among them, each
+ * agreeing with the query counters), the query log (sample rate 1) has a line per reply, and
+ * SIGTERM stops the primary and its workers.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { dig, digSummary } from './helpers/dig.js';
 import { VIRGINIA_A, VIRGINIA_AAAA, sorted } from './helpers/fleet.js';
-import { QUERIES, describeMetric, scrape, sumOf } from './helpers/metrics.js';
+import { QUERIES, describeMetric, scrape, sumOf, type Sample } from './helpers/metrics.js';
 import { sleep, tcpExchange, udpExchange } from './helpers/net.js';
 import { spawnServer, writeTestConfig, type RunningServer, type TestConfig } from './helpers/server.js';
 import { QTYPE, RCODE, buildQuery, parseMessage, rdataAddress } from './helpers/wire.js';
@@ -17,7 +19,9 @@ let cfg: TestConfig;
 let srv: RunningServer;
 
 before(async () => {
-  cfg = writeTestConfig();
+  cfg = writeTestConfig((c) => {
+    c.log = { queries: { sampleRate: 1 } };
+  });
   srv = await spawnServer({ configFile: cfg.file, workers: 2, readyTimeoutMs: 60000 });
 });
 
@@ -113,6 +117,51 @@ test(`/metrics adds up both workers: ${N} UDP and ${N} TCP queries from distinct
   }
   assert.equal(udpDelta, N, `UDP queries counted across workers\n${describeMetric(last, QUERIES)}`);
   assert.equal(tcpDelta, N, `TCP queries counted across workers\n${describeMetric(last, QUERIES)}`);
+});
+
+test('/metrics: one response time per reply, one decision and one cache lookup per steered answer; the query log has a line per reply', async () => {
+  // Every query so far was answered by a worker: the histogram counts each reply once, as the
+  // query counters do, and each steered answer has one decision class and one cache result.
+  const H = 'gridsteer_dns_response_duration_seconds';
+  const ANSWERS = 'gridsteer_dns_answers_total';
+  const totals = (m: Sample[]) => ({
+    replies: sumOf(m, QUERIES),
+    timed: sumOf(m, `${H}_count`),
+    inf: sumOf(m, `${H}_bucket`, { le: '+Inf' }),
+    answers: sumOf(m, ANSWERS),
+    decisions: sumOf(m, 'gridsteer_dns_decisions_total'),
+    lookups: sumOf(m, 'gridsteer_dns_decision_cache_lookups_total'),
+  });
+  const m = await scrape(srv.http);
+  const t = totals(m);
+  assert.ok(t.replies >= 2 * N + 2, `the queries of the tests above were counted: ${JSON.stringify(t)}`);
+  assert.equal(t.timed, t.replies, `histogram count = replies\n${describeMetric(m, `${H}_count`)}\n${describeMetric(m, QUERIES)}`);
+  assert.equal(t.inf, t.timed, 'le="+Inf" = count');
+  const buckets = m.filter((s) => s.name === `${H}_bucket`).sort((a, b) => Number(a.labels.le) - Number(b.labels.le));
+  assert.equal(buckets.length, 15, `one bucket per bound (5 µs … 100 ms) and +Inf: ${describeMetric(m, `${H}_bucket`)}`);
+  for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i]!.value >= buckets[i - 1]!.value, 'cumulative buckets');
+  assert.ok(sumOf(m, `${H}_sum`) > 0, 'the sum of response times');
+  // Every query of this suite asked api.gslb.example.com A or AAAA: all steered, all nearest (us-va).
+  assert.equal(t.answers, t.replies, `every reply was a steered answer\n${describeMetric(m, ANSWERS)}`);
+  assert.equal(t.decisions, t.answers, `decisions sum to the answers\n${describeMetric(m, 'gridsteer_dns_decisions_total')}`);
+  assert.equal(sumOf(m, 'gridsteer_dns_decisions_total', { name: 'api.gslb.example.com', reason: 'nearest' }), t.answers);
+  assert.equal(t.lookups, t.answers, `one cache lookup per steered answer\n${describeMetric(m, 'gridsteer_dns_decision_cache_lookups_total')}`);
+  assert.ok(sumOf(m, 'gridsteer_dns_decision_cache_lookups_total', { result: 'hit' }) > 0, 'repeated queries from one cell hit the cache');
+
+  // The query log: a JSON line per reply (sample rate 1), from the workers. Lines reach our
+  // pipe a little after the replies: wait for them (bounded: 50 × 100 ms).
+  const queryLines = () => srv.logs.filter((l) => l.includes('"module":"querylog"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  for (let i = 0; i < 50 && queryLines().length < t.replies; i++) await sleep(100);
+  const lines = queryLines();
+  assert.equal(lines.length, t.replies, `one query log line per reply:\n${lines.slice(-3).map((l) => JSON.stringify(l)).join('\n')}`);
+  const udpA = lines.find((l) => l.transport === 'udp' && l.type === 'A');
+  assert.ok(udpA, 'a UDP A query is logged');
+  assert.deepEqual(
+    { ...udpA, level: undefined, time: undefined, pid: undefined },
+    { level: undefined, time: undefined, pid: undefined, role: 'dns-worker', module: 'querylog', msg: 'query', client: '127.0.0.0/24', clientFrom: 'source', transport: 'udp', name: 'api.gslb.example.com.', type: 'A', rcode: 'NOERROR', region: 'us-va', reason: 'nearest' },
+  );
+  assert.ok(lines.some((l) => l.transport === 'tcp' && l.type === 'AAAA' && l.region === 'us-va'), 'a TCP AAAA query is logged');
+  assert.ok(workerPids.length === 0 || lines.every((l) => workerPids.includes(l.pid as number)), 'logged by the workers');
 });
 
 test('demand: the steered answers of both workers reach the 10-second buckets (GET /v1/demand)', async () => {

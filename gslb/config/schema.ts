@@ -360,6 +360,28 @@ export const NetworkOverrideSchema = Type.Object(
   { ...strict, description: 'clients in a network get this ranking whatever the database says; the longest prefix wins' },
 );
 
+export const LogSchema = Type.Object(
+  {
+    queries: Type.Object(
+      {
+        sampleRate: Type.Number({
+          minimum: 0,
+          maximum: 1,
+          default: 0,
+          description:
+            'share of DNS replies logged: one reply in round(1 / sampleRate) per process (1 = every reply, 0.001 = one in 1000); 0 = no query log. Takes effect on reload',
+        }),
+      },
+      {
+        ...strict,
+        default: {},
+        description: 'the sampled query log: a JSON line {module: "querylog"} per sampled reply with the client subnet (ECS, else the source; at most /24 or /56), name, type, rcode, and for steered answers the region and the decision reason (docs/dns.md "Query log"); info level',
+      },
+    ),
+  },
+  { ...strict, default: {}, description: 'logging: pino JSON lines on stdout (the level is serve --log-level)' },
+);
+
 export const ConfigSchema = Type.Object(
   {
     dns: DnsServerSchema,
@@ -383,6 +405,7 @@ export const ConfigSchema = Type.Object(
       default: {},
       description: 'collectors to run: a section per collector, named as in collectors/ (each folder\'s README.md has its settings and an example); none by default',
     }),
+    log: LogSchema,
   },
   strict,
 );

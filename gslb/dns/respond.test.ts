@@ -7,7 +7,9 @@ import { defaultTable } from '../geo/table.js';
 import { newParsedQuery, parseQuery, Verdict } from './query.js';
 import { FLAG, QTYPE, RCODE } from './constants.js';
 import { initialPlan } from '../policy/decide.js';
-import { planOf } from '../policy/testing.js';
+import { planOf, snapshotABC } from '../policy/testing.js';
+import { Responder } from './respond.js';
+import type { QueryLogEntry } from './querylog.js';
 
 const rcodeOf = (m: Message) => (m.flags & 0xf) | ((m.edns?.extRcode ?? 0) << 4);
 const ans = (m: Message) => m.answers.map((a) => `${a.name} ${a.type} ${a.ttl}`);
@@ -252,4 +254,111 @@ test('demand: steered queries counted by name (CNAME chains under their target) 
   assert.deepEqual(r.takeDemand(), {}, 'taking resets');
   ask('api.gslb.example.com.', QTYPE.A, 1);
   assert.deepEqual(r.takeDemand(), { 'api.gslb.example.com': { b: 1 } });
+});
+
+/** The sum of a DnsStats snapshot's counts of one kind. */
+const total = (xs: { value: number }[]) => xs.reduce((n, x) => n + x.value, 0);
+
+test('per reply: one response time; per steered answer: one decision class and one decision-cache result', () => {
+  const NOW = 1_800_000_000_000;
+  const r = makeResponder();
+  const ask = (name: string, type: number, now = NOW) => assert.ok(r.answer(query(name, type), false, '192.0.2.1', now), `${name} ${type}`);
+  ask('api.gslb.example.com.', QTYPE.A); // decided and cached: miss
+  for (let i = 0; i < 4; i++) ask('api.gslb.example.com.', QTYPE.A, NOW + 10 * i); // cached: hits
+  ask('api.gslb.example.com.', QTYPE.AAAA); // its own slot: miss
+  ask('www.gslb.example.com.', QTYPE.A); // CNAME to api: a cache of its own, a miss
+  ask('api.gslb.example.com.', QTYPE.A, NOW + 1000); // the cached decision is a second old: miss
+  ask('mail.gslb.example.com.', QTYPE.A); // static: no decision
+  ask('nope.gslb.example.com.', QTYPE.A); // NXDOMAIN
+  ask('example.org.', QTYPE.A); // REFUSED
+  const formerr = query('api.gslb.example.com.', QTYPE.A);
+  formerr.writeUInt16BE(2, 4); // QDCOUNT 2
+  assert.ok(r.answer(formerr, false), 'FORMERR answered');
+  assert.equal(r.answer(query('api.gslb.example.com.', QTYPE.A, { flags: FLAG.QR }), false), null, 'a response is dropped');
+  assert.equal(r.answer(Buffer.alloc(5), false), null, 'a short packet is dropped');
+
+  const s = r.stats.snapshot();
+  const replies = total(s.queries);
+  assert.equal(replies, 12, 'replies counted by the query counters');
+  assert.equal(
+    s.latency.counts.reduce((a, b) => a + b, 0),
+    replies,
+    'one response time per reply, none for a dropped packet',
+  );
+  assert.ok(s.latency.sumSeconds >= 0 && s.latency.sumSeconds < 60, `sum ${s.latency.sumSeconds}`);
+  assert.equal(total(s.answers), 8);
+  assert.deepEqual(s.decisions, [{ name: 'api.gslb.example.com', reason: 'nearest', value: 8 }]);
+  assert.deepEqual(s.cache, { hit: 4, miss: 4, bypass: 0 });
+});
+
+test('decisions per query (admission splits the cell): bypass, with each answer classed nearest or spill', () => {
+  const plan = planOf([{ at: 0, weights: { a: { a: 0.5 } } }]);
+  const r = makeResponder(SNAP, ['a', 'b'], plan);
+  const N = 64;
+  for (let i = 0; i < N; i++) {
+    const ecs = { ...EDNS, options: [{ code: 8, data: Buffer.from([0, 1, 24, 0, 20, i, 7]) }] };
+    assert.ok(r.answer(query('api.gslb.example.com.', QTYPE.A, { edns: ecs }), false, '192.0.2.1'));
+  }
+  const s = r.stats.snapshot();
+  assert.deepEqual(s.cache, { hit: 0, miss: 1, bypass: N - 1 }, 'the first query fills the slot (decided per query), the rest bypass it');
+  const by = Object.fromEntries(s.decisions.map((d) => [d.reason, d.value]));
+  assert.equal((by.nearest ?? 0) + (by.spill ?? 0), N, JSON.stringify(s.decisions));
+  assert.ok(by.nearest! > 0 && by.spill! > 0, `both classes among ${N} subnets at weight 0.5: ${JSON.stringify(by)}`);
+  const answers = Object.fromEntries(s.answers.map((a) => [a.region, a.value]));
+  assert.deepEqual(answers, { a: by.nearest, b: by.spill }, 'nearest answered by a (home), spill by b');
+});
+
+test('query log: one entry per sampled reply, with the client subnet, question, rcode, region and reason', () => {
+  const NOW = 1_800_000_000_000;
+  const entries: QueryLogEntry[] = [];
+  const snap = snapshotABC({ whenAllDown: 'servfail' });
+  const state = (rate: number, plan = initialPlan('t')) => ({ zones: compileZones(snap), plan, geo: defaultTable(['a', 'b'], 't'), opts: { ...OPTS, queryLogSampleRate: rate }, version: `v${rate}` });
+  const r = new Responder(state(1), { queryLog: (e) => entries.push(e) });
+  const ecs = (bytes: number[], source: number, family = 1) => ({ ...EDNS, options: [{ code: 8, data: Buffer.from([0, family, source, 0, ...bytes]) }] });
+  r.answer(query('api.gslb.example.com.', QTYPE.A, { edns: ecs([198, 51, 100], 24) }), false, '192.0.2.1', NOW);
+  r.answer(query('api.gslb.example.com.', QTYPE.AAAA, { edns: ecs([0x20, 0x01, 0x0d, 0xb8, 0x12, 0x34, 0x56, 0x78], 64, 2) }), true, '2001:db8::53', NOW);
+  r.answer(query('api.gslb.example.com.', QTYPE.A, { edns: ecs([], 0) }), false, '::ffff:203.0.113.9', NOW);
+  r.answer(query('mail.gslb.example.com.', QTYPE.A), false, '192.0.2.1', NOW);
+  r.answer(query('nope.gslb.example.com.', QTYPE.TXT), false, '192.0.2.1', NOW);
+  const formerr = query('api.gslb.example.com.', QTYPE.A);
+  formerr.writeUInt16BE(2, 4);
+  r.answer(formerr, false, '192.0.2.1', NOW);
+  r.answer(query('api.gslb.example.com.', QTYPE.A, { flags: FLAG.QR }), false, '192.0.2.1', NOW); // dropped: no reply, no entry
+  r.swap(state(1, planOf([{ at: 0, down: ['a', 'b', 'c'] }])));
+  r.answer(query('api.gslb.example.com.', QTYPE.A), false, 'not-an-address', NOW);
+  assert.deepEqual(entries, [
+    { client: '198.51.100.0/24', clientFrom: 'ecs', transport: 'udp', name: 'api.gslb.example.com.', type: 'A', rcode: 'NOERROR', region: 'a', reason: 'nearest' },
+    { client: '2001:db8:1234:5600::/56', clientFrom: 'ecs', transport: 'tcp', name: 'api.gslb.example.com.', type: 'AAAA', rcode: 'NOERROR', region: 'a', reason: 'nearest' },
+    { client: '203.0.113.0/24', clientFrom: 'source', transport: 'udp', name: 'api.gslb.example.com.', type: 'A', rcode: 'NOERROR', region: 'a', reason: 'nearest' },
+    { client: '192.0.2.0/24', clientFrom: 'source', transport: 'udp', name: 'mail.gslb.example.com.', type: 'A', rcode: 'NOERROR' },
+    { client: '192.0.2.0/24', clientFrom: 'source', transport: 'udp', name: 'nope.gslb.example.com.', type: 'TXT', rcode: 'NXDOMAIN' },
+    { client: '192.0.2.0/24', clientFrom: 'source', transport: 'udp', rcode: 'FORMERR' },
+    { transport: 'udp', name: 'api.gslb.example.com.', type: 'A', rcode: 'SERVFAIL', region: null, reason: 'servfail' },
+  ]);
+});
+
+test('query log sampling: one reply in round(1 / rate), changed by a swap; off at rate 0 or without a sink', () => {
+  const entries: QueryLogEntry[] = [];
+  const state = (rate: number) => ({ zones: compileZones(SNAP), plan: initialPlan('t'), geo: defaultTable(['a', 'b'], 't'), opts: { ...OPTS, queryLogSampleRate: rate }, version: `v${rate}` });
+  const r = new Responder(state(0.25), { queryLog: (e) => entries.push(e) });
+  const ask = (n: number, responder = r) => {
+    for (let i = 0; i < n; i++) assert.ok(responder.answer(query('api.gslb.example.com.', QTYPE.A, { id: i }), false, '192.0.2.1'));
+  };
+  ask(40);
+  assert.equal(entries.length, 10, 'rate 0.25: one in 4');
+  r.swap(state(0.01));
+  ask(300);
+  assert.equal(entries.length, 13, 'rate 0.01: one in 100');
+  r.swap(state(0));
+  ask(50);
+  assert.equal(entries.length, 13, 'rate 0: off');
+  const quiet = new Responder(state(1));
+  ask(10, quiet);
+  assert.equal(entries.length, 13, 'no sink: nothing logged, nothing thrown');
+  const throwing = new Responder(state(1), {
+    queryLog: () => {
+      throw new Error('disk full');
+    },
+  });
+  ask(3, throwing); // a failing sink never costs an answer
 });

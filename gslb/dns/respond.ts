@@ -3,16 +3,18 @@
  * never throws, allocates the reply and little else. Semantics: RFC 1035, 2181, 2308,
  * 6891, 7871, 8482, 9619 (see docs/dns.md for the rule-by-rule list).
  */
+import { performance } from 'node:perf_hooks';
 import { now as clockNow } from '../clock.js';
-import { EDNS_DO, FLAG, QCLASS, QTYPE, RCODE, UDP_MIN } from './constants.js';
+import { EDNS_DO, FLAG, QCLASS, QTYPE, RCODE, UDP_MIN, rcodeName, typeName } from './constants.js';
 import { newParsedQuery, parseQuery, Verdict, type ParsedQuery } from './query.js';
-import { parentKey } from './name.js';
+import { keyToName, parentKey } from './name.js';
 import type { CompiledZones, NameNode, Template } from './zone.js';
 import { admissionSplits, decide, nextChangeOf, type Cell, type CellRange } from '../policy/decide.js';
 import { cellsOf, isUniformTable, locateClient, locatedRange, newCellRange, newClientLocation, replyScope, SourceCache } from '../geo/locate.js';
 import type { GeoTable } from '../geo/table.js';
-import type { Plan } from '../types.js';
-import { DnsStats, TRANSPORT_TCP, TRANSPORT_UDP, type AnswerCounter } from './stats.js';
+import { DECISION_CLASSES, type Plan } from '../types.js';
+import { CACHE_BYPASS, CACHE_HIT, CACHE_MISS, DECISION_INDEX, DnsStats, TRANSPORT_TCP, TRANSPORT_UDP, type AnswerCounter } from './stats.js';
+import { ecsSubnet, sampleInterval, sourceSubnet, type QueryLogEntry } from './querylog.js';
 
 /** Steered queries by name, then by the client's home region. */
 export type DemandCounts = Record<string, Record<string, number>>;
@@ -22,7 +24,12 @@ export interface ResponderOptions {
   udpPayloadMax: number;
   /** Tmin, seconds. */
   minTtl: number;
+  /** The query log's sample rate, 0–1 (config log.queries.sampleRate); absent or 0: no query log. */
+  queryLogSampleRate?: number;
 }
+
+/** Where sampled query log entries go (a pino child logger {module: 'querylog'} in the server). */
+export type QueryLogSink = (entry: QueryLogEntry) => void;
 
 /** What the responder serves; swapped as a whole (see Responder.swap). */
 export interface ServingState {
@@ -64,6 +71,9 @@ interface CachedDecision {
   perQuery: boolean;
   /** The answer counter of this decision's (name, region). */
   counter: AnswerCounter;
+  /** The region answered (null: none) and the decision's class (DECISION_INDEX), for the query log and the class counters. */
+  region: string | null;
+  decision: number;
   /** ms epoch after which the decision must be recomputed. */
   until: number;
 }
@@ -76,7 +86,7 @@ export class Responder {
    * Per steered node: cached decisions by cell × 2 + (AAAA ? 1 : 0), and steered queries
    * counted by cell since the last takeDemand() (one lookup per query serves both).
    */
-  private perNode = new Map<NameNode, { slots: (CachedDecision | undefined)[]; counts: Float64Array }>();
+  private perNode = new Map<NameNode, { slots: (CachedDecision | undefined)[]; counts: Float64Array; decisions: Float64Array }>();
   private cells: Cell[];
   /** Where the current query's client is (geo/locate.ts, shared with explain). Reused. */
   private readonly loc = newClientLocation();
@@ -88,11 +98,22 @@ export class Responder {
   /** Counts of cells that were swapped out before takeDemand(), already by home. */
   private demandCarry: DemandCounts = {};
 
-  constructor(state: ServingState) {
+  /** Query log: where entries go, one reply in `sampleEvery` (0: off), and the count towards it. */
+  private readonly queryLog: QueryLogSink | undefined;
+  private sampleEvery = 0;
+  private sampleCount = 0;
+  /** The current reply's response code, and for a steered answer its region and class index (-1: not steered). */
+  private lastRcode = 0;
+  private lastRegion: string | null = null;
+  private lastDecision = -1;
+
+  constructor(state: ServingState, o: { queryLog?: QueryLogSink } = {}) {
     this.state = state;
     this.opts = state.opts;
     this.cells = cellsOf(state.geo);
     this.uniform = isUniformTable(state.geo);
+    this.queryLog = o.queryLog;
+    this.sampleEvery = o.queryLog ? sampleInterval(state.opts.queryLogSampleRate ?? 0) : 0;
   }
 
   /** Replaces what is served, atomically for the next query; drops cached decisions. */
@@ -106,6 +127,7 @@ export class Responder {
     this.state = state;
     this.opts = state.opts;
     this.perNode = new Map();
+    this.sampleEvery = this.queryLog ? sampleInterval(state.opts.queryLogSampleRate ?? 0) : 0;
   }
 
   /**
@@ -147,15 +169,47 @@ export class Responder {
    * Returns null when nothing must be sent (responses, packets shorter than a header).
    */
   answer(buf: Buffer, tcp: boolean, client = '', now = clockNow()): Buffer | null {
+    const t0 = performance.now();
     const transport = tcp ? TRANSPORT_TCP : TRANSPORT_UDP;
+    this.lastDecision = -1;
+    let out: Buffer | null;
     try {
-      return this.answerInner(buf, tcp, transport, client, now);
+      out = this.answerInner(buf, tcp, transport, client, now);
     } catch {
       // Defensive: a bug must cost one SERVFAIL, never the process.
       this.stats.malformed('internal_error');
       const q = this.q;
       if (buf.length < 12) return null;
-      return this.errorReply(buf, q.questionEnd > 0 ? q : null, RCODE.SERVFAIL, transport);
+      this.lastDecision = -1;
+      out = this.errorReply(buf, q.questionEnd > 0 ? q : null, RCODE.SERVFAIL, transport);
+    }
+    if (out === null) return null;
+    // Counted into plain arrays (DnsStats), turned into a histogram only when scraped.
+    this.stats.observe(performance.now() - t0);
+    if (this.sampleEvery !== 0 && ++this.sampleCount >= this.sampleEvery) {
+      this.sampleCount = 0;
+      this.logQuery(buf, tcp, client);
+    }
+    return out;
+  }
+
+  /** Hands the query log one entry for the reply just made (the sampled path only). */
+  private logQuery(buf: Buffer, tcp: boolean, client: string): void {
+    const q = this.q;
+    const parsed = q.questionEnd > 0;
+    const fromEcs = parsed && q.ecs ? ecsSubnet(q.ecsFamily, q.ecsSource, buf.subarray(q.ecsAddrOffset, q.ecsAddrOffset + q.ecsAddrLen)) : null;
+    const subnet = fromEcs ?? sourceSubnet(client);
+    const entry: QueryLogEntry = {
+      ...(subnet !== null ? { client: subnet, clientFrom: fromEcs !== null ? 'ecs' : 'source' } : {}),
+      transport: tcp ? 'tcp' : 'udp',
+      ...(parsed ? { name: keyToName(q.key), type: typeName(q.qtype) } : {}),
+      rcode: rcodeName(this.lastRcode),
+      ...(this.lastDecision >= 0 ? { region: this.lastRegion, reason: DECISION_CLASSES[this.lastDecision]! } : {}),
+    };
+    try {
+      this.queryLog!(entry);
+    } catch {
+      // A log that cannot be written never costs an answer.
     }
   }
 
@@ -257,7 +311,7 @@ export class Responder {
     const fam = qtype === QTYPE.A ? st.A : st.AAAA;
     let per = this.perNode.get(node);
     if (!per) {
-      per = { slots: [], counts: new Float64Array(this.cells.length) };
+      per = { slots: [], counts: new Float64Array(this.cells.length), decisions: this.stats.decisionsFor(st.target.decide.name) };
       this.perNode.set(node, per);
     }
     per.counts[loc.cell]!++;
@@ -267,7 +321,9 @@ export class Responder {
     const s = this.state;
     const qt = qtype === QTYPE.A ? 'A' : 'AAAA';
     const ecsSource = loc.ecsSource < 0 ? undefined : loc.ecsSource;
+    let miss = false;
     if (!d || now >= d.until) {
+      miss = true;
       const cell = this.cells[loc.cell]!;
       let next = Infinity;
       for (const r of cell.ranking) next = Math.min(next, nextChangeOf(s.plan, r, now));
@@ -277,17 +333,34 @@ export class Responder {
       const perQuery = admissionSplits(s.plan, cell.ranking, now) || next - now < (st.target.decide.ttl + 1) * 1000;
       const until = Math.min(now + 1000, next);
       const ans = decide(s.plan, cell, loc.key, st.target.decide, qt, now, { minTtl: this.opts.minTtl });
-      d = { template: this.templateOf(fam, ans.rcode, ans.region, ans.addresses.length), ttl: ans.ttl, perQuery, counter: this.stats.counterFor(st.target.decide.name, ans.region), until };
+      d = {
+        template: this.templateOf(fam, ans.rcode, ans.region, ans.addresses.length),
+        ttl: ans.ttl,
+        perQuery,
+        counter: this.stats.counterFor(st.target.decide.name, ans.region),
+        region: ans.region,
+        decision: DECISION_INDEX[ans.decision],
+        until,
+      };
       slots[slot] = d;
     }
     if (!d.perQuery) {
+      this.stats.cache[miss ? CACHE_MISS : CACHE_HIT]!++;
       d.counter.n++;
+      per.decisions[d.decision]!++;
+      this.lastRegion = d.region;
+      this.lastDecision = d.decision;
       this.ttl = d.ttl;
       this.scope = replyScope(s.geo, this.uniform, loc, false, 0, this.rangeBuf);
       return d.template;
     }
+    this.stats.cache[miss ? CACHE_MISS : CACHE_BYPASS]!++;
     const ans = decide(s.plan, this.cellWithRange(), loc.key, st.target.decide, qt, now, { minTtl: this.opts.minTtl, ecsSource });
     this.stats.counterFor(st.target.decide.name, ans.region).n++;
+    const di = DECISION_INDEX[ans.decision];
+    per.decisions[di]!++;
+    this.lastRegion = ans.region;
+    this.lastDecision = di;
     this.ttl = ans.ttl;
     this.scope = replyScope(s.geo, this.uniform, loc, true, ans.ecsScope, this.rangeBuf);
     return this.templateOf(fam, ans.rcode, ans.region, ans.addresses.length);
@@ -337,6 +410,7 @@ export class Responder {
       if (optLen > 0) this.writeOpt(out, qEnd, q, buf, 0, scope);
       this.stats.truncated++;
       this.stats.count(transport, q.qtype, t.rcode);
+      this.lastRcode = t.rcode;
       return out;
     }
     const out = Buffer.allocUnsafe(size);
@@ -352,6 +426,7 @@ export class Responder {
     if (ttl >= 0) for (const p of t.ttlAt) put32(out, qEnd + p, ttl);
     if (optLen > 0) this.writeOpt(out, qEnd + t.body.length, q, buf, 0, scope);
     this.stats.count(transport, q.qtype, t.rcode);
+    this.lastRcode = t.rcode;
     return out;
   }
 
@@ -389,6 +464,7 @@ export class Responder {
       q.ecs = ecs;
     }
     this.stats.count(transport, withQ ? q.qtype : -1, rcode);
+    this.lastRcode = rcode;
     return out;
   }
 

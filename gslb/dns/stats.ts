@@ -3,6 +3,7 @@
  * only when scraped (metrics.ts), so answering never touches prom-client's label maps.
  */
 import { QTYPE, rcodeName, typeName } from './constants.js';
+import { DECISION_CLASSES, type DecisionClass } from '../types.js';
 
 export const TRANSPORT_UDP = 0;
 export const TRANSPORT_TCP = 1;
@@ -23,6 +24,29 @@ const NRCODES = RCODES.length;
 const RCODE_INDEX = new Uint8Array(32).fill(RCODES.indexOf(2));
 RCODES.forEach((r, i) => (RCODE_INDEX[r] = i));
 
+/**
+ * Upper bounds of the response-time buckets, in ms (5 µs to 100 ms; a reply takes a few µs);
+ * a last bucket takes everything slower (le="+Inf").
+ */
+export const LATENCY_BOUNDS_MS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100];
+const NLATENCY = LATENCY_BOUNDS_MS.length + 1;
+
+/** The bucket of a response time in ms: the first whose bound is ≥ it (Prometheus' `le`), else the last. */
+export function latencyBucket(ms: number): number {
+  let i = 0;
+  while (i < NLATENCY - 1 && ms > LATENCY_BOUNDS_MS[i]!) i++;
+  return i;
+}
+
+/** Index of a decision class in DECISION_CLASSES (the responder counts by index). */
+export const DECISION_INDEX: Readonly<Record<DecisionClass, number>> = Object.fromEntries(DECISION_CLASSES.map((c, i) => [c, i])) as Record<DecisionClass, number>;
+
+/** How the responder's per-cell decision cache served a steered query (indexes of DnsStats.cache). */
+export const CACHE_HIT = 0;
+export const CACHE_MISS = 1;
+export const CACHE_BYPASS = 2;
+export const CACHE_RESULTS = ['hit', 'miss', 'bypass'] as const;
+
 /** A boxed counter: the responder keeps one per cached decision and bumps it per answer. */
 export interface AnswerCounter {
   n: number;
@@ -31,6 +55,12 @@ export interface AnswerCounter {
 export interface AnswerCount {
   name: string;
   region: string;
+  value: number;
+}
+
+export interface DecisionCount {
+  name: string;
+  reason: DecisionClass;
   value: number;
 }
 
@@ -48,6 +78,13 @@ export class DnsStats {
   /** Steered answers by name and region (`(none)` when no region was chosen). */
   private readonly answersBy = new Map<string, Map<string, AnswerCounter>>();
   private readonly droppedBy = new Map<string, number>();
+  /** Steered decisions by name, then by class (indexes of DECISION_CLASSES). */
+  private readonly decisionsBy = new Map<string, Float64Array>();
+  /** Steered queries by how the decision cache served them: CACHE_HIT, CACHE_MISS, CACHE_BYPASS. */
+  readonly cache = new Float64Array(CACHE_RESULTS.length);
+  /** Replies by response time: a count per bucket of LATENCY_BOUNDS_MS, then +Inf (not cumulative). */
+  private readonly latency = new Float64Array(NLATENCY);
+  private latencySumMs = 0;
   truncated = 0;
   tcpAccepted = 0;
   tcpRejected = 0;
@@ -71,6 +108,19 @@ export class DnsStats {
     return c;
   }
 
+  /** The decision counters of a steered name, by DECISION_INDEX; bump an element. */
+  decisionsFor(name: string): Float64Array {
+    let c = this.decisionsBy.get(name);
+    if (!c) this.decisionsBy.set(name, (c = new Float64Array(DECISION_CLASSES.length)));
+    return c;
+  }
+
+  /** Counts one reply that took `ms` milliseconds to make. */
+  observe(ms: number): void {
+    this.latency[latencyBucket(ms)]!++;
+    this.latencySumMs += ms;
+  }
+
   malformed(reason: string): void {
     this.malformedBy.set(reason, (this.malformedBy.get(reason) ?? 0) + 1);
   }
@@ -92,9 +142,16 @@ export class DnsStats {
         }
     const answers: AnswerCount[] = [];
     for (const [name, byRegion] of this.answersBy) for (const [region, c] of byRegion) if (c.n > 0) answers.push({ name, region, value: c.n });
+    const decisions: DecisionCount[] = [];
+    for (const [name, c] of this.decisionsBy) {
+      for (let i = 0; i < DECISION_CLASSES.length; i++) if (c[i]! > 0) decisions.push({ name, reason: DECISION_CLASSES[i]!, value: c[i]! });
+    }
     return {
       queries,
       answers,
+      decisions,
+      cache: { hit: this.cache[CACHE_HIT]!, miss: this.cache[CACHE_MISS]!, bypass: this.cache[CACHE_BYPASS]! },
+      latency: { counts: [...this.latency], sumSeconds: this.latencySumMs / 1000 },
       malformed: Object.fromEntries(this.malformedBy),
       dropped: Object.fromEntries(this.droppedBy),
       truncated: this.truncated,
@@ -113,6 +170,12 @@ export interface DnsStatsSnapshot {
   queries: QueryCount[];
   /** Steered answers by name and region. */
   answers: AnswerCount[];
+  /** Steered decisions by name and class (sum: the answers' sum). */
+  decisions: DecisionCount[];
+  /** Steered queries by how the decision cache served them (sum: the answers' sum). */
+  cache: { hit: number; miss: number; bypass: number };
+  /** Replies by response time: counts per bucket of LATENCY_BOUNDS_MS then +Inf (not cumulative), and their sum in seconds. */
+  latency: { counts: number[]; sumSeconds: number };
   malformed: Record<string, number>;
   dropped: Record<string, number>;
   truncated: number;

@@ -301,3 +301,37 @@ test('ecsScope for IPv4 in closed form agrees with the prefix-by-prefix search o
   assert.equal(ecsScope({ family: 4, hi: 0x01020300, lo: 0, prefix: 24 }, 24, { family: 4, firstHi: 0x01020300, lastHi: 0x010203ff, firstLo: 0, lastLo: 0 }, false), 24);
   assert.equal(ecsScope({ family: 4, hi: 0x01020300, lo: 0, prefix: 24 }, 24, { family: 4, firstHi: 0, lastHi: 0xffffffff, firstLo: 0, lastLo: 0 }, false), 0);
 });
+
+test('decide: the class of each decision (the hot path\'s reason label), a case table', () => {
+  // KEY's draws into a and b decide admission below a weight of 1: a weight of 0 never admits.
+  const noV6 = (r: string): DecideName => ({ ...NAME, regions: new Map([...NAME.regions].map(([id, a]) => [id, id === r ? { v4: a.v4, v6: [] } : a])) });
+  const onlyBC: DecideName = { ...NAME, regions: new Map([...NAME.regions].filter(([id]) => id !== 'a')) };
+  const prefer = (p: Plan, region: string): Plan => ({ ...p, prefer: { a: { region, reason: 'cleaner grid' } } });
+  const allDown = planWith({}, { down: ['a', 'b', 'c'] });
+  type Case = [what: string, plan: Plan, name: DecideName, qtype: 'A' | 'AAAA', region: string | null, decision: string];
+  const cases: Case[] = [
+    ['home admits: nearest', initialPlan('x'), NAME, 'A', 'a', 'nearest'],
+    ['home has no IPv6: the next serving region is the nearest that serves AAAA', initialPlan('x'), noV6('a'), 'AAAA', 'b', 'nearest'],
+    ['home does not serve the name: the next is the nearest serving it', initialPlan('x'), onlyBC, 'A', 'b', 'nearest'],
+    ['home down: failover', planWith({}, { down: ['a'] }), NAME, 'A', 'b', 'failover'],
+    ['home at weight 0: spill', planWith({ a: { a: 0 } }), NAME, 'A', 'b', 'spill'],
+    ['home at weight 0, the next down: failover wins over spill', planWith({ a: { a: 0 } }, { down: ['b'] }), NAME, 'A', 'c', 'failover'],
+    ['home down, the next at weight 0: failover', planWith({ a: { b: 0 } }, { down: ['a'] }), NAME, 'A', 'c', 'failover'],
+    ['carbon tie-break region admits: preferred', prefer(initialPlan('x'), 'b'), NAME, 'A', 'b', 'preferred'],
+    ['preferred region at weight 0: the home answers, nearest', prefer(planWith({ a: { b: 0 } }), 'b'), NAME, 'A', 'a', 'nearest'],
+    ['preferred region down: the home answers, nearest', prefer(planWith({}, { down: ['b'] }), 'b'), NAME, 'A', 'a', 'nearest'],
+    ['preferred region down and the home at weight 0: spill', prefer(planWith({ a: { a: 0 } }, { down: ['b'] }), 'b'), NAME, 'A', 'c', 'spill'],
+    ['all down, whenAllDown nearest', allDown, NAME, 'A', 'a', 'when_all_down'],
+    ['all down, whenAllDown all', allDown, { ...NAME, whenAllDown: 'all' }, 'A', null, 'when_all_down'],
+    ['all down, whenAllDown empty', allDown, { ...NAME, whenAllDown: 'empty' }, 'A', null, 'when_all_down'],
+    ['all down, whenAllDown servfail', allDown, { ...NAME, whenAllDown: 'servfail' }, 'A', null, 'servfail'],
+    ['every weight 0: nothing admits, whenAllDown', planWith({ a: { a: 0, b: 0, c: 0 } }), { ...NAME, whenAllDown: 'empty' }, 'A', null, 'when_all_down'],
+  ];
+  for (const [what, plan, name, qtype, region, decision] of cases) {
+    for (const explain of [false, true]) {
+      const d = decide(plan, CELL, KEY, name, qtype, NOW, { ...O, explain });
+      assert.equal(d.region, region, `${what}: region (explain ${explain})`);
+      assert.equal(d.decision, decision, `${what}: class (explain ${explain})\n${d.reasons.join('\n')}`);
+    }
+  }
+});

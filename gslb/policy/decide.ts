@@ -4,7 +4,7 @@
  * Pure: no I/O, no clock — `now` only selects the plan step in force. The DNS hot path calls
  * it through a per-cell cache; explain, the API and the simulator call it directly.
  */
-import type { Answer, Plan, RegionId, RegionStep } from '../types.js';
+import type { Answer, DecisionClass, Plan, RegionId, RegionStep } from '../types.js';
 import type { WhenAllDownPolicy } from '../config/schema.js';
 import { admissionDraw, type SubnetKey } from './admission.js';
 
@@ -196,10 +196,16 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
   // Carbon tie-break: the plan may put a cleaner region within the home's latency band first.
   let walk: readonly RegionId[] = cell.ranking;
   const pref = home === undefined ? undefined : plan.prefer?.[home];
+  /** The region tried first for the carbon tie-break (its refusal makes no failover or spill). */
+  let preferred: RegionId | undefined;
   if (pref && pref.region !== home && cell.ranking.includes(pref.region)) {
     walk = [pref.region, ...cell.ranking.filter((r) => r !== pref.region)];
+    preferred = pref.region;
     if (explain) reasons.push(`${pref.region} tried first: ${pref.reason}`);
   }
+  // For the decision's class: a region ranked before the answer was down / did not admit.
+  let passedDown = false;
+  let passedWeight = false;
   for (const r of walk) {
     // Every region ranked at or before the chosen one bounds the TTL and may make the answer
     // depend on the subnet hash.
@@ -216,6 +222,7 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
       continue;
     }
     if (step.down) {
+      if (r !== preferred) passedDown = true;
       if (explain) reasons.push(`${r}: down in its plan step from ${new Date(step.at).toISOString()}${step.reasons.length ? ` (${step.reasons.join('; ')})` : ''}`);
       continue;
     }
@@ -232,6 +239,7 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
       chosen = r;
       break;
     }
+    if (r !== preferred) passedWeight = true;
     if (explain) reasons.push(`${r}: weight ${w} for home ${home}, draw ${draw.toFixed(4)} ≥ ${w}: not admitted, spill to the next`);
   }
   const untilNext = nextChange === Infinity ? Infinity : Math.floor((nextChange - now) / 1000);
@@ -242,17 +250,19 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
   }
   const scope = o.ecsSource === undefined ? 0 : ecsScope(subnetKey, o.ecsSource, cell.range, admissionInPlay);
   if (chosen !== null) {
-    return { region: chosen, addresses: name.regions.get(chosen)![fam], ttl, ecsScope: scope, rcode: 'answer', reasons };
+    const decision: DecisionClass = chosen === preferred ? 'preferred' : passedDown ? 'failover' : passedWeight ? 'spill' : 'nearest';
+    return { region: chosen, addresses: name.regions.get(chosen)![fam], ttl, ecsScope: scope, rcode: 'answer', reasons, decision };
   }
   if (explain) reasons.push(`no region admitted the client: whenAllDown=${name.whenAllDown}`);
+  const decision: DecisionClass = 'when_all_down';
   switch (name.whenAllDown) {
     case 'servfail':
-      return { region: null, addresses: [], ttl, ecsScope: scope, rcode: 'servfail', reasons };
+      return { region: null, addresses: [], ttl, ecsScope: scope, rcode: 'servfail', reasons, decision: 'servfail' };
     case 'empty':
-      return { region: null, addresses: [], ttl, ecsScope: scope, rcode: 'answer', reasons };
+      return { region: null, addresses: [], ttl, ecsScope: scope, rcode: 'answer', reasons, decision };
     case 'all': {
       const all = [...new Set([...name.regions.values()].flatMap((r) => r[fam]))];
-      return { region: null, addresses: all, ttl, ecsScope: scope, rcode: 'answer', reasons };
+      return { region: null, addresses: all, ttl, ecsScope: scope, rcode: 'answer', reasons, decision };
     }
     case 'nearest':
     default: {
@@ -266,10 +276,10 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
           const st = regionStepAt(plan, id, now);
           if (pass === 0 && (st.down || st.refuse === true)) continue;
           if (explain) reasons.push(`${id}: nearest ${pass === 0 ? 'region up and taking new streams' : 'serving region (every one is down or refusing)'} with ${qtype} endpoints, answered although not admitted`);
-          return { region: id, addresses: r[fam], ttl, ecsScope: scope, rcode: 'answer', reasons };
+          return { region: id, addresses: r[fam], ttl, ecsScope: scope, rcode: 'answer', reasons, decision };
         }
       }
-      return { region: null, addresses: [], ttl, ecsScope: scope, rcode: 'answer', reasons };
+      return { region: null, addresses: [], ttl, ecsScope: scope, rcode: 'answer', reasons, decision };
     }
   }
 }

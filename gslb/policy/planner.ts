@@ -536,32 +536,121 @@ function splitRecords(recs: SignalRecord[], region: PlannerRegion, s: PlannerSet
   return out;
 }
 
-const NO_LIVE: never[] = [];
-const NO_PRIORITY: ReadonlyMap<string, number> = new Map();
-
-/** What viewAt needs besides the region's own records: fleet-wide freezes and the safety pass's floors. */
-interface ViewContext {
-  freezes: Override[];
-  /** The least gridPolicy share the safety limits allow at t (undefined: no limit). */
-  floor?: (t: number) => { floor: number; why: string } | undefined;
+interface LiveFact {
+  f: GridFact;
+  /** Its drain curve's point at t (undefined: no curve). */
+  p: CurvePoint | undefined;
+  inWindow: boolean;
 }
 
-function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: number, s: PlannerSettings, ctx: ViewContext): RegionView {
-  const reasons: string[] = [];
-  const id = region.id;
-  const active = (o: Override) => o.start <= t && (o.end === undefined || t < o.end);
-  const forceDown = ovs.find((o) => o.action === 'force-down' && active(o));
-  const forceUp = ovs.find((o) => o.action === 'force-up' && active(o));
+/** liveFacts when nothing acts (shared: never written to). */
+const NO_LIVE: { live: LiveFact[]; bestPriority: ReadonlyMap<string, number> } = { live: [], bestPriority: new Map() };
 
-  // Health: per endpoint, a majority of vantage votes.
-  const hp = s.stale['health.probe'];
+/**
+ * The grid facts acting at t (in their window, or on their drain curve below 1) and, per
+ * source and program, the lowest priority number among them (OpenADR: that one wins).
+ */
+function liveFacts(facts: readonly GridFact[], t: number): { live: LiveFact[]; bestPriority: ReadonlyMap<string, number> } {
+  if (facts.length === 0) return NO_LIVE;
+  const live: LiveFact[] = [];
+  for (const f of facts) {
+    const p = f.curve?.at(t);
+    const inWindow = t >= f.from && t < f.end;
+    if (inWindow || (p !== undefined && p.cap < 1)) live.push({ f, p, inWindow });
+  }
+  if (live.length === 0) return NO_LIVE;
+  const bestPriority = new Map<string, number>();
+  for (const { f } of live) {
+    if (f.priority === undefined) continue;
+    bestPriority.set(f.priorityKey, Math.min(bestPriority.get(f.priorityKey) ?? Infinity, f.priority));
+  }
+  return { live, bestPriority };
+}
+
+/**
+ * The lowest grid-event import limit in force at t, W (Infinity: none), as viewAt applies
+ * it: a fact in its window whose gridPolicy rule sets `importLimit`, not shadowed and not
+ * yielding to a lower priority number of its source and program.
+ */
+function eventImportLimitAt(facts: readonly GridFact[], t: number): number {
+  const { live, bestPriority } = liveFacts(facts, t);
+  let limitW = Infinity;
+  for (const { f, inWindow } of live) {
+    const best = bestPriority.get(f.priorityKey);
+    if (!inWindow || f.shadow || (f.priority !== undefined && best !== undefined && f.priority > best)) continue;
+    if (f.rule.then.importLimit && f.limitW !== undefined && f.limitW < limitW) limitW = f.limitW;
+  }
+  return limitW;
+}
+
+/** Power at a site at one instant (regionPowerAt); an absent field is not known. */
+export interface RegionPower {
+  /**
+   * What the site can draw, W: its grid import limit (the power budget's, else the region
+   * file's `power.importLimitW`), lowered by a grid event's import limit while one is in
+   * force, plus on-site generation and storage discharge (when storage holds energy).
+   */
+  availableW?: number;
+  /** The site's draw, W: the latest reading of the power budget that sets availableW. */
+  drawW?: number;
+  /** availableW − drawW, W (negative: drawing more than is available). */
+  headroomW?: number;
+}
+
+/**
+ * A region's power at t from its signal records, as viewAt weighs a power budget: applied
+ * (hysteresis-folded) budgets that are not stale, the smallest availability among them when
+ * several sources report; without a budget, the configured import limit under any grid
+ * event's limit. Nothing known (no import limit anywhere): no availableW.
+ */
+export function regionPowerAt(region: PlannerRegion, records: readonly SignalRecord[], s: PlannerSettings, t: number): RegionPower {
+  const rr = splitRecords([...records], region, s);
+  const eventLimitW = eventImportLimitAt(rr.facts, t);
+  let out: RegionPower | undefined;
+  for (const r of rr.power) {
+    if (r.signal.kind !== 'power.budget' || r.fold.kind !== 'applied') continue;
+    if (phaseAt(r, t, s.stale['power.budget']) === 'stale') continue;
+    const v = r.fold.value as PowerBudget;
+    const importW = Math.min(v.importLimitW ?? region.importLimitW ?? Infinity, eventLimitW);
+    const storageW = (v.storageWh ?? 0) > 0 ? (v.storageMaxW ?? 0) : 0;
+    const availableW = importW + (v.generationW ?? 0) + storageW;
+    if (!Number.isFinite(availableW) || (out?.availableW !== undefined && out.availableW <= availableW)) continue;
+    const drawW = (r.signal.value as PowerBudget).drawW;
+    out = drawW === undefined ? { availableW } : { availableW, drawW, headroomW: availableW - drawW };
+  }
+  if (out) return out;
+  const importW = Math.min(region.importLimitW ?? Infinity, eventLimitW);
+  return Number.isFinite(importW) ? { availableW: importW } : {};
+}
+
+/** A region's health probes at one instant, counted as the planner counts them (healthAt). */
+export interface HealthTally {
+  /** Endpoints (signal keys) with a probe record. */
+  keys: string[];
+  /** Per endpoint: vantages voting up, voting down. */
+  ups: number[];
+  downs: number[];
+  /** Per endpoint, the latest time an up vote turned up (undefined: one of them never turned). */
+  since: (number | undefined)[];
+  /** Endpoints with at least one vote. */
+  probed: number;
+  /** Endpoints a majority of their vantages say are down. */
+  downEps: string[];
+  /** Every probed endpoint is down: the region is down by health (absent an operator's force-up). */
+  down: boolean;
+}
+
+/**
+ * Health at `t` from a region's health.probe records: per endpoint, a majority of vantage
+ * votes (each vantage's stable state; a stale probe votes as the kind's stale policy says).
+ */
+export function healthAt(health: readonly SignalRecord[], t: number, hp: StalePolicy): HealthTally {
   // Votes per endpoint (a region has a handful: linear arrays beat a Map here).
   const keys: string[] = [];
   const ups: number[] = [];
   const downs: number[] = [];
-  /** Per endpoint, the latest time an up vote turned up (undefined: one of them never turned). */
   const since: (number | undefined)[] = [];
-  for (const r of rr.health) {
+  for (const r of health) {
     if (r.fold.kind !== 'health') continue;
     let vote: boolean | null = r.fold.stableUp;
     if (phaseAt(r, t, hp) === 'stale') vote = hp.then === 'down' ? false : hp.then === 'healthy' ? true : null;
@@ -578,14 +667,32 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
       since[k] = u === undefined || since[k] === undefined ? undefined : Math.max(since[k]!, u);
     } else if (vote === false) downs[k]!++;
   }
-  let probedCount = 0;
+  let probed = 0;
   const downEps: string[] = [];
   for (let k = 0; k < keys.length; k++) {
     if (ups[k]! + downs[k]! === 0) continue;
-    probedCount++;
+    probed++;
     if (downs[k]! > ups[k]!) downEps.push(keys[k]!);
   }
-  const healthDown = probedCount > 0 && downEps.length === probedCount;
+  return { keys, ups, downs, since, probed, downEps, down: probed > 0 && downEps.length === probed };
+}
+
+/** What viewAt needs besides the region's own records: fleet-wide freezes and the safety pass's floors. */
+interface ViewContext {
+  freezes: Override[];
+  /** The least gridPolicy share the safety limits allow at t (undefined: no limit). */
+  floor?: (t: number) => { floor: number; why: string } | undefined;
+}
+
+function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: number, s: PlannerSettings, ctx: ViewContext): RegionView {
+  const reasons: string[] = [];
+  const id = region.id;
+  const active = (o: Override) => o.start <= t && (o.end === undefined || t < o.end);
+  const forceDown = ovs.find((o) => o.action === 'force-down' && active(o));
+  const forceUp = ovs.find((o) => o.action === 'force-up' && active(o));
+
+  // Health: per endpoint, a majority of vantage votes.
+  const { keys, ups, downs, since, downEps, down: healthDown } = healthAt(rr.health, t, s.stale['health.probe']);
 
   let down = false;
   if (forceDown) {
@@ -629,17 +736,7 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
   let refuse = false;
   let grid = 1;
   // OpenADR: among overlapping events of one source and program, the lowest priority number wins.
-  const live: { f: GridFact; p: CurvePoint | undefined; inWindow: boolean }[] = rr.facts.length === 0 ? NO_LIVE : [];
-  for (const f of rr.facts) {
-    const p = f.curve?.at(t);
-    const inWindow = t >= f.from && t < f.end;
-    if (inWindow || (p !== undefined && p.cap < 1)) live.push({ f, p, inWindow });
-  }
-  const bestPriority: Map<string, number> = live.length === 0 ? (NO_PRIORITY as Map<string, number>) : new Map<string, number>();
-  for (const { f } of live) {
-    if (f.priority === undefined) continue;
-    bestPriority.set(f.priorityKey, Math.min(bestPriority.get(f.priorityKey) ?? Infinity, f.priority));
-  }
+  const { live, bestPriority } = liveFacts(rr.facts, t);
   for (const { f: f0, p, inWindow } of live) {
     const f = f0.keptFrom !== undefined && t >= f0.keptFrom ? { ...f0, what: `${f0.what} (expired, kept)` } : f0;
     const best = bestPriority.get(f.priorityKey);

@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { FLEET, type Override, type OverrideAction, type Plan, type Signal } from '../types.js';
 import { gridSharesAt, operatorShareAt, plan, type PlannerSettings } from '../policy/planner.js';
 import { SignalError, validateSignal } from './signals.js';
+import type { SignalRecord } from './reducer.js';
 import { StoreError, type AuditEntry, type StateStore, type StoreSnapshot, type StoreStatus } from './store.js';
 
 /** Largest clock difference between this node and the store before the node is not ready. */
@@ -387,6 +388,14 @@ export class StateService {
   /** The live snapshot (for previews). */
   async snapshot(): Promise<StoreSnapshot> {
     return this.o.store.snapshot();
+  }
+
+  /**
+   * The signal records the plan in force was computed from (the last snapshot read; null
+   * before the first), and whether it was planned frozen (the store unreachable: no expiry).
+   */
+  planRecords(): { records: SignalRecord[]; frozen: boolean } | null {
+    return this.lastSnapshot ? { records: this.lastSnapshot.records, frozen: this.frozen } : null;
   }
 
   /** The planner's settings and config hash in force. */

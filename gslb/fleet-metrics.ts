@@ -1,0 +1,168 @@
+/**
+ * The per-region and per-collector metrics of the primary (docs/api.md "GET /metrics"), read
+ * at scrape time from the plan in force, the signal records it was planned from and the
+ * collectors' counts: region state, health and power, signal age, collector freshness.
+ * Every label set is bounded by configuration (regions × states, regions × signal kinds,
+ * collectors). The pure parts are exported for the case tables beside this file.
+ */
+import client, { type Registry } from 'prom-client';
+import { nextChangeOf, regionStepAt } from './policy/decide.js';
+import { healthAt, regionPowerAt, type PlannerRegion, type PlannerSettings } from './policy/planner.js';
+import type { SignalRecord } from './state/reducer.js';
+import type { Plan, RegionId, SignalKind } from './types.js';
+
+/** A region's state as `gridsteer status` shows it. */
+export const REGION_STATES = ['up', 'draining', 'restoring', 'refusing', 'down'] as const;
+export type RegionState = (typeof REGION_STATES)[number];
+
+/**
+ * The state of region `id` at `now` from the plan: down; refusing (its gateway is told to
+ * refuse new streams); draining (taking less than all its clients) or restoring (the same,
+ * with its next step taking more); else up.
+ */
+export function regionStateAt(plan: Plan, id: RegionId, now: number): RegionState {
+  const st = regionStepAt(plan, id, now);
+  if (st.down) return 'down';
+  if (st.refuse === true) return 'refusing';
+  if (st.share < 1) {
+    const at = nextChangeOf(plan, id, now);
+    const next = Number.isFinite(at) ? regionStepAt(plan, id, at) : undefined;
+    return next && !next.down && next.share > st.share ? 'restoring' : 'draining';
+  }
+  return 'up';
+}
+
+/**
+ * Health by probes at `now`: true when some probed endpoint is up by a majority of its
+ * vantages, false when every probed endpoint is down (the planner's health down, before any
+ * operator force), undefined without probes.
+ */
+export function regionHealthyAt(records: readonly SignalRecord[], s: PlannerSettings, now: number): boolean | undefined {
+  const h = healthAt(
+    records.filter((r) => r.signal.kind === 'health.probe'),
+    now,
+    s.stale['health.probe'],
+  );
+  return h.probed === 0 ? undefined : !h.down;
+}
+
+/**
+ * Seconds since the newest signal of each (region, kind) was observed, for the regions in
+ * `regions` (a record of another region is left out: the label set stays the configured fleet's).
+ */
+export function signalAges(records: readonly SignalRecord[], regions: ReadonlySet<RegionId>, now: number): { region: RegionId; kind: SignalKind; ageS: number }[] {
+  const newest = new Map<string, { region: RegionId; kind: SignalKind; at: number }>();
+  for (const r of records) {
+    const { region, kind, observedAt } = r.signal;
+    if (!regions.has(region)) continue;
+    const k = `${region}|${kind}`;
+    const cur = newest.get(k);
+    if (!cur || observedAt > cur.at) newest.set(k, { region, kind, at: observedAt });
+  }
+  return [...newest.values()].map((n) => ({ region: n.region, kind: n.kind, ageS: Math.max(0, now - n.at) / 1000 }));
+}
+
+/** What the fleet metrics read, each call at scrape time. */
+export interface FleetMetricsSource {
+  /** The planner's settings in force (its regions are the fleet). */
+  settings(): PlannerSettings;
+  plan(): Plan;
+  /** StateService.planRecords(). */
+  records(): { records: SignalRecord[]; frozen: boolean } | null;
+  /** ms epoch. */
+  now(): number;
+  /** Per collector running on this node, when a signal of it was last stored (ms epoch). */
+  collectorsLastStored(): ReadonlyMap<string, number>;
+}
+
+/** Registers the gauges of this module on `registry`. */
+export function registerFleetMetrics(registry: Registry, src: FleetMetricsSource): void {
+  /** The records per region (expiry frozen when the plan was), for one scrape. */
+  const byRegion = (regions: readonly PlannerRegion[]): Map<RegionId, SignalRecord[]> => {
+    const out = new Map<RegionId, SignalRecord[]>(regions.map((r) => [r.id, []]));
+    const rs = src.records();
+    for (const r of rs?.records ?? []) {
+      const list = out.get(r.signal.region);
+      if (list) list.push(rs!.frozen ? { ...r, signal: { ...r.signal, expiresAt: Infinity } } : r);
+    }
+    return out;
+  };
+  new client.Gauge({
+    name: 'gridsteer_region_state',
+    help: 'the state of each region now from the plan in force, as gridsteer status shows it: 1 for its state (up, draining, restoring, refusing, down), 0 for the others',
+    labelNames: ['region', 'state'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const plan = src.plan();
+      const now = src.now();
+      for (const r of src.settings().regions) {
+        const st = regionStateAt(plan, r.id, now);
+        for (const state of REGION_STATES) this.set({ region: r.id, state }, state === st ? 1 : 0);
+      }
+    },
+  });
+  new client.Gauge({
+    name: 'gridsteer_region_healthy',
+    help: "health probes of each region now, as the planner counts them: 1 while some probed endpoint is up by a majority of its vantages, 0 when every one is down (the region is down unless forced up); absent without probes",
+    labelNames: ['region'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const s = src.settings();
+      const now = src.now();
+      for (const [id, recs] of byRegion(s.regions)) {
+        const h = regionHealthyAt(recs, s, now);
+        if (h !== undefined) this.set({ region: id }, h ? 1 : 0);
+      }
+    },
+  });
+  const power = (name: string, help: string, field: 'availableW' | 'headroomW') =>
+    new client.Gauge({
+      name,
+      help,
+      labelNames: ['region'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const s = src.settings();
+        const now = src.now();
+        const recs = byRegion(s.regions);
+        for (const r of s.regions) {
+          const v = regionPowerAt(r, recs.get(r.id) ?? [], s, now)[field];
+          if (v !== undefined) this.set({ region: r.id }, v);
+        }
+      },
+    });
+  power(
+    'gridsteer_region_power_available_watts',
+    "power the site can draw now, W: its grid import limit (power budget, else the region file's power.importLimitW), lowered by a grid event's import limit in force, plus on-site generation and storage discharge while storage holds energy; absent when no import limit is known",
+    'availableW',
+  );
+  power(
+    'gridsteer_region_power_headroom_watts',
+    "available power minus the site's draw reported by its power budget, W (negative: drawing more than is available); absent without a reported draw",
+    'headroomW',
+  );
+  new client.Gauge({
+    name: 'gridsteer_signal_age_seconds',
+    help: 'seconds since the newest signal of each region and kind the plan in force was computed from was observed at its source',
+    labelNames: ['region', 'kind'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const ids = new Set(src.settings().regions.map((r) => r.id));
+      for (const a of signalAges(src.records()?.records ?? [], ids, src.now())) this.set({ region: a.region, kind: a.kind }, a.ageS);
+    },
+  });
+  new client.Gauge({
+    name: 'gridsteer_collector_last_success_timestamp_seconds',
+    help: 'when a signal of each collector running on this node was last stored (Unix seconds); absent before the first (a poller runs on one node at a time)',
+    labelNames: ['collector'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [collector, at] of src.collectorsLastStored()) this.set({ collector }, at / 1000);
+    },
+  });
+}
