@@ -57,7 +57,7 @@ export interface StartOptions {
 export interface Running {
   /** `udp://host:port` and `tcp://host:port` per DNS address. */
   dns: string[];
-  /** `http://host:port`. */
+  /** `http://host:port` (`https://` with http.tls). */
   http: string;
   /** Re-reads the configuration (SIGHUP, POST /v1/config/reload). Throws ConfigError. */
   reload(): Promise<{ version: string; changed: boolean }>;
@@ -81,6 +81,9 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   const tcpLimits: TcpLimits = { ...cfg.dns.tcp };
   const tokensFile = cfg.http.tokensFile === undefined ? undefined : resolve(dirname(prepared.loaded.file), cfg.http.tokensFile);
   const tokens = loadTokens({ file: tokensFile, env: (o.env ?? process.env).GRIDSTEER_TOKENS });
+  // http.tls: checked by the loader already; read once here (a reload does not change it).
+  const httpTls = cfg.http.tls ? readHttpTls(cfg.http.tls, dirname(prepared.loaded.file)) : null;
+  if (httpTls && !httpTls.tls) throw new Error(`http.tls: ${httpTls.problems.map((p) => `http.tls.${p.key}: ${p.message}`).join('; ')}`);
 
   let local: { responder: Responder; server: DnsServer } | undefined;
   const slots = new Map<number, WorkerSlot>();
@@ -415,6 +418,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     const changed = next.state.version !== prepared.state.version || next.loaded.hash !== prepared.loaded.hash;
     const listenNow = (o.dnsListen ?? next.loaded.config.dns.listen).join(',');
     if (!o.dnsListen && listenNow !== cfg.dns.listen.join(',')) log.warn('config: dns.listen changed; restart to listen on the new addresses');
+    if (JSON.stringify(next.loaded.config.http.tls) !== JSON.stringify(cfg.http.tls)) log.warn('config: http.tls changed; restart to use the new TLS settings');
     if (changed) {
       prepared = next;
       loadedAt = Date.now();
@@ -473,7 +477,18 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     log,
     tokens,
     rateLimit: cfg.http.rateLimit,
+    ...(httpTls?.tls ? { https: httpTls.tls.options } : {}),
     operator,
+    fleet: () =>
+      operator.fleet(
+        prepared.loaded.regions.map((r) => ({
+          id: r.id,
+          name: r.name,
+          location: r.location,
+          ...(r.capacity ? { capacityUnits: r.capacity.units } : {}),
+          ...(r.power ? { power: r.power } : {}),
+        })),
+      ),
     readiness,
     metrics,
     configInfo: () => ({
@@ -506,6 +521,14 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     for (const w of slots.values()) w.worker.kill();
     await stateSvc.close().catch(() => undefined);
     throw e;
+  }
+  if (httpTls?.tls) {
+    const t = httpTls.tls;
+    log.info(
+      { module: 'api', cert: t.files.cert, subject: t.subject, subjectAltName: t.subjectAltName, validTo: t.validTo.toISOString(), clientCa: t.files.clientCa },
+      `api: HTTPS${t.requireClientCert ? ', client certificates required (mutual TLS)' : t.requestCert ? ', client certificates optional' : ''}`,
+    );
+    if (t.validTo.getTime() < Date.now()) log.warn({ module: 'api', cert: t.files.cert, validTo: t.validTo.toISOString() }, 'api: the HTTPS certificate has expired: clients will refuse it; renew it and restart');
   }
   log.info({ dns: dnsAddresses, http: httpUrl, workers: nWorkers, version: prepared.state.version }, 'ready');
 

@@ -162,6 +162,7 @@ test('schema validation errors name the field (routes added after buildApi inher
     payload: '{"reason":"x"}',
     status: 400,
     code: 'GSLB_ERR_BAD_REQUEST',
+    field: 'params',
     message: /longer than 100 characters/,
   });
   for (const c of cases) await checkError(app as unknown as FastifyInstance, c);

@@ -13,7 +13,10 @@
  */
 import swagger from '@fastify/swagger';
 import { readFileSync } from 'node:fs';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Server as HttpServer } from 'node:http';
+import type { ServerOptions as HttpsServerOptions } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyHttpOptions, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { apiError, toApiError, type ApiError } from './errors.js';
 import { registerAuth, type TokenStore } from './auth.js';
@@ -23,6 +26,8 @@ import { configRoutes } from './routes/config.js';
 import { explainRoutes } from './routes/explain.js';
 import { stateRoutes, type StateApi } from './routes/state.js';
 import { operatorRoutes, type OperatorRoutesOptions } from './routes/operator.js';
+import { fleetRoutes, type FleetRoutesOptions } from './routes/fleet.js';
+import { dashboardRoutes } from './routes/dashboard.js';
 import type { ExplainQuery, ExplainResult } from '../policy/explain.js';
 
 /** One line of /readyz. */
@@ -62,11 +67,23 @@ export interface ApiDeps {
   rateLimit?: { writesPerMinute: number; explainPerMinute: number };
   /** ms clock for the rate limits (tests pass their own). */
   clock?: () => number;
+  /**
+   * Serve HTTPS with these options (gslb/config/tls.ts readHttpTls); absent = plain HTTP.
+   * With `requestCert` but not `rejectUnauthorized` (requireClientCert: false), a connection
+   * without a client certificate is let through, one presenting an invalid one is closed.
+   */
+  https?: HttpsServerOptions;
   /** Operator failover: drain, undrain, force, freeze, status, preview (routes/operator.ts); absent = 404. */
   operator?: OperatorRoutesOptions['operator'];
+  /** The fleet for operators: GET /v1/regions, /v1/grid-events, /v1/stream (routes/fleet.ts); absent = 404. */
+  fleet?: FleetRoutesOptions['fleet'];
+  /** How often /v1/stream looks for changes, ms (default 1000; tests make it shorter). */
+  streamTickMs?: number;
+  /** The built web dashboard served at / (routes/dashboard.ts); default dist/dashboards/web; false = none. */
+  dashboardDir?: string | false;
 }
 
-/** Every route an API instance has, as `METHOD /url` (HEAD aside): what the OpenAPI test checks /docs against. */
+/** Every route an API instance has, as `METHOD /url` (HEAD and hidden routes aside): what the OpenAPI test checks /docs against. */
 export const routeTables = new WeakMap<FastifyInstance, string[]>();
 
 /** The package version, for the OpenAPI description. */
@@ -98,6 +115,23 @@ function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): 
 }
 
 /**
+ * Logs failed TLS handshakes (at debug: scanners and plain HTTP to the port make them), and
+ * with optional client certificates closes a connection whose certificate does not verify.
+ */
+function watchTls(server: HttpServer, opts: HttpsServerOptions, log: Logger): void {
+  server.on('tlsClientError', (err: Error & { code?: string }, socket: TLSSocket) => {
+    log.debug({ code: err.code, remote: socket.remoteAddress }, `api: TLS handshake failed: ${err.message}`);
+  });
+  if (opts.requestCert && !opts.rejectUnauthorized) {
+    server.on('secureConnection', (socket: TLSSocket) => {
+      if (socket.authorized || Object.keys(socket.getPeerCertificate()).length === 0) return;
+      log.info({ remote: socket.remoteAddress, reason: String(socket.authorizationError) }, 'api: closed a connection whose client certificate does not verify against http.tls.clientCa');
+      socket.destroy();
+    });
+  }
+}
+
+/**
  * Builds the API. The instance is not yet ready: callers may register more routes
  * (`app.register(plugin)`, which inherit auth and the error handlers) before `listen`,
  * `ready` or `inject`. Logs a warning once here when no API token is configured.
@@ -105,7 +139,7 @@ function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): 
  */
 export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const log = deps.log.child({ module: 'api' });
-  const fastify = Fastify({
+  const options: FastifyHttpOptions<HttpServer> = {
     // Errors raised before routing (bad percent-encoding, over-long path parameters) take the same path.
     frameworkErrors: (err, request, reply) => sendError(err, request, reply),
     loggerInstance: log as FastifyBaseLogger,
@@ -118,7 +152,10 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     onConstructorPoisoning: 'error',
     // Unknown properties are errors (schemas say additionalProperties: false), never silently dropped.
     ajv: { customOptions: { removeAdditional: false } },
-  });
+  };
+  // An https.Server serves the same requests; the instance keeps the http.Server typing.
+  const fastify = Fastify(deps.https ? ({ ...options, https: deps.https } as FastifyHttpOptions<HttpServer>) : options);
+  if (deps.https) watchTls(fastify.server, deps.https, log);
   const app: ApiInstance = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   let closing = false;
@@ -232,7 +269,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const table: string[] = [];
   routeTables.set(fastify, table);
   app.addHook('onRoute', (route) => {
-    for (const m of [route.method].flat()) if (m !== 'HEAD') table.push(`${m} ${route.url}`);
+    const hidden = (route.schema as { hide?: boolean } | undefined)?.hide === true;
+    if (!hidden) for (const m of [route.method].flat()) if (m !== 'HEAD') table.push(`${m} ${route.url}`);
     const hooks = [route.onRequest ?? []].flat() as ({ role?: string } | undefined)[];
     const role = hooks.find((h) => h?.role !== undefined)?.role;
     if (role) for (const m of [route.method].flat()) ROUTE_ROLES.set(`${m} ${route.url}`, role);
@@ -262,5 +300,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(explainRoutes, { explain: deps.explain });
   if (deps.state) await app.register(stateRoutes, { state: deps.state });
   if (deps.operator) await app.register(operatorRoutes, { operator: deps.operator });
+  if (deps.fleet) await app.register(fleetRoutes, { fleet: deps.fleet, ...(deps.streamTickMs !== undefined ? { streamTickMs: deps.streamTickMs } : {}) });
+  if (deps.dashboardDir !== false) await app.register(dashboardRoutes, deps.dashboardDir === undefined ? {} : { dir: deps.dashboardDir });
   return fastify;
 }

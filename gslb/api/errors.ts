@@ -199,7 +199,7 @@ export function toApiError(err: unknown, ctx: ErrorContext): ApiError {
       case 'FST_ERR_BAD_URL':
         return apiError('GSLB_ERR_BAD_REQUEST', { reason: 'the URL is not correctly percent-encoded' }, { cause: err });
       case 'FST_ERR_MAX_PARAM_LENGTH':
-        return apiError('GSLB_ERR_BAD_REQUEST', { reason: 'a path segment is longer than 100 characters' }, { cause: err });
+        return apiError('GSLB_ERR_BAD_REQUEST', { reason: 'a path segment is longer than 100 characters' }, { cause: err, field: 'params' });
     }
     // Other fastify request errors with a 4xx status (e.g. FST_ERR_ROUTE_MISSING_CONTENT_TYPE).
     // Errors from elsewhere are never trusted to describe the request, whatever their statusCode.

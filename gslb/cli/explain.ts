@@ -21,6 +21,7 @@ export const EXPLAIN_USAGE = `usage: gridsteer explain <client-ip> <name> [optio
   --server URL       the server's HTTP API (default: $GRIDSTEER_SERVER or http://127.0.0.1:8053)
   --token T          API token with role viewer (default: $GRIDSTEER_TOKEN)
   --json             print the server's JSON instead of the report
+  (https with a private CA or mutual TLS: $GRIDSTEER_CA, $GRIDSTEER_CERT, $GRIDSTEER_KEY; docs/api.md)
 `;
 
 export type { CliIo } from './http.js';

@@ -26,7 +26,8 @@ commands:
   token-hash     read a token on stdin, print its sha256 for a tokens file
   version        print the version
 
-operating (against a running server; each takes --server URL --token T --json --help):
+operating (against a running server; each takes --server URL --token T --json --help;
+           an https server with a private CA or mutual TLS: $GRIDSTEER_CA, $GRIDSTEER_CERT, $GRIDSTEER_KEY):
   status         each region's share, state, TTL cap, next change and reason; the freeze
   drain          drain <region> --reason TEXT [--cap 0.3] [--ramp 2m] [--by ISO|+30m]
   undrain        undrain <region> --reason TEXT   (ramps back with slow start)

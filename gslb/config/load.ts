@@ -13,6 +13,7 @@ import { closest, formatIssue, got, locateIn, parseYamlFile, pointerToPath, rend
 import { parseCidr } from '../geo/compile.js';
 import { ConfigSchema, RegionSchema, type Config, type RegionConfig } from './schema.js';
 import { expected, type SchemaLike } from './describe.js';
+import { readHttpTls } from './tls.js';
 
 export { formatIssue, renderPath, type ConfigIssue } from './yaml.js';
 
@@ -333,6 +334,13 @@ export function loadConfig(configFile: string): LoadedConfig {
     for (const [home, targets] of Object.entries(config.policy.weights)) {
       checkRegion(home, ['policy', 'weights', home]);
       for (const target of Object.keys(targets)) checkRegion(target, ['policy', 'weights', home, target]);
+    }
+    // The TLS files are read here too, so that check-config and a reload report them like the rest.
+    if (config.http.tls) {
+      for (const p of readHttpTls(config.http.tls, dirname(file)).problems) {
+        const path = ['http', 'tls', p.key];
+        issues.push({ file, ...locateIn(pf, path), path: renderPath(path), message: p.message });
+      }
     }
   }
   if (issues.length > 0) throw new ConfigError(issues);

@@ -317,6 +317,21 @@ export const HttpServerSchema = Type.Object(
     tokensFile: Type.Optional(
       Type.String({ description: 'YAML file of API tokens (hashes) and roles, relative to this file; see docs/api.md. Env GRIDSTEER_TOKENS also works.' }),
     ),
+    tls: Type.Optional(
+      Type.Object(
+        {
+          cert: Type.String({ minLength: 1, description: 'PEM file of the server certificate, with any intermediates after it, relative to this file' }),
+          key: Type.String({ minLength: 1, description: "PEM file of the certificate's private key (unencrypted), relative to this file" }),
+          clientCa: Type.Optional(
+            Type.String({ minLength: 1, description: 'mutual TLS: PEM file of the CA certificate(s) that client certificates must be signed by, relative to this file; absent = no client certificate is asked for' }),
+          ),
+          requireClientCert: Type.Optional(
+            Type.Boolean({ description: 'with clientCa: true (the default) refuses a connection without a valid client certificate at the TLS handshake; false lets connections without one through (bearer tokens still apply) and closes those presenting an invalid one' }),
+          ),
+        },
+        { ...strict, description: 'serve the API over HTTPS, optionally with mutual TLS (docs/api.md "TLS and mTLS"); read at start; absent = plain HTTP' },
+      ),
+    ),
     rateLimit: Type.Object(
       {
         writesPerMinute: Type.Integer({ minimum: 0, maximum: 100000, default: 120, description: 'operator writes (POST/DELETE other than /v1/signals) per token per minute, in bursts of up to that many; 0 = no limit' }),

@@ -7,11 +7,13 @@
  */
 import { FLEET, type Override, type Plan, type RegionId, type Signal } from '../types.js';
 import { demandPerHome, gridSharesAt, operatorShareAt, plan as planOf } from '../policy/planner.js';
-import { nextChangeOf, regionStepAt } from '../policy/decide.js';
 import { trafficShares } from '../policy/traffic.js';
 import { reduce } from './reducer.js';
 import { SignalError, validateSignal } from './signals.js';
 import { OverrideError, type OverrideRequest, type StateService } from './service.js';
+import { fleetView, regionStatusAt, type FleetView, type RegionInfo, type RegionStatus } from './fleet.js';
+
+export type { RegionStatus } from './fleet.js';
 
 export interface DrainRequest {
   reason: string;
@@ -21,16 +23,6 @@ export interface DrainRequest {
   ramp?: number;
   /** Deadline, ms epoch. */
   by?: number;
-}
-
-export interface RegionStatus {
-  id: RegionId;
-  share: number;
-  down: boolean;
-  refuse: boolean;
-  ttlCap?: number;
-  reasons: string[];
-  next?: { at: number; share: number; down: boolean };
 }
 
 export interface FleetStatus {
@@ -99,22 +91,20 @@ export class OperatorService {
     const p = this.currentPlan();
     const overrides = await this.svc.overrides();
     const frozen = overrides.find((o) => o.action === 'freeze' && o.start <= now && (o.end === undefined || now < o.end)) ?? null;
-    const regions: RegionStatus[] = [...this.regions()].sort().map((id) => {
-      const st = regionStepAt(p, id, now);
-      const nextAt = nextChangeOf(p, id, now);
-      const nx = Number.isFinite(nextAt) ? regionStepAt(p, id, nextAt) : undefined;
-      return {
-        id,
-        share: st.down ? 0 : st.share,
-        down: st.down,
-        refuse: st.refuse === true,
-        ...(st.ttlCap !== undefined ? { ttlCap: st.ttlCap } : {}),
-        reasons: st.reasons,
-        ...(nx ? { next: { at: nextAt, share: nx.down ? 0 : nx.share, down: nx.down } } : {}),
-      };
-    });
+    const regions: RegionStatus[] = [...this.regions()].sort().map((id) => regionStatusAt(p, id, now));
     const hooks = this.hooks();
     return { now, planVersion: p.version, frozen, regions, ...(p.unplaced ? { unplaced: p.unplaced } : {}), ...(hooks !== undefined ? { hooks } : {}) };
+  }
+
+  /**
+   * The fleet now for operators (GET /v1/regions, /v1/grid-events, the dashboard): `regions`
+   * says what the configuration holds of each region. `revision` is the store's.
+   */
+  async fleet(regions: RegionInfo[]): Promise<FleetView & { revision: number }> {
+    const now = this.clock();
+    const snap = await this.svc.snapshot();
+    const view = fleetView({ regions, records: snap.records, plan: this.currentPlan(), settings: this.svc.planInputs().settings, demand: snap.demand, now });
+    return { ...view, revision: snap.revision };
   }
 
   /** The plan with `req` applied to the live snapshot, and traffic shares over its schedule. */

@@ -1,0 +1,296 @@
+/**
+ * The fleet as operators look at it (GET /v1/regions, GET /v1/grid-events, the web dashboard):
+ * per region its configuration (name, place, capacity, power), where the plan stands now and
+ * what it does next, the traffic share it is expected to take, its power now, and every fact
+ * the store holds about it with its source and age; and the grid events and alerts the store
+ * knows, with when they were learned. Pure: everything comes from the arguments.
+ */
+import { nextChangeOf, regionStepAt } from '../policy/decide.js';
+import { demandPerHome, healthAt, regionPowerAt, type PlannerRegion, type PlannerSettings } from '../policy/planner.js';
+import { trafficShares } from '../policy/traffic.js';
+import type { Plan, RegionId, SignalKind } from '../types.js';
+import type { SignalRecord } from './reducer.js';
+import type { DemandBucket } from './store.js';
+import type { GridAlert, GridEvent, HealthProbe } from './signals.js';
+
+/** What the configuration says of a region (its region file). */
+export interface RegionInfo {
+  id: RegionId;
+  name: string;
+  location?: { lat: number; lon: number; country?: string; city?: string };
+  capacityUnits?: number;
+  power?: { site?: string; balancingAuthority?: string; importLimitW?: number; fullLoadW?: number };
+}
+
+/** One fact the store holds about a region. */
+export interface SignalView {
+  kind: SignalKind;
+  source: string;
+  key: string;
+  observedAt: number;
+  expiresAt: number;
+  /** now − observedAt, ms. */
+  ageMs: number;
+  /** The fact is past its expiresAt (the stale policy of its kind decides what that does). */
+  expired: boolean;
+  /** The value in words, e.g. `up, 12 ms` or `queue 4, KV 0.62`. */
+  summary: string;
+  value: unknown;
+}
+
+/** Power at the site now (absent fields: not known). */
+export interface PowerNow {
+  /** Grid import limit (under a grid event's limit) + on-site generation + storage discharge (while storage holds energy), W. */
+  availableW?: number;
+  drawW?: number;
+  /** availableW − drawW, W. */
+  headroomW?: number;
+  /** The budget's source and age. */
+  source?: string;
+  ageMs?: number;
+}
+
+/** A region as decide sees it now, and its next scheduled change (GET /v1/status, /v1/regions). */
+export interface RegionStatus {
+  id: RegionId;
+  /** Admission share now (0 when down). */
+  share: number;
+  down: boolean;
+  refuse: boolean;
+  ttlCap?: number;
+  reasons: string[];
+  next?: { at: number; share: number; down: boolean };
+}
+
+/** The plan's step in force for a region at `now`, and its next change. */
+export function regionStatusAt(plan: Plan, id: RegionId, now: number): RegionStatus {
+  const st = regionStepAt(plan, id, now);
+  const nextAt = nextChangeOf(plan, id, now);
+  const nx = Number.isFinite(nextAt) ? regionStepAt(plan, id, nextAt) : undefined;
+  return {
+    id,
+    share: st.down ? 0 : st.share,
+    down: st.down,
+    refuse: st.refuse === true,
+    ...(st.ttlCap !== undefined ? { ttlCap: st.ttlCap } : {}),
+    reasons: st.reasons,
+    ...(nx ? { next: { at: nextAt, share: nx.down ? 0 : nx.share, down: nx.down } } : {}),
+  };
+}
+
+export interface RegionView extends RegionStatus {
+  name: string;
+  location?: RegionInfo['location'];
+  capacityUnits?: number;
+  power: NonNullable<RegionInfo['power']> & PowerNow;
+  /** Expected fraction of all measured demand this region takes now (every home weighed the same before any demand is measured). */
+  traffic: number;
+  /** Health now as the planner counts it: endpoints not down (by a majority of vantages), of the endpoints probed (absent: none). */
+  health?: { up: number; total: number };
+  signals: SignalView[];
+}
+
+export interface GridEventView {
+  region: RegionId;
+  kind: 'grid.event' | 'grid.alert';
+  source: string;
+  key: string;
+  /** grid.event: its type; grid.alert: its type (eea when absent). */
+  type: string;
+  level?: number;
+  /** When it starts and ends (alerts: when announced; absent = now / open). */
+  start?: number;
+  end?: number;
+  cancelled: boolean;
+  program?: string;
+  message?: string;
+  /** When its current content was first learned (the notice a drain had). */
+  learnedAt: number;
+  observedAt: number;
+  expiresAt: number;
+}
+
+export interface FleetView {
+  now: number;
+  planVersion: string;
+  regions: RegionView[];
+  /** Expected fraction of all demand no region admits now. */
+  unplaced: number;
+  events: GridEventView[];
+}
+
+export interface FleetInput {
+  regions: RegionInfo[];
+  records: SignalRecord[];
+  plan: Plan;
+  settings: PlannerSettings;
+  demand: DemandBucket[];
+  now: number;
+}
+
+const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
+
+/** A signal's value in a few words. */
+export function summarize(kind: SignalKind, value: unknown): string {
+  const v = (value ?? {}) as Record<string, unknown>;
+  const parts: string[] = [];
+  const num = (k: string, label: string, f: (x: number) => string = String) => {
+    if (typeof v[k] === 'number') parts.push(`${label} ${f(v[k])}`);
+  };
+  const pct = (x: number) => `${Math.round(x * 100)} %`;
+  const watts = (x: number) => (Math.abs(x) >= 1e6 ? `${round(x / 1e6, 2)} MW` : Math.abs(x) >= 1e3 ? `${round(x / 1e3, 1)} kW` : `${round(x, 0)} W`);
+  switch (kind) {
+    case 'health.probe': {
+      const h = v as HealthProbe;
+      parts.push(h.up ? 'up' : 'down');
+      num('latencyMs', '', (x) => `${round(x, 1)} ms`);
+      if (typeof h.detail === 'string') parts.push(h.detail);
+      break;
+    }
+    case 'load.metrics':
+      num('queueDepth', 'queue');
+      num('runningRequests', 'running');
+      num('kvCacheUse', 'KV cache', pct);
+      num('gpuMemoryUse', 'GPU memory', pct);
+      num('throttledShare', 'throttled', pct);
+      break;
+    case 'capacity':
+      num('fraction', 'usable', pct);
+      num('units', 'units');
+      break;
+    case 'power.budget':
+      num('importLimitW', 'import limit', watts);
+      num('generationW', 'generation', watts);
+      num('storageWh', 'storage', (x) => `${round(x / 1e3, 1)} kWh`);
+      num('storageMaxW', 'storage max', watts);
+      num('drawW', 'draw', watts);
+      break;
+    case 'grid.event': {
+      const e = v as Partial<GridEvent>;
+      parts.push(`${e.type ?? '?'}${e.level !== undefined ? ` level ${e.level}` : ''}${e.cap !== undefined ? ` cap ${e.cap}` : ''}${e.limitW !== undefined ? ` ${watts(e.limitW)}` : ''}`);
+      if (e.cancelled) parts.push('cancelled');
+      if (typeof e.start === 'number' && typeof e.end === 'number') parts.push(`${new Date(e.start).toISOString()} – ${new Date(e.end).toISOString()}`);
+      break;
+    }
+    case 'grid.alert': {
+      const a = v as Partial<GridAlert>;
+      parts.push(`${a.type ?? 'eea'} level ${a.level ?? '?'}${a.zone ? ` (${a.zone})` : ''}`);
+      break;
+    }
+    case 'carbon':
+      num('gPerKWh', '', (x) => `${round(x, 0)} g/kWh`);
+      num('percentile', 'percentile');
+      break;
+    default:
+      break;
+  }
+  return parts.map((s) => s.trim()).filter((s) => s !== '').join(', ');
+}
+
+/**
+ * Power now: availability, draw and headroom as the planner weighs them (regionPowerAt: not
+ * stale budgets, a grid event's import limit in force, the smallest availability when several
+ * meters report; else the configured import limit), and the newest budget's source and age.
+ */
+export function powerNow(region: PlannerRegion, records: readonly SignalRecord[], s: PlannerSettings, now: number): PowerNow {
+  const out: PowerNow = { ...regionPowerAt(region, records, s, now) };
+  let newest: SignalRecord | undefined;
+  for (const r of records) {
+    if (r.signal.kind !== 'power.budget' || r.signal.region !== region.id) continue;
+    if (!newest || r.signal.observedAt > newest.signal.observedAt) newest = r;
+  }
+  if (newest) {
+    out.source = newest.signal.source;
+    out.ageMs = Math.max(0, now - newest.signal.observedAt);
+  }
+  return out;
+}
+
+/** The fleet now (see the module comment). Regions in id order; events by start, then region. */
+export function fleetView(input: FleetInput): FleetView {
+  const { plan, now } = input;
+  const byRegion = new Map<RegionId, SignalRecord[]>();
+  for (const r of input.records) {
+    if (r.signal.kind === 'demand') continue;
+    const list = byRegion.get(r.signal.region) ?? [];
+    list.push(r);
+    byRegion.set(r.signal.region, list);
+  }
+  const traffic = trafficShares(plan, input.settings, demandPerHome(input.demand), now);
+  const regions = [...input.regions]
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map((info): RegionView => {
+      const recs = byRegion.get(info.id) ?? [];
+      const planned = input.settings.regions.find((x) => x.id === info.id) ?? { id: info.id, ...(info.power?.importLimitW !== undefined ? { importLimitW: info.power.importLimitW } : {}) };
+      const tally = healthAt(
+        recs.filter((r) => r.signal.kind === 'health.probe'),
+        now,
+        input.settings.stale['health.probe'],
+      );
+      const signals = recs
+        .map(
+          (r): SignalView => ({
+            kind: r.signal.kind,
+            source: r.signal.source,
+            key: r.signal.key,
+            observedAt: r.signal.observedAt,
+            expiresAt: r.signal.expiresAt,
+            ageMs: Math.max(0, now - r.signal.observedAt),
+            expired: r.signal.expiresAt <= now,
+            summary: summarize(r.signal.kind, r.signal.value),
+            value: r.signal.value,
+          }),
+        )
+        .sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : b.observedAt - a.observedAt));
+      const status = regionStatusAt(plan, info.id, now);
+      return {
+        id: info.id,
+        name: info.name,
+        ...(info.location ? { location: info.location } : {}),
+        ...(info.capacityUnits !== undefined ? { capacityUnits: info.capacityUnits } : {}),
+        power: { ...(info.power ?? {}), ...powerNow(planned, recs, input.settings, now) },
+        share: status.share,
+        down: status.down,
+        refuse: status.refuse,
+        ...(status.ttlCap !== undefined ? { ttlCap: status.ttlCap } : {}),
+        reasons: status.reasons,
+        ...(status.next ? { next: status.next } : {}),
+        traffic: traffic.regions[info.id] ?? 0,
+        ...(tally.probed > 0 ? { health: { up: tally.probed - tally.downEps.length, total: tally.probed } } : {}),
+        signals,
+      };
+    });
+  const events: GridEventView[] = [];
+  for (const r of input.records) {
+    const s = r.signal;
+    if (s.kind !== 'grid.event' && s.kind !== 'grid.alert') continue;
+    const learnedAt = r.fold.kind === 'grid' ? r.fold.learnedAt : s.observedAt;
+    const base = { region: s.region, kind: s.kind, source: s.source, key: s.key, learnedAt, observedAt: s.observedAt, expiresAt: s.expiresAt };
+    if (s.kind === 'grid.event') {
+      const v = s.value as GridEvent;
+      events.push({
+        ...base,
+        type: v.type,
+        ...(v.level !== undefined ? { level: v.level } : {}),
+        start: v.start,
+        end: v.end,
+        cancelled: v.cancelled === true,
+        ...(v.program !== undefined ? { program: v.program } : {}),
+      });
+    } else {
+      const v = s.value as GridAlert;
+      events.push({
+        ...base,
+        type: v.type ?? 'eea',
+        level: v.level,
+        ...(v.start !== undefined ? { start: v.start } : {}),
+        ...(v.end !== undefined ? { end: v.end } : {}),
+        cancelled: false,
+        ...(v.program !== undefined ? { program: v.program } : {}),
+        ...(v.message !== undefined ? { message: v.message } : {}),
+      });
+    }
+  }
+  events.sort((a, b) => (a.start ?? a.observedAt) - (b.start ?? b.observedAt) || (a.region < b.region ? -1 : a.region > b.region ? 1 : 0));
+  return { now, planVersion: plan.version, regions, unplaced: traffic.unplaced, events };
+}
