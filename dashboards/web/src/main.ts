@@ -1,0 +1,562 @@
+/**
+ * The GridSteer dashboard (docs/dashboard.md): the fleet on a world map, a timeline of grid
+ * events and scheduled drain steps, a region's detail with its signals and reasons, an explain
+ * box, and drain/undrain with a preview before confirming. Everything comes from the API the
+ * CLI uses; live through GET /v1/stream.
+ */
+import { ApiFailure, call, setToken, stream, token } from './api.js';
+import { fill, h, pct, span, utc, utcFull, watts } from './dom.js';
+import type { Explain, Fleet, GridEventView, Plan, Preview, RegionView, Status } from './types.js';
+
+interface Me {
+  name: string | null;
+  role: string | null;
+}
+
+const state: {
+  me: Me | null;
+  fleet: Fleet | null;
+  plan: Plan | null;
+  frozen: Status['frozen'];
+  selected: string | null;
+  land: string | null;
+  /** The server's clock rate against ours and its last reading, so countdowns follow it (a test clock may run fast). */
+  rate: number;
+  lastServer: { server: number; local: number } | null;
+} = { me: null, fleet: null, plan: null, frozen: null, selected: null, land: null, rate: 1, lastServer: null };
+
+const serverNow = () => (state.lastServer ? state.lastServer.server + (Date.now() - state.lastServer.local) * state.rate : Date.now());
+
+type RegionState = 'up' | 'capped' | 'drained' | 'down';
+function regionState(r: RegionView): RegionState {
+  if (r.down) return 'down';
+  if (r.share <= 0) return 'drained';
+  if (r.share < 0.999) return 'capped';
+  return 'up';
+}
+const STATE_WORDS: Record<RegionState, string> = { up: 'serving', capped: 'capped', drained: 'drained', down: 'down' };
+
+function message(text: string, kind: 'ok' | 'error' | 'info' = 'info'): void {
+  fill('messages', h('div', { class: `msg msg-${kind}`, role: kind === 'error' ? 'alert' : 'status' }, text));
+}
+
+function failureText(e: unknown): string {
+  if (e instanceof ApiFailure) return `${e.status} ${e.code}: ${e.message}`;
+  return e instanceof Error ? e.message : String(e);
+}
+
+// ---------- header ----------
+
+function renderHeader(): void {
+  const f = state.fleet;
+  const who = state.me
+    ? state.me.role === null
+      ? 'no tokens configured: read only'
+      : `${state.me.name} · ${state.me.role}`
+    : token()
+      ? 'checking token…'
+      : 'not signed in';
+  fill('who', who);
+  fill('plan-version', f ? `plan ${f.planVersion.slice(0, 12)} · store rev ${f.revision}` : '');
+  fill(
+    'banner',
+    state.frozen ? h('span', { class: 'badge badge-frozen', id: 'frozen' }, `automation frozen by ${state.frozen.actor}: ${state.frozen.reason}`) : null,
+    f && f.unplaced > 0.0005 ? h('span', { class: 'badge badge-unplaced', id: 'unplaced' }, `${pct(f.unplaced)} of demand unplaced`) : null,
+  );
+  document.body.dataset.role = state.me?.role ?? '';
+}
+
+function setLive(text: string, ok: boolean): void {
+  const el = fill('live', text);
+  el.className = ok ? 'live live-ok' : 'live live-bad';
+}
+
+// ---------- map ----------
+
+const MAP = { x0: 0, y0: 6, w: 360, h: 146 };
+
+function renderMap(): void {
+  const f = state.fleet;
+  const svg = h('svg', { viewBox: `${MAP.x0} ${MAP.y0} ${MAP.w} ${MAP.h}`, class: 'map', role: 'img', 'aria-label': 'regions on a world map' });
+  svg.append(h('rect', { x: MAP.x0, y: MAP.y0, width: MAP.w, height: MAP.h, class: 'sea' }));
+  if (state.land) svg.append(h('path', { d: state.land, class: 'land' }));
+  for (const r of f?.regions ?? []) {
+    if (!r.location) continue;
+    const x = r.location.lon + 180;
+    const y = 90 - r.location.lat;
+    const st = regionState(r);
+    const rad = 1.6 + 5 * Math.sqrt(Math.max(0, r.traffic));
+    const g = h(
+      'g',
+      { class: `region region-${st}${state.selected === r.id ? ' selected' : ''}${r.refuse ? ' refuse' : ''}`, 'data-region': r.id, 'data-state': st, tabindex: 0, onclick: () => select(r.id) },
+      h('title', {}, `${r.name}: ${STATE_WORDS[st]}, share ${pct(r.share)}, traffic ${pct(r.traffic)}${r.power.headroomW !== undefined ? `, power headroom ${watts(r.power.headroomW)}` : ''}`),
+      h('circle', { cx: x, cy: y, r: rad + 1.2, class: 'halo' }),
+      h('circle', { cx: x, cy: y, r: rad, class: 'dot' }),
+      h('text', { x: x + rad + 1.5, y: y + 1.3, class: 'label' }, `${r.id} ${pct(r.share)}`),
+    );
+    svg.append(g);
+  }
+  fill('map', svg);
+}
+
+// ---------- region table ----------
+
+function nextWords(r: RegionView): string {
+  if (!r.next) return '—';
+  const to = r.next.down ? 'down' : pct(r.next.share);
+  return `→ ${to} in ${span(r.next.at - serverNow())}`;
+}
+
+/** A share bar; its width is set through the CSSOM (the page's CSP refuses style attributes). */
+function bar(share: number): HTMLElement {
+  const fillEl = h('div', { class: 'fill' });
+  fillEl.style.width = `${Math.round(Math.max(0, Math.min(1, share)) * 100)}%`;
+  return h('div', { class: 'bar' }, fillEl);
+}
+
+function renderTable(): void {
+  const f = state.fleet;
+  const rows = (f?.regions ?? []).map((r) => {
+    const st = regionState(r);
+    return h(
+      'tr',
+      { 'data-region': r.id, 'data-state': st, class: state.selected === r.id ? 'selected' : '', onclick: () => select(r.id) },
+      h('td', {}, h('span', { class: `chip chip-${st}` }, STATE_WORDS[st]), r.refuse ? h('span', { class: 'chip chip-refuse', title: 'the gateway is told to refuse new streams' }, 'refusing') : null),
+      h('td', { class: 'id' }, r.id, h('div', { class: 'sub' }, r.name)),
+      h('td', { class: 'num share' }, bar(r.share), pct(r.share)),
+      h('td', { class: 'num traffic' }, pct(r.traffic)),
+      h('td', { class: 'num' }, watts(r.power.headroomW)),
+      h('td', { class: 'num' }, r.health ? `${r.health.up}/${r.health.total}` : '—'),
+      h('td', { class: 'next' }, nextWords(r)),
+      h('td', { class: 'reason' }, r.reasons[0] ?? ''),
+    );
+  });
+  fill(
+    'regions',
+    h(
+      'table',
+      { class: 'grid' },
+      h('thead', {}, h('tr', {}, ...['state', 'region', 'admission share', 'traffic', 'power headroom', 'probes up', 'next change', 'why'].map((t) => h('th', {}, t)))),
+      h('tbody', {}, ...rows),
+    ),
+  );
+}
+
+// ---------- region detail, drain and undrain ----------
+
+/** The drain settings last previewed (`region|cap|rampMs`): Confirm needs a preview of exactly these. */
+let previewed: string | null = null;
+
+function select(id: string): void {
+  state.selected = id;
+  renderAll();
+  document.getElementById('detail')?.scrollIntoView({ block: 'nearest' });
+}
+
+function renderDetail(): void {
+  const r = state.fleet?.regions.find((x) => x.id === state.selected);
+  if (!r) {
+    fill('detail', h('p', { class: 'hint' }, 'Select a region on the map or in the table to see its signals and reasons, and to drain it.'));
+    return;
+  }
+  fill('detail', h('div', { id: 'detail-info' }), h('div', { id: 'detail-actions' }));
+  renderDetailInfo(r);
+  renderDetailActions(r);
+}
+
+/** The region's facts, reasons and signals: redrawn on every live update. */
+function renderDetailInfo(r: RegionView): void {
+  const st = regionState(r);
+  const power = r.power;
+  fill(
+    'detail-info',
+    h('h2', {}, `${r.name} `, h('span', { class: 'muted' }, r.id), ' ', h('span', { class: `chip chip-${st}` }, STATE_WORDS[st])),
+    h(
+      'dl',
+      { class: 'facts' },
+      h('dt', {}, 'admission share'),
+      h('dd', { id: 'detail-share' }, pct(r.share)),
+      h('dt', {}, 'traffic'),
+      h('dd', {}, pct(r.traffic)),
+      h('dt', {}, 'next change'),
+      h('dd', {}, r.next ? `${nextWords(r)} (${utcFull(r.next.at)})` : 'none scheduled'),
+      h('dt', {}, 'TTL cap'),
+      h('dd', {}, r.ttlCap !== undefined ? `${r.ttlCap} s` : '—'),
+      h('dt', {}, 'place'),
+      h('dd', {}, r.location ? `${r.location.city ?? ''} ${r.location.country ?? ''} (${r.location.lat}, ${r.location.lon})` : '—'),
+      h('dt', {}, 'power'),
+      h(
+        'dd',
+        {},
+        `${power.site ?? 'unknown site'}${power.balancingAuthority ? `, ${power.balancingAuthority}` : ''}; available ${watts(power.availableW)}, draw ${watts(power.drawW)}, headroom ${watts(power.headroomW)}${power.source ? ` (${power.source}, ${span(power.ageMs ?? 0)} old)` : ''}`,
+      ),
+    ),
+    h('h3', {}, 'Why'),
+    r.reasons.length ? h('ul', { class: 'reasons' }, ...r.reasons.map((x) => h('li', {}, x))) : h('p', { class: 'muted' }, 'nothing limits it'),
+    h('h3', {}, 'Signals'),
+    r.signals.length
+      ? h(
+          'table',
+          { class: 'grid signals' },
+          h('thead', {}, h('tr', {}, ...['kind', 'source', 'key', 'value', 'age'].map((t) => h('th', {}, t)))),
+          h(
+            'tbody',
+            {},
+            ...r.signals.map((s) =>
+              h('tr', { class: s.expired ? 'expired' : '' }, h('td', {}, s.kind), h('td', {}, s.source), h('td', {}, s.key), h('td', {}, s.summary), h('td', { class: 'num' }, `${span(s.ageMs)}${s.expired ? ' (expired)' : ''}`)),
+            ),
+          ),
+        )
+      : h('p', { class: 'muted' }, 'no signals in the store'),
+  );
+}
+
+/** The drain form: drawn when a region is selected, kept across live updates (a half-typed reason survives). */
+function renderDetailActions(r: RegionView): void {
+  const canWrite = state.me?.role === 'operator';
+  previewed = null;
+  fill(
+    'detail-actions',
+    h('h3', {}, 'Drain'),
+    canWrite ? null : h('p', { class: 'hint' }, state.me?.role === null ? 'No tokens are configured on this server: changes are refused. ' : 'Your token is not an operator\u2019s: the server will refuse changes. ', 'Sign in with an operator token to drain.'),
+    h(
+      'form',
+      { id: 'drain-form', class: 'drain', 'data-region': r.id, onsubmit: (e: Event) => e.preventDefault() },
+      h('label', {}, 'keep share ', h('input', { id: 'drain-cap', type: 'number', min: 0, max: 1, step: 0.05, value: 0 })),
+      h('label', {}, 'ramp (min) ', h('input', { id: 'drain-ramp', type: 'number', min: 0, max: 1440, step: 1, value: 5 })),
+      h('label', { class: 'wide' }, 'reason ', h('input', { id: 'drain-reason', type: 'text', maxlength: 500, placeholder: 'why (audited)', required: true })),
+      h('button', { id: 'drain-preview', type: 'button', onclick: () => void previewDrain(r.id) }, 'Preview drain'),
+      h('button', { id: 'drain-confirm', type: 'button', class: 'danger', disabled: true, onclick: () => void confirmDrain(r.id) }, 'Confirm drain'),
+      h('button', { id: 'undrain', type: 'button', onclick: () => void undrain(r.id) }, 'Undrain'),
+    ),
+    h('div', { id: 'preview-result' }),
+  );
+}
+
+function drainInputs(): { cap: number; rampMs: number; reason: string } {
+  const v = (id: string) => (document.getElementById(id) as HTMLInputElement).value;
+  return { cap: Number(v('drain-cap')), rampMs: Math.round(Number(v('drain-ramp')) * 60_000), reason: v('drain-reason').trim() };
+}
+
+async function previewDrain(id: string): Promise<void> {
+  const { cap, rampMs } = drainInputs();
+  const out = document.getElementById('preview-result')!;
+  out.replaceChildren(h('p', { class: 'muted' }, 'previewing…'));
+  try {
+    const p = await call<Preview>('POST', '/v1/plan/preview', { override: { region: id, action: 'drain', value: cap, ramp: rampMs } });
+    // Columns: the drained region, then every region whose expected traffic moves.
+    const now = new Map((state.fleet?.regions ?? []).map((x) => [x.id, x.traffic]));
+    const moved = [...now.keys()].filter((r) => r !== id && p.shares.some((s) => Math.abs((s.regions[r] ?? 0) - (now.get(r) ?? 0)) > 0.0005));
+    const regions = [id, ...moved];
+    const rows = p.shares.slice(0, 12).map((s) => h('tr', {}, h('td', {}, utc(s.at)), ...regions.map((r) => h('td', { class: 'num' }, pct(s.regions[r] ?? 0))), h('td', { class: 'num' }, pct(s.unplaced))));
+    out.replaceChildren(
+      h(
+        'p',
+        { id: 'preview-summary' },
+        `Draining ${id} to ${pct(cap)} ${rampMs > 0 ? `over ${span(rampMs)}` : 'at once'} changes the schedule of ${p.changed.length ? p.changed.join(', ') : 'no region'}` +
+          `${moved.length ? `; its traffic moves to ${moved.join(', ')}` : ''}. Expected traffic (share of all demand):`,
+      ),
+      h('table', { class: 'grid preview' }, h('thead', {}, h('tr', {}, h('th', {}, 'UTC'), ...regions.map((r) => h('th', {}, r)), h('th', {}, 'unplaced'))), h('tbody', {}, ...rows)),
+    );
+    previewed = `${id}|${cap}|${rampMs}`;
+    (document.getElementById('drain-confirm') as HTMLButtonElement).disabled = false;
+  } catch (e) {
+    out.replaceChildren();
+    message(`Preview refused: ${failureText(e)}`, 'error');
+  }
+}
+
+async function confirmDrain(id: string): Promise<void> {
+  const { cap, rampMs, reason } = drainInputs();
+  if (previewed !== `${id}|${cap}|${rampMs}`) {
+    message('The drain changed since its preview: preview it again before confirming.', 'error');
+    (document.getElementById('drain-confirm') as HTMLButtonElement).disabled = true;
+    return;
+  }
+  if (reason === '') {
+    message('A drain needs a reason (it is audited).', 'error');
+    document.getElementById('drain-reason')?.focus();
+    return;
+  }
+  try {
+    const o = await call<{ id: string }>('POST', `/v1/regions/${encodeURIComponent(id)}/drain`, { reason, cap, ...(rampMs > 0 ? { ramp: rampMs } : {}) });
+    message(`Drain of ${id} started (override ${o.id}).`, 'ok');
+    previewed = null;
+    (document.getElementById('drain-confirm') as HTMLButtonElement).disabled = true;
+    void refreshPlan();
+  } catch (e) {
+    message(`Drain refused: ${failureText(e)}`, 'error');
+  }
+}
+
+async function undrain(id: string): Promise<void> {
+  const { reason } = drainInputs();
+  if (reason === '') {
+    message('An undrain needs a reason (it is audited).', 'error');
+    document.getElementById('drain-reason')?.focus();
+    return;
+  }
+  try {
+    const r = await call<{ ended: unknown[] }>('DELETE', `/v1/regions/${encodeURIComponent(id)}/drain?reason=${encodeURIComponent(reason)}`);
+    message(`Undrain of ${id}: ${r.ended.length} drain(s) ended; traffic ramps back.`, 'ok');
+    void refreshPlan();
+  } catch (e) {
+    message(`Undrain refused: ${failureText(e)}`, 'error');
+  }
+}
+
+// ---------- timeline ----------
+
+function renderTimeline(): void {
+  const f = state.fleet;
+  if (!f) return;
+  const now = serverNow();
+  const steps = state.plan?.regions ?? {};
+  let end = now + 3 * 3_600_000;
+  for (const e of f.events) if (e.end !== undefined && e.end > end) end = e.end + 1_800_000;
+  for (const list of Object.values(steps)) for (const s of list) if (s.at > end && s.at < now + 48 * 3_600_000) end = s.at + 1_800_000;
+  end = Math.min(end, now + 48 * 3_600_000);
+  const start = now - 1_800_000;
+  const W = 1000;
+  const L = 90;
+  const R = 10;
+  const ROW = 26;
+  const top = 18;
+  const x = (t: number) => L + ((Math.min(Math.max(t, start), end) - start) / (end - start)) * (W - L - R);
+  const regions = f.regions;
+  const Hh = top + regions.length * ROW + 6;
+  const svg = h('svg', { viewBox: `0 0 ${W} ${Hh}`, class: 'timeline', role: 'img', 'aria-label': 'timeline of grid events and drain steps' });
+  const hour = 3_600_000;
+  const stepH = end - start > 12 * hour ? 6 * hour : end - start > 4 * hour ? 2 * hour : hour;
+  for (let t = Math.ceil(start / stepH) * stepH; t <= end; t += stepH) {
+    svg.append(h('line', { x1: x(t), x2: x(t), y1: top - 4, y2: Hh, class: 'tick' }), h('text', { x: x(t), y: 11, class: 'tick-label' }, `${utc(t)}`));
+  }
+  regions.forEach((r, i) => {
+    const y0 = top + i * ROW;
+    svg.append(h('text', { x: 4, y: y0 + ROW / 2 + 4, class: 'row-label' }, r.id));
+    svg.append(h('rect', { x: L, y: y0 + 2, width: W - L - R, height: ROW - 4, class: 'row-bg' }));
+    for (const e of f.events.filter((ev) => ev.region === r.id)) {
+      const s = e.start ?? now;
+      const en = e.end ?? end;
+      if (en < start || s > end) continue;
+      svg.append(
+        h(
+          'rect',
+          { x: x(s), y: y0 + 3, width: Math.max(2, x(en) - x(s)), height: ROW - 6, class: `event event-${e.kind.replace('.', '-')}${e.cancelled ? ' cancelled' : ''}`, 'data-event': e.key },
+          h('title', {}, eventWords(e)),
+        ),
+      );
+      if (e.learnedAt >= start) svg.append(h('line', { x1: x(e.learnedAt), x2: x(e.learnedAt), y1: y0 + 2, y2: y0 + ROW - 2, class: 'learned' }, h('title', {}, `learned ${utcFull(e.learnedAt)}`)));
+    }
+    // The admission share over time, from the plan's schedule (a step line, 1 at the top of the row).
+    const list = steps[r.id] ?? [];
+    const yOf = (share: number) => y0 + 3 + (1 - share) * (ROW - 6);
+    let d = '';
+    let prev = 1;
+    const before = [...list].filter((s) => s.at <= start).pop();
+    if (before) prev = before.down ? 0 : before.share;
+    d = `M${x(start)} ${yOf(prev)}`;
+    for (const s of list) {
+      if (s.at <= start || s.at > end) continue;
+      const v = s.down ? 0 : s.share;
+      d += `L${x(s.at)} ${yOf(prev)}L${x(s.at)} ${yOf(v)}`;
+      prev = v;
+      svg.append(h('circle', { cx: x(s.at), cy: yOf(v), r: 1.8, class: 'step' }, h('title', {}, `${utcFull(s.at)}: ${s.down ? 'down' : pct(s.share)}${s.reasons[0] ? ` — ${s.reasons[0]}` : ''}`)));
+    }
+    d += `L${x(end)} ${yOf(prev)}`;
+    svg.append(h('path', { d, class: 'share-line', 'data-region': r.id }));
+  });
+  svg.append(h('line', { x1: x(now), x2: x(now), y1: top - 6, y2: Hh, class: 'now' }), h('text', { x: x(now) + 3, y: Hh - 4, class: 'now-label' }, 'now'));
+  const upcoming = f.events.filter((e) => (e.end ?? Infinity) > now);
+  fill(
+    'timeline',
+    svg,
+    h('ul', { class: 'events' }, ...(upcoming.length ? upcoming.map((e) => h('li', { 'data-event': e.key }, eventWords(e))) : [h('li', { class: 'muted' }, 'no grid events or alerts in force or announced')])),
+  );
+}
+
+function eventWords(e: GridEventView): string {
+  const when = e.start !== undefined ? `${utcFull(e.start)}${e.end !== undefined ? ` – ${utc(e.end)}` : ''}` : 'now';
+  const lvl = e.level !== undefined ? ` level ${e.level}` : '';
+  return `${e.region}: ${e.kind === 'grid.alert' ? 'alert' : 'event'} ${e.type}${lvl}${e.cancelled ? ' (cancelled)' : ''}, ${when}, from ${e.source}${e.program ? ` (${e.program})` : ''}; learned ${span(serverNow() - e.learnedAt)} ago`;
+}
+
+// ---------- explain ----------
+
+async function explain(ev: Event): Promise<void> {
+  ev.preventDefault();
+  const v = (id: string) => (document.getElementById(id) as HTMLInputElement | HTMLSelectElement).value.trim();
+  const q = new URLSearchParams({ client: v('explain-client'), name: v('explain-name'), type: v('explain-type') });
+  if (v('explain-subnet') !== '') q.set('subnet', v('explain-subnet'));
+  const out = document.getElementById('explain-result')!;
+  out.replaceChildren(h('p', { class: 'muted' }, 'asking…'));
+  try {
+    const x = await call<Explain>('GET', `/v1/explain?${q.toString()}`);
+    out.replaceChildren(
+      h(
+        'p',
+        { class: 'answer', 'data-answer-region': x.answer.region ?? '' },
+        x.answer.region ? `→ ${x.answer.region}: ${x.answer.addresses.join(', ')} (TTL ${x.answer.ttl} s${x.answer.ecsScope !== null ? `, ECS scope /${x.answer.ecsScope}` : ''})` : `→ ${x.answer.rcode}`,
+      ),
+      h('p', { class: 'muted' }, `${x.located ? `located at ${x.located.city ?? ''} ${x.located.country ?? ''} (${x.located.lat.toFixed(2)}, ${x.located.lon.toFixed(2)})` : 'not located'}; ${x.cell.description}; subnet ${x.subnetKey}${x.usedEcs ? ' (ECS)' : ''}`),
+      h('ul', { class: 'reasons' }, ...x.reasons.map((r) => h('li', {}, r))),
+      h(
+        'table',
+        { class: 'grid' },
+        h('thead', {}, h('tr', {}, ...['rank', 'region', 'km', 'weight', 'admitted', 'why'].map((t) => h('th', {}, t)))),
+        h(
+          'tbody',
+          {},
+          ...x.candidates
+            .filter((c) => c.rank !== null)
+            .map((c) =>
+              h(
+                'tr',
+                { class: c.answered ? 'selected' : '' },
+                h('td', { class: 'num' }, c.rank ?? ''),
+                h('td', {}, c.region),
+                h('td', { class: 'num' }, c.distanceKm === null ? '—' : Math.round(c.distanceKm)),
+                h('td', { class: 'num' }, c.down ? 'down' : pct(c.weight)),
+                h('td', {}, c.admitted === null ? '—' : c.admitted ? 'yes' : 'no'),
+                h('td', {}, c.why),
+              ),
+            ),
+        ),
+      ),
+      ...(x.notes.length ? [h('ul', { class: 'notes muted' }, ...x.notes.map((n) => h('li', {}, n)))] : []),
+    );
+  } catch (e) {
+    out.replaceChildren(h('p', { class: 'msg msg-error', role: 'alert' }, failureText(e)));
+  }
+}
+
+// ---------- data ----------
+
+function renderAll(): void {
+  renderHeader();
+  renderMap();
+  renderTable();
+  renderDetail();
+  renderTimeline();
+}
+
+/** Re-renders all but the drain form of the region already open (a half-typed reason survives a live update). */
+function renderLive(): void {
+  renderHeader();
+  renderMap();
+  renderTable();
+  const r = state.fleet?.regions.find((x) => x.id === state.selected);
+  if (r && document.getElementById('drain-form')?.dataset.region === r.id) renderDetailInfo(r);
+  else renderDetail();
+  renderTimeline();
+}
+
+async function refreshPlan(): Promise<void> {
+  try {
+    state.plan = await call<Plan>('GET', '/v1/plan');
+    const st = await call<Status>('GET', '/v1/status');
+    state.frozen = st.frozen;
+  } catch {
+    /* the stream says when the server is away */
+  }
+  renderTimeline();
+  renderHeader();
+}
+
+function onFleet(f: Fleet): void {
+  const local = Date.now();
+  if (state.lastServer && local - state.lastServer.local > 500) {
+    // The server's clock may run at another rate (a test clock); follow it for countdowns.
+    const r = (f.now - state.lastServer.server) / (local - state.lastServer.local);
+    state.rate = r > 0.5 && r < 1000 ? r : 1;
+  }
+  state.lastServer = { server: f.now, local };
+  const planChanged = state.fleet?.planVersion !== f.planVersion;
+  state.fleet = f;
+  if (planChanged) void refreshPlan();
+  renderLive();
+}
+
+let controller: AbortController | null = null;
+
+async function connect(): Promise<void> {
+  controller?.abort();
+  const c = new AbortController();
+  controller = c;
+  let wait = 1000;
+  while (!c.signal.aborted) {
+    try {
+      state.me = await call<Me>('GET', '/v1/whoami');
+      renderHeader();
+      setLive('connecting…', false);
+      await stream(c.signal, (event, data) => {
+        if (event === 'fleet') {
+          setLive('live', true);
+          wait = 1000;
+          onFleet(JSON.parse(data) as Fleet);
+        } else if (event === 'error') {
+          setLive('store not answering', false);
+        }
+      });
+      setLive('reconnecting…', false);
+    } catch (e) {
+      if (c.signal.aborted) return;
+      if (e instanceof ApiFailure && (e.status === 401 || e.status === 403)) {
+        state.me = null;
+        setLive('signed out', false);
+        renderHeader();
+        message(`${e.message} — enter a token above.`, 'error');
+        return;
+      }
+      setLive('reconnecting…', false);
+    }
+    await new Promise((r) => setTimeout(r, wait));
+    wait = Math.min(wait * 2, 15_000);
+  }
+}
+
+async function loadNames(): Promise<void> {
+  try {
+    const cfg = await call<{ names: string[] }>('GET', '/v1/config');
+    const sel = document.getElementById('explain-name') as HTMLSelectElement;
+    sel.replaceChildren(...cfg.names.map((n) => h('option', { value: n }, n)));
+  } catch {
+    /* signed out: connect() says so */
+  }
+}
+
+async function init(): Promise<void> {
+  document.getElementById('token-form')!.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const input = document.getElementById('token') as HTMLInputElement;
+    setToken(input.value);
+    input.value = '';
+    message(token() ? 'Token set for this tab.' : 'Token cleared.', 'info');
+    void loadNames();
+    void connect();
+  });
+  document.getElementById('token-clear')!.addEventListener('click', () => {
+    setToken(null);
+    state.me = null;
+    message('Token cleared.', 'info');
+    void connect();
+  });
+  document.getElementById('explain-form')!.addEventListener('submit', (e) => void explain(e));
+  try {
+    const res = await fetch('/ui/land.json');
+    state.land = ((await res.json()) as { d: string }).d;
+  } catch {
+    state.land = null;
+  }
+  renderAll();
+  setInterval(() => {
+    if (state.fleet) {
+      renderTable();
+      renderTimeline();
+    }
+  }, 5000);
+  void loadNames();
+  void connect();
+}
+
+void init();

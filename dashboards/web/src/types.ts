@@ -1,0 +1,102 @@
+/** The API shapes the dashboard reads (docs/api.md; the server's schemas are the truth). */
+
+export interface SignalView {
+  kind: string;
+  source: string;
+  key: string;
+  observedAt: number;
+  expiresAt: number;
+  ageMs: number;
+  expired: boolean;
+  summary: string;
+}
+
+export interface RegionView {
+  id: string;
+  name: string;
+  location?: { lat: number; lon: number; country?: string; city?: string };
+  capacityUnits?: number;
+  power: { site?: string; balancingAuthority?: string; importLimitW?: number; fullLoadW?: number; availableW?: number; drawW?: number; headroomW?: number; source?: string; ageMs?: number };
+  share: number;
+  down: boolean;
+  refuse: boolean;
+  ttlCap?: number;
+  reasons: string[];
+  next?: { at: number; share: number; down: boolean };
+  traffic: number;
+  health?: { up: number; total: number };
+  signals: SignalView[];
+}
+
+export interface GridEventView {
+  region: string;
+  kind: 'grid.event' | 'grid.alert';
+  source: string;
+  key: string;
+  type: string;
+  level?: number;
+  start?: number;
+  end?: number;
+  cancelled: boolean;
+  program?: string;
+  message?: string;
+  learnedAt: number;
+}
+
+export interface Fleet {
+  now: number;
+  planVersion: string;
+  revision: number;
+  unplaced: number;
+  regions: RegionView[];
+  events: GridEventView[];
+}
+
+export interface PlanStep {
+  at: number;
+  share: number;
+  down: boolean;
+  ttlCap?: number;
+  refuse?: boolean;
+  reasons: string[];
+}
+
+export interface Plan {
+  version: string;
+  regions: Record<string, PlanStep[]>;
+  unplaced?: Record<string, number>;
+}
+
+export interface Override {
+  id: string;
+  region: string;
+  action: string;
+  value?: number;
+  ramp: number;
+  actor: string;
+  reason: string;
+  start: number;
+  end?: number;
+}
+
+export interface Status {
+  frozen: Override | null;
+}
+
+export interface Preview {
+  current: string;
+  changed: string[];
+  shares: { at: number; regions: Record<string, number>; unplaced: number }[];
+}
+
+export interface Explain {
+  steeredName: string;
+  subnetKey: string;
+  usedEcs: boolean;
+  located: { address: string; lat: number; lon: number; country?: string; city?: string } | null;
+  cell: { description: string; ranking: string[] };
+  candidates: { region: string; rank: number | null; distanceKm: number | null; weight: number; down: boolean; admitted: boolean | null; answered: boolean; why: string }[];
+  answer: { region: string | null; addresses: string[]; ttl: number; ecsScope: number | null; rcode: string };
+  reasons: string[];
+  notes: string[];
+}

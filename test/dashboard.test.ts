@@ -1,0 +1,196 @@
+/**
+ * The web dashboard end to end in a real browser (issue 7): Debian's chromium driven by
+ * playwright-core against a spawned server. Without a token the page asks for one; a viewer
+ * sees the regions on the map and in the table, runs an explain (the answer equals the API's),
+ * and is refused when previewing a drain (nothing is written); an operator previews and
+ * confirms a drain of us-va; the viewer's page, never reloaded, shows us-va drained (the live
+ * stream), and dig's answers stop naming us-va. Screenshots: test-artifacts/dashboard/.
+ *
+ * geoip is disabled: every client is placed at the default location (Ashburn, VA), whose
+ * nearest region is us-va, then us-tx. Every wait is bounded (playwright's timeouts, counted
+ * polls); nothing asserts how long anything took.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { askSteered } from './helpers/geo.js';
+import { apiCall } from './helpers/api.js';
+import { sleep } from './helpers/net.js';
+import { launchBrowser, type TestBrowser } from './helpers/browser.js';
+import { spawnServer, writeTestConfig, type RunningServer, type TestConfig } from './helpers/server.js';
+
+const OPERATOR = 'dashboard-operator-token-3f9c1a';
+const VIEWER = 'dashboard-viewer-token-b27e44';
+const INGEST = 'dashboard-ingest-token-90d2c7';
+const MIN = 60_000;
+
+let cfg: TestConfig;
+let srv: RunningServer;
+let browser: TestBrowser;
+const pageErrors: string[] = [];
+
+before(async () => {
+  cfg = writeTestConfig();
+  srv = await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_TOKENS: `operator:olga:${OPERATOR},viewer:victor:${VIEWER},ingest:feeder:${INGEST}` } });
+  browser = await launchBrowser('dashboard');
+});
+
+after(async () => {
+  await browser?.close();
+  await srv?.stop();
+  cfg?.cleanup();
+});
+
+async function open(token: string | null): Promise<Page> {
+  const p = await browser.page();
+  p.on('pageerror', (e) => pageErrors.push(e.message));
+  await p.goto(`${srv.http}/`);
+  if (token !== null) {
+    await p.fill('#token', token);
+    await p.click('#token-form button[type=submit]');
+  }
+  return p;
+}
+
+/** The page's live-stream indicator once the stream has delivered the fleet. */
+const LIVE = '#live.live-ok';
+
+const stateOf = (p: Page, region: string) => p.getAttribute(`#map g.region[data-region="${region}"]`, 'data-state');
+
+test('without a token the page asks for one and shows no data', async () => {
+  const p = await open(null);
+  await p.waitForSelector('#messages .msg-error');
+  const msg = await p.textContent('#messages');
+  assert.match(msg ?? '', /token/i, msg ?? '');
+  assert.equal(await p.locator('#map g.region').count(), 0);
+  assert.equal(await p.textContent('#live'), 'signed out');
+  await browser.shot(p, '1-signed-out');
+  await p.close();
+});
+
+test('a viewer sees every region, its signals, the grid events, runs an explain, and is refused a drain', async () => {
+  // Facts far from the default location's ranking (us-va, us-tx, ca-ab): an announced load shed
+  // in São Paulo, an alert in Ireland, a power budget in Alberta (4.5 MW headroom).
+  const now = Date.now();
+  const pushed = await apiCall(srv.http, 'POST', '/v1/signals', INGEST, {
+    signals: [
+      { region: 'sa-sao', kind: 'grid.event', source: 'openadr/vtn-br', key: 'shed-1', observedAt: now, expiresAt: now + 300 * MIN, value: { id: 'shed-1', type: 'load-shed', start: now + 100 * MIN, end: now + 160 * MIN, program: 'ONS load shed' } },
+      { region: 'eu-ie', kind: 'grid.alert', source: 'iso/eirgrid', key: 'alert', observedAt: now, expiresAt: now + 60 * MIN, value: { level: 1, type: 'watch', zone: 'IE' } },
+      { region: 'ca-ab', kind: 'power.budget', source: 'btm/site-a', key: 'meter-1', observedAt: now, expiresAt: now + 10 * MIN, value: { importLimitW: 12e6, generationW: 8e6, drawW: 15.5e6 } },
+    ],
+  });
+  assert.equal(pushed.status, 200, JSON.stringify(pushed.body));
+  const p = await open(VIEWER);
+  await p.waitForSelector('#map g.region');
+  await p.waitForSelector(LIVE);
+  const regions = await p.$$eval('#map g.region', (els) => els.map((e) => e.getAttribute('data-region')).sort());
+  assert.deepEqual(regions, ['ap-sin', 'ap-tyo', 'ca-ab', 'eu-ie', 'sa-sao', 'us-tx', 'us-va']);
+  assert.equal(await stateOf(p, 'us-va'), 'up');
+  assert.equal(await p.locator('#regions tbody tr').count(), 7);
+  assert.match((await p.textContent('#who')) ?? '', /victor · viewer/);
+  // Power headroom in the table; the grid event on the timeline and in the list.
+  assert.match((await p.textContent('#regions tbody tr[data-region="ca-ab"]')) ?? '', /4\.50 MW/);
+  await p.waitForSelector('#timeline rect.event-grid-event[data-event="shed-1"]');
+  await p.waitForSelector('#timeline rect.event-grid-alert[data-event="alert"]');
+  assert.match((await p.textContent('#timeline ul.events')) ?? '', /sa-sao: event load-shed, .* from openadr\/vtn-br \(ONS load shed\)/);
+  // A region's detail: its signals with source, and the reasons of its step.
+  await p.click('#regions tbody tr[data-region="ca-ab"]');
+  await p.waitForSelector('#detail-info table.signals');
+  const signal = (await p.textContent('#detail-info table.signals tbody')) ?? '';
+  assert.match(signal, /power\.budget\s*btm\/site-a\s*meter-1\s*import limit 12 MW, generation 8 MW, draw 15\.5 MW/);
+  await p.click('#map g.region[data-region="eu-ie"]');
+  await p.waitForSelector('#detail-info ul.reasons li');
+  assert.match((await p.textContent('#detail-info ul.reasons')) ?? '', /grid alert watch level 1/);
+
+  // Explain: the page shows the API's answer for the same query.
+  await p.waitForSelector('#explain-name option', { state: 'attached' });
+  await p.fill('#explain-client', '192.0.2.77');
+  await p.click('#explain-go');
+  await p.waitForSelector('#explain-result [data-answer-region]');
+  const shown = await p.getAttribute('#explain-result [data-answer-region]', 'data-answer-region');
+  const name = await p.inputValue('#explain-name');
+  const api = await apiCall(srv.http, 'GET', `/v1/explain?client=192.0.2.77&name=${encodeURIComponent(name)}`, VIEWER);
+  assert.equal(api.status, 200);
+  assert.equal(shown, (api.body.answer as { region: string }).region);
+  assert.equal(shown, 'us-va', 'the default location is nearest us-va');
+  await browser.shot(p, '2-viewer-explain');
+
+  // A viewer's preview is refused by the server; the confirm button stays off; nothing is written.
+  await p.click('#map g.region[data-region="us-va"]');
+  await p.fill('#drain-reason', 'viewer tries');
+  await p.click('#drain-preview');
+  await p.waitForSelector('#messages .msg-error');
+  assert.match((await p.textContent('#messages')) ?? '', /403 GSLB_ERR_FORBIDDEN/);
+  assert.equal(await p.isDisabled('#drain-confirm'), true);
+  const overrides = await apiCall(srv.http, 'GET', '/v1/overrides', VIEWER);
+  assert.deepEqual(overrides.body.overrides, []);
+  await browser.shot(p, '3-viewer-refused');
+  await p.close();
+});
+
+test('an operator previews and drains us-va; a viewer page sees it live and dig stops answering us-va', async () => {
+  const viewer = await open(VIEWER);
+  await viewer.waitForSelector(LIVE);
+  await viewer.evaluate(() => {
+    (globalThis as { notReloaded?: boolean }).notReloaded = true;
+  });
+  const before = await askSteered(srv.udp, 'A', '198.51.100.0/24');
+  assert.equal(before.region, 'us-va', before.summary);
+
+  const op = await open(OPERATOR);
+  await op.waitForSelector(LIVE);
+  assert.match((await op.textContent('#who')) ?? '', /olga · operator/);
+  await op.click('#regions tbody tr[data-region="us-va"]');
+  await op.fill('#drain-cap', '0');
+  await op.fill('#drain-ramp', '0');
+  await op.fill('#drain-reason', 'dashboard test: drain us-va');
+  await op.click('#drain-preview');
+  await op.waitForSelector('#preview-summary');
+  const summary = (await op.textContent('#preview-summary')) ?? '';
+  assert.match(summary, /Draining us-va to 0 %/);
+  assert.match(summary, /us-va/);
+  // The preview's first row: us-va takes nothing at once.
+  const firstRow = await op.$$eval('#preview-result table tbody tr:first-child td', (tds) => tds.map((t) => t.textContent));
+  assert.equal(firstRow[1], '0 %', `preview row: ${firstRow.join(' | ')}`);
+  assert.deepEqual((await apiCall(srv.http, 'GET', '/v1/overrides', VIEWER)).body.overrides, [], 'a preview writes nothing');
+  await browser.shot(op, '4-operator-preview');
+  await op.click('#drain-confirm');
+  await op.waitForSelector('#messages .msg-ok');
+  assert.match((await op.textContent('#messages')) ?? '', /Drain of us-va started/);
+  const live = (await apiCall(srv.http, 'GET', '/v1/overrides', VIEWER)).body.overrides as { region: string; action: string; actor: string }[];
+  assert.deepEqual(
+    live.map((o) => [o.region, o.action, o.actor]),
+    [['us-va', 'drain', 'olga']],
+  );
+
+  // The viewer's page follows without a reload.
+  await viewer.waitForSelector('#map g.region[data-region="us-va"][data-state="drained"]');
+  await viewer.waitForSelector('#regions tbody tr[data-region="us-va"][data-state="drained"]');
+  assert.equal(await viewer.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded), true, 'the page was not reloaded');
+  // The operator's open region follows too; its form keeps what was typed.
+  await op.waitForSelector('#detail-info .chip-drained');
+  assert.match((await op.textContent('#detail-info')) ?? '', /drain to 0 by olga/);
+  assert.equal(await op.inputValue('#drain-reason'), 'dashboard test: drain us-va');
+  assert.equal(await op.isDisabled('#drain-confirm'), true, 'a confirmed drain needs a new preview');
+  await browser.shot(viewer, '5-viewer-live-drained');
+  await browser.shot(op, '6-operator-after-drain');
+
+  // DNS follows: bounded polls until the answer leaves us-va (the plan reaches the responder).
+  let after = await askSteered(srv.udp, 'A', '198.51.100.0/24');
+  for (let i = 0; i < 50 && after.region === 'us-va'; i++) {
+    await sleep(100);
+    after = await askSteered(srv.udp, 'A', '198.51.100.0/24');
+  }
+  assert.equal(after.status, 'NOERROR', after.summary);
+  assert.equal(after.region, 'us-tx', `after the drain the default location's next region answers: ${after.summary}`);
+
+  // Undrain from the page: the region comes back (ramping), the override ends.
+  await op.fill('#drain-reason', 'dashboard test: undrain');
+  await op.click('#undrain');
+  await op.waitForSelector('#messages .msg-ok >> text=/Undrain of us-va/');
+  const drains = ((await apiCall(srv.http, 'GET', '/v1/overrides', VIEWER)).body.overrides as { action: string }[]).filter((o) => o.action === 'drain');
+  assert.deepEqual(drains, []);
+  await viewer.close();
+  await op.close();
+  assert.deepEqual(pageErrors, [], 'no script errors on the page');
+});
