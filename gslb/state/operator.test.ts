@@ -141,3 +141,37 @@ test('undrain ramps back from where the drain had brought the region; a new forc
     await t.close();
   }
 });
+
+test('a grid event entered by hand: stored from manual/<actor>, planned like any event, modified and cancelled by id; bad fields named', async () => {
+  const t = await setup();
+  try {
+    const ev = { region: 'b', id: 'call-1', type: 'load-shed', start: NOW + 7200 * S, end: NOW + 10_800 * S, program: 'utility phone call' };
+    const r = await t.op.enterEvent(ev, 'alice');
+    assert.equal(r.stored, true);
+    assert.equal(r.signal.source, 'manual/alice');
+    assert.equal(r.signal.key, 'call-1');
+    assert.equal(r.signal.expiresAt, NOW + 10_800 * S + 3600 * S);
+    await t.svc.replan();
+    const during = regionStepAt(t.plan(), 'b', NOW + 7200 * S);
+    assert.equal(during.share, 0, 'a load shed drains the region by the event start');
+    assert.match(during.reasons.join(' '), /manual\/alice/);
+    const fleet = await t.op.fleet([{ id: 'a', name: 'A' }, { id: 'b', name: 'B' }, { id: 'c', name: 'C' }]);
+    assert.deepEqual(
+      fleet.events.map((e) => [e.region, e.source, e.key, e.program]),
+      [['b', 'manual/alice', 'call-1', 'utility phone call']],
+    );
+    // The same id a second later, cancelled: the drain is called off.
+    const later = new OperatorService(t.svc, () => t.regions, () => t.plan(), () => NOW + S);
+    assert.equal((await later.enterEvent({ ...ev, cancelled: true }, 'alice')).stored, true);
+    await t.svc.replan();
+    assert.equal(regionStepAt(t.plan(), 'b', NOW + 7200 * S).share, 1, 'cancelled: nothing planned');
+    // Entered again in the same millisecond: refused as stale, and said so.
+    assert.deepEqual(await later.enterEvent(ev, 'alice').then((x) => [x.stored, x.reason]), [false, 'stale']);
+    // Bad fields are named as the body's.
+    await assert.rejects(t.op.enterEvent({ ...ev, type: 'tornado' }, 'alice'), (e: unknown) => e instanceof OverrideError && e.field === 'body.type');
+    await assert.rejects(t.op.enterEvent({ ...ev, region: 'zz' }, 'alice'), (e: unknown) => e instanceof OverrideError && e.field === 'body.region');
+    await assert.rejects(t.op.enterEvent({ ...ev, type: 'simple', level: 7 }, 'alice'), (e: unknown) => e instanceof OverrideError && e.field === 'body.level');
+  } finally {
+    await t.close();
+  }
+});

@@ -43,6 +43,20 @@ export interface PreviewRequest {
   applyShadow?: boolean;
 }
 
+/** A grid event entered by hand (POST /v1/grid-events). */
+export interface ManualEvent {
+  region: RegionId;
+  id: string;
+  type: string;
+  start: number;
+  end: number;
+  level?: number;
+  cap?: number;
+  limitW?: number;
+  program?: string;
+  cancelled?: boolean;
+}
+
 export interface Preview {
   plan: Plan;
   current: string;
@@ -94,6 +108,30 @@ export class OperatorService {
     const regions: RegionStatus[] = [...this.regions()].sort().map((id) => regionStatusAt(p, id, now));
     const hooks = this.hooks();
     return { now, planVersion: p.version, frozen, regions, ...(p.unplaced ? { unplaced: p.unplaced } : {}), ...(hooks !== undefined ? { hooks } : {}) };
+  }
+
+  /**
+   * A grid event entered by hand (a utility's phone call, an ISO notice read by a person):
+   * stored as a `grid.event` signal from source `manual/<actor>`, key = its id, so gridPolicy
+   * treats it as any event (a source rule may match `manual/*`). Entering the same id again
+   * modifies it; `cancelled: true` cancels it (the reducer remembers what it said, so traffic
+   * restores with a ramp). Known until an hour after its end. Fields are validated as a signal's
+   * (OverrideError naming `body.<field>`).
+   */
+  async enterEvent(req: ManualEvent, actor: string): Promise<{ stored: boolean; reason?: string; signal: Signal }> {
+    const now = this.clock();
+    const { region, id, ...rest } = req;
+    const value = Object.fromEntries(Object.entries({ id, ...rest }).filter(([, v]) => v !== undefined));
+    const sig: Signal = { region, kind: 'grid.event', source: `manual/${actor}`, key: id, observedAt: now, expiresAt: Math.max(req.end, now) + 3_600_000, value };
+    try {
+      validateSignal(sig, now, this.regions());
+    } catch (err) {
+      if (err instanceof SignalError) throw new OverrideError(`body.${err.field.replace(/^value\./, '')}`, err.message.slice(err.field.length + 2));
+      throw err;
+    }
+    const r = await this.svc.ingest([sig], this.regions());
+    const res = r.results[0] ?? { stored: false, reason: 'not stored' };
+    return { ...res, signal: sig };
   }
 
   /**

@@ -5,6 +5,7 @@
  * - POST   /v1/regions/:id/force   (operator): `{state: up|down, until?, reason}` (until required for up).
  * - POST   /v1/automation/freeze   (operator): `{frozen, reason, until?}` holds gridPolicy where it stands.
  * - GET    /v1/status              (viewer):   every region's share, state and next change now.
+ * - POST   /v1/grid-events         (operator): a grid event entered by hand → 201 the stored signal.
  * - POST   /v1/plan/preview        (operator): the plan and traffic shares if an override, event or
  *   freeze were applied; nothing is written.
  * Bad input → 400 GSLB_ERR_VALIDATION naming the field; a store that does not answer → 503.
@@ -18,7 +19,7 @@ import { OverrideError } from '../../state/service.js';
 import type { OperatorService } from '../../state/operator.js';
 
 export interface OperatorRoutesOptions extends Record<string, unknown> {
-  operator: Pick<OperatorService, 'drain' | 'undrain' | 'force' | 'freeze' | 'status' | 'preview'>;
+  operator: Pick<OperatorService, 'drain' | 'undrain' | 'force' | 'freeze' | 'status' | 'preview' | 'enterEvent'>;
 }
 
 const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 8.64e15, description });
@@ -200,6 +201,46 @@ export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts
       try {
         const b = request.body;
         return await op.freeze(b.frozen, b.reason, b.until, actor(request));
+      } catch (e) {
+        return failure(e);
+      }
+    },
+  );
+
+  app.post(
+    '/v1/grid-events',
+    {
+      onRequest: app.requireRole('operator'),
+      schema: {
+        description: 'a grid event entered by hand, stored as a grid.event signal from source manual/<token name>; the same id again modifies it, cancelled: true cancels it',
+        body: Type.Object(
+          {
+            region: Type.String({ minLength: 1, maxLength: 63 }),
+            id: Type.String({ minLength: 1, maxLength: 200, description: 'the event id (e.g. the notice number); the same id modifies the event' }),
+            type: Type.String({ minLength: 1, maxLength: 40, description: 'simple, import-capacity-limit, dispatch-setpoint, grid-emergency, load-shed, cap, drain' }),
+            start: Ms('event start'),
+            end: Ms('event end'),
+            level: Type.Optional(Type.Integer({ minimum: 0, maximum: 3 })),
+            cap: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+            limitW: Type.Optional(Type.Number({ minimum: 0 })),
+            program: Type.Optional(Type.String({ maxLength: 200, description: 'where it comes from, e.g. "ERCOT phone call 14:02"' })),
+            cancelled: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: Type.Object({
+            stored: Type.Boolean({ description: 'false: an entry with a later observedAt is already stored (reason stale)' }),
+            reason: Type.Optional(Type.String()),
+            signal: Type.Object({ region: Type.String(), kind: Type.String(), source: Type.String(), key: Type.String(), observedAt: Type.Integer(), expiresAt: Type.Integer(), value: Type.Unknown() }),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      try {
+        return reply.code(201).send(await op.enterEvent(request.body, actor(request)));
       } catch (e) {
         return failure(e);
       }
