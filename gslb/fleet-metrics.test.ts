@@ -9,7 +9,7 @@ import client from 'prom-client';
 import { defaultSettings, plan, regionPowerAt, type PlannerSettings, type RegionPower } from './policy/planner.js';
 import { initialPlan, regionStepAt } from './policy/decide.js';
 import { foldRecords, planOf } from './policy/testing.js';
-import { REGION_STATES, regionHealthyAt, regionStateAt, registerFleetMetrics, signalAges } from './fleet-metrics.js';
+import { REGION_STATES, gridFactsInForce, regionHealthyAt, regionStateAt, registerFleetMetrics, signalAges } from './fleet-metrics.js';
 import type { Plan, Signal, SignalKind } from './types.js';
 import type { SignalRecord } from './state/reducer.js';
 
@@ -132,6 +132,26 @@ test('signal age: the newest signal per configured region and kind', () => {
     .map((x) => `${x.region} ${x.kind} ${x.ageS}`)
     .sort();
   assert.deepEqual(got, ['a health.probe 2', 'a power.budget 60', 'b capacity 0']);
+});
+
+test('grid facts in force: events between start and end and not cancelled; alerts unexpired within their window; every configured region listed', () => {
+  const ev = (id: string, start: number, end: number, extra: Record<string, unknown> = {}, region = 'a') =>
+    sig(region, 'grid.event', { id, type: 'load-shed', start, end, ...extra }, { key: id, at: T - 10 * MIN, ttl: 60 * MIN });
+  const alert = (key: string, v: Record<string, unknown>, ttl = 10 * MIN, region = 'b') => sig(region, 'grid.alert', { level: 1, ...v }, { key, at: T - MIN, ttl });
+  const recs = foldRecords(
+    ev('now', T - MIN, T + MIN),
+    ev('later', T + MIN, T + 2 * MIN),
+    ev('over', T - 2 * MIN, T),
+    ev('called-off', T - MIN, T + MIN, { cancelled: true }),
+    ev('elsewhere', T - MIN, T + MIN, {}, 'zz'),
+    alert('open', {}),
+    alert('announced', { start: T + MIN }),
+    alert('expired', {}, 30_000),
+  );
+  const got = gridFactsInForce(recs, new Set(['a', 'b', 'c']), T)
+    .map((x) => `${x.region} ${x.kind} ${x.n}`)
+    .sort();
+  assert.deepEqual(got, ['a grid.alert 0', 'a grid.event 1', 'b grid.alert 1', 'b grid.event 0', 'c grid.alert 0', 'c grid.event 0']);
 });
 
 test('the gauges as a registry exports them: bounded label sets, absent where nothing is known', async () => {

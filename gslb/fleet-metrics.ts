@@ -1,7 +1,8 @@
 /**
  * The per-region and per-collector metrics of the primary (docs/api.md "GET /metrics"), read
  * at scrape time from the plan in force, the signal records it was planned from and the
- * collectors' counts: region state, health and power, signal age, collector freshness.
+ * collectors' counts: region state, health and power, signal age, grid facts in force,
+ * collector freshness.
  * Every label set is bounded by configuration (regions × states, regions × signal kinds,
  * collectors). The pure parts are exported for the case tables beside this file.
  */
@@ -44,6 +45,33 @@ export function regionHealthyAt(records: readonly SignalRecord[], s: PlannerSett
     s.stale['health.probe'],
   );
   return h.probed === 0 ? undefined : !h.down;
+}
+
+/**
+ * Grid facts in force at `now` per (region, kind) for the regions in `regions`: grid.event
+ * facts not cancelled with start ≤ now < end, and grid.alert facts not expired whose
+ * announced window (if any) holds now. Regions without any are listed with 0.
+ */
+export function gridFactsInForce(records: readonly SignalRecord[], regions: ReadonlySet<RegionId>, now: number): { region: RegionId; kind: 'grid.event' | 'grid.alert'; n: number }[] {
+  const count = new Map<string, number>();
+  for (const id of regions) for (const kind of ['grid.event', 'grid.alert']) count.set(`${id}|${kind}`, 0);
+  for (const r of records) {
+    const { region, kind } = r.signal;
+    if (!regions.has(region)) continue;
+    let holds = false;
+    if (kind === 'grid.event') {
+      const v = r.signal.value as { start: number; end: number; cancelled?: boolean };
+      holds = v.cancelled !== true && v.start <= now && now < v.end;
+    } else if (kind === 'grid.alert') {
+      const v = r.signal.value as { start?: number; end?: number };
+      holds = r.signal.expiresAt > now && (v.start ?? -Infinity) <= now && now < (v.end ?? Infinity);
+    }
+    if (holds) count.set(`${region}|${kind}`, (count.get(`${region}|${kind}`) ?? 0) + 1);
+  }
+  return [...count].map(([k, n]) => {
+    const [region, kind] = k.split('|') as [RegionId, 'grid.event' | 'grid.alert'];
+    return { region, kind, n };
+  });
 }
 
 /**
@@ -153,6 +181,17 @@ export function registerFleetMetrics(registry: Registry, src: FleetMetricsSource
       this.reset();
       const ids = new Set(src.settings().regions.map((r) => r.id));
       for (const a of signalAges(src.records()?.records ?? [], ids, src.now())) this.set({ region: a.region, kind: a.kind }, a.ageS);
+    },
+  });
+  new client.Gauge({
+    name: 'gridsteer_grid_facts_in_force',
+    help: 'grid events (not cancelled, between start and end) and grid alerts (unexpired, within any announced window) in force now, per region and kind',
+    labelNames: ['region', 'kind'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const ids = new Set(src.settings().regions.map((r) => r.id));
+      for (const f of gridFactsInForce(src.records()?.records ?? [], ids, src.now())) this.set({ region: f.region, kind: f.kind }, f.n);
     },
   });
   new client.Gauge({
