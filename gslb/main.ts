@@ -213,7 +213,14 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       });
     }
     const ss = stateSvc.status();
-    checks.push({ name: 'store', ok: ss.ready, detail: `${ss.backend}, revision ${ss.planRevision}: ${ss.why}` });
+    // Fail static counts as ready (issue 7: "store fresh or failing static"): a node that lost
+    // the store keeps answering from its last plan, and an orchestrator must not take every
+    // node out of service because Redis is down. Never having read the store is not ready.
+    checks.push({
+      name: 'store',
+      ok: ss.ready || (ss.failingStatic && !ss.skewBad),
+      detail: `${ss.backend}, revision ${ss.planRevision}: ${ss.why}${ss.failingStatic ? ' (fail static: ready, changes refused)' : ''}`,
+    });
     const g = geo.state;
     if (!cfg.geoip.enabled) checks.push({ name: 'geo', ok: true, detail: 'disabled (geoip.enabled: false): every client is placed at the default location' });
     else if (g.file === null) {

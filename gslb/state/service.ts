@@ -223,8 +223,12 @@ export class StateService {
     }
   }
 
-  /** Store status plus this service's view: stale when the last read failed. */
-  status(): StoreStatus & { planRevision: number; lastError: string | null; ready: boolean; why: string } {
+  /**
+   * Store status plus this service's view: stale when the last read failed; `failingStatic`
+   * when the store was read once and now is not (the node answers from its last plan, DESIGN.md
+   * "fail static"); `ready` when it is read and this node's clock agrees with it.
+   */
+  status(): StoreStatus & { planRevision: number; lastError: string | null; ready: boolean; failingStatic: boolean; skewBad: boolean; why: string } {
     const st = this.o.store.status();
     const stale = st.stale || this.lastError !== null || !this.started;
     const skewBad = Math.abs(st.clockSkewMs) > MAX_CLOCK_SKEW_MS;
@@ -232,7 +236,7 @@ export class StateService {
     if (!this.started) why = `store not open: ${this.lastError ?? 'starting'}`;
     else if (this.lastError) why = `stale: ${this.lastError}; answering from plan ${this.current?.version ?? '(configuration)'}`;
     else if (skewBad) why = `this node's clock differs from the store's by ${st.clockSkewMs} ms (at most ${MAX_CLOCK_SKEW_MS} ms): fix NTP`;
-    return { ...st, stale, planRevision: this.snapshotRev, lastError: this.lastError, ready: !stale && !skewBad, why };
+    return { ...st, stale, planRevision: this.snapshotRev, lastError: this.lastError, ready: !stale && !skewBad, failingStatic: this.started && stale, skewBad, why };
   }
 
   /**
