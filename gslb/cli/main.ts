@@ -23,6 +23,9 @@ commands:
                    (gridsteer explain --help for more)
   simulate       compare policies on a grid-event scenario, offline: simulate <scenario.yaml>
                    (gridsteer simulate --help for more)
+  check-delegation  is the zone delegated to its nodes correctly (the parent's NS set and
+                   glue, lame servers, serials)? check-delegation <zone> [--parent IP]
+                   [--node IP] [--config FILE] [--json]   (check-delegation --help for more)
   token-hash     read a token on stdin, print its sha256 for a tokens file
   version        print the version
 
@@ -57,6 +60,7 @@ async function main(argv: string[]): Promise<number> {
   if (cmd === 'explain') return runExplain(rest);
   if (cmd !== undefined && Object.hasOwn(OPERATOR_COMMANDS, cmd)) return runOperator(cmd, rest);
   if (cmd === 'simulate') return (await import('./simulate.js')).runSimulate(rest);
+  if (cmd === 'check-delegation') return (await import('./delegation.js')).runCheckDelegation(rest);
   let parsed;
   try {
     parsed = parseArgs({
