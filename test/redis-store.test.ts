@@ -312,6 +312,32 @@ describe('RedisStore on real redis-server', () => {
     await waitFor(() => seenOther.includes(again.revision), `the other node to hear of revision ${again.revision} by pub/sub`);
   });
 
+  test('an override write that reaches Redis after the node gave up on it writes nothing (deadline in Redis time)', async (t) => {
+    // A write delayed past the command timeout (bytes queued behind a cut connection, delivered
+    // when it heals) is what this guards against; here the node's clock jumps 60 s back after
+    // the skew was measured, so the deadline it sends has passed when the script runs.
+    const r = await shared();
+    let offset = 0;
+    const store = await openStore({ url: r.url, prefix: freshPrefix('late'), pollMs: 3_600_000, clock: () => Date.now() - offset }, t);
+    const live = await store.createOverride(drain('aa'), T0);
+    offset = 60_000;
+    await assert.rejects(guard(store.createOverride(drain('bb'), T0), 'createOverride'), isCode('unavailable', /ms after this node had given up on it .*nothing was written/));
+    await assert.rejects(guard(store.endOverride(live.override.id, 'ops/bob', 'late', T0), 'endOverride'), isCode('unavailable', /nothing was written/));
+    const snap = await store.snapshot();
+    assert.deepEqual(
+      snap.overrides.map((o) => o.id),
+      [live.override.id],
+      'neither late write applied',
+    );
+    assert.deepEqual(
+      (await store.audit(10)).map((a) => a.action),
+      ['override.create'],
+      'and neither was audited',
+    );
+    offset = 0;
+    assert.ok((await store.endOverride(live.override.id, 'ops/bob', 'on time', T0)).revision > live.revision, 'in time, it writes');
+  });
+
   test('waitReplicas=1: an override resolves once a replica has it; without a replica it is refused as unavailable', async (t) => {
     const primary = await startRedis();
     t.after(() => primary.cleanup());

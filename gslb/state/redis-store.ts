@@ -138,6 +138,9 @@ export function redactUrl(url: string): string {
 // ---------------------------------------------------------------------------------------
 // Lua scripts. Numbers cross into Lua as strings; integers up to 2^53 survive tonumber.
 
+/** How much earlier than the command timeout an override script's deadline falls (skew drift, ms). */
+const DEADLINE_MARGIN_MS = 300;
+
 /**
  * gsPutSignal — compare-and-set one signal record, then bump and publish the revision.
  * KEYS[1] sig hash; KEYS[2] rev; KEYS[3] (only with a fence) the lease hash
@@ -165,14 +168,26 @@ return {'ok', rev}
 `;
 
 /**
+ * The deadline guard of the override scripts: a write that reaches Redis after the caller
+ * gave up on it (its connection was cut, the bytes sat in a TCP send queue and arrived when
+ * the path healed) must not apply — the caller told its user "nothing was changed".
+ * ARGV[DEADLINE] is the latest Redis TIME (ms) at which the script may still write.
+ */
+const DEADLINE_GUARD = (argv: number) => `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if now > tonumber(ARGV[${argv}]) then return {'late', now - tonumber(ARGV[${argv}])} end
+`;
+
+/**
  * gsCreateOverride — store a new override and its audit entry, bump and publish the revision.
  * KEYS[1] ov hash; KEYS[2] ovseq; KEYS[3] audit list; KEYS[4] auditseq; KEYS[5] rev
  * ARGV[1] the override without id (a non-empty JSON object);
  * ARGV[2] the audit entry without seq, target and after (a non-empty JSON object);
- * ARGV[3] the revision channel
- * Returns {revision, id, override JSON}
+ * ARGV[3] the revision channel; ARGV[4] the deadline (Redis TIME, ms)
+ * Returns {revision, id, override JSON} | {'late', ms past the deadline}
  */
-const CREATE_OVERRIDE = `
+const CREATE_OVERRIDE = `${DEADLINE_GUARD(4)}
 local n = redis.call('INCR', KEYS[2])
 local id = 'ov-' .. n
 local ov = '{"id":"' .. id .. '",' .. string.sub(ARGV[1], 2)
@@ -188,10 +203,10 @@ return {rev, id, ov}
  * gsEndOverride — remove a live override and audit it, bump and publish the revision.
  * KEYS[1] ov hash; KEYS[2] audit list; KEYS[3] auditseq; KEYS[4] rev
  * ARGV[1] override id; ARGV[2] the audit entry without seq and before (a non-empty JSON
- * object); ARGV[3] the revision channel
- * Returns {'not_found'} | {'ok', revision, override JSON}
+ * object); ARGV[3] the revision channel; ARGV[4] the deadline (Redis TIME, ms)
+ * Returns {'not_found'} | {'ok', revision, override JSON} | {'late', ms past the deadline}
  */
-const END_OVERRIDE = `
+const END_OVERRIDE = `${DEADLINE_GUARD(4)}
 local ov = redis.call('HGET', KEYS[1], ARGV[1])
 if not ov then return {'not_found'} end
 redis.call('HDEL', KEYS[1], ARGV[1])
@@ -731,11 +746,20 @@ export class RedisStore implements StateStore {
    * goes to one node, in a Cluster too). Rejects `unavailable` when fewer replicas acked.
    */
   private async durableWrite(op: string, name: ScriptName, args: Arg[]): Promise<{ res: unknown; acked: number | null }> {
+    // The script may write only while this call still waits for it: its deadline is the
+    // command timeout (less the WAIT's share) from now, in Redis's clock, less a margin for the
+    // skew's drift since it was measured. A later arrival answers 'late' and writes nothing.
+    const budget = this.commandTimeoutMs - (this.waitReplicas > 0 ? this.waitTimeoutMs : 0);
+    const deadline = this.clock() + this.skewMs + budget - DEADLINE_MARGIN_MS;
     const out = await this.pipe(op, (p) => {
-      script(p, name, ...args);
+      script(p, name, ...args, deadline);
       if (this.waitReplicas > 0) p.wait(this.waitReplicas, this.waitTimeoutMs);
     });
-    return { res: out[0], acked: this.waitReplicas > 0 ? Number(out[1]) : null };
+    const res = out[0];
+    if (Array.isArray(res) && res[0] === 'late') {
+      throw new StoreError('unavailable', `state: Redis at ${this.where} received ${op} ${Number(res[1])} ms after this node had given up on it (a slow or cut connection): nothing was written`);
+    }
+    return { res, acked: this.waitReplicas > 0 ? Number(out[1]) : null };
   }
 
   private checkAcked(acked: number | null, what: string): void {

@@ -116,6 +116,11 @@ export interface SpawnOptions {
   extraArgs?: string[];
   /** Extra environment for the server (e.g. GRIDSTEER_TEST_CLOCK). */
   env?: Record<string, string>;
+  /**
+   * A command `node` runs under, e.g. `['ip', 'netns', 'exec', ns]` (helpers/netns.ts); it
+   * must exec node in its place, so that stop() signals node itself.
+   */
+  wrap?: string[];
 }
 
 function fromReady(ready: Record<string, unknown>, logs: string[]): Omit<RunningServer, 'proc' | 'stop' | 'logs' | 'ready'> {
@@ -158,7 +163,8 @@ export async function spawnServer(o: SpawnOptions): Promise<RunningServer> {
     o.httpListen ?? '127.0.0.1:0',
     ...(o.extraArgs ?? []),
   ];
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'test', ...(o.env ?? {}) } });
+  const cmd = [...(o.wrap ?? []), process.execPath];
+  const proc = spawn(cmd[0]!, [...cmd.slice(1), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'test', ...(o.env ?? {}) } });
   live.add(proc);
   const logs: string[] = [];
   let exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
