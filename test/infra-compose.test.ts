@@ -47,6 +47,7 @@ import {
   type EmulatedContainer,
   type Logged,
   type Mount,
+  readable,
 } from './helpers/infra.js';
 
 interface Service {
@@ -176,7 +177,7 @@ test('gridsteer.compose.yaml: the Redis store behind exactly the compose Sentine
   assert.equal(composeConfig.state.redis.waitReplicas, 1);
   const dir = mkdtempSync(join(tmpdir(), 'gridsteer-compose-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  symlinkSync(exampleRegions, join(dir, composeConfig.regionsDir), 'dir');
+  symlinkSync(readable(exampleRegions), join(dir, composeConfig.regionsDir), 'dir');
   writeFileSync(join(dir, 'gridsteer.yaml'), composeConfigText);
   const r = await runAs(process.execPath, [cliPath, 'check-config', '--config', join(dir, 'gridsteer.yaml')], { env: { PATH: process.env.PATH ?? '' } });
   assert.equal(r.code, 0, r.stdout + r.stderr);

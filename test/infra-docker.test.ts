@@ -53,6 +53,7 @@ import {
   waitReady,
   type EmulatedContainer,
   type Mount,
+  readable,
 } from './helpers/infra.js';
 
 const df = readDockerfile();
@@ -398,7 +399,7 @@ describe('as in the container', () => {
     const etc = mkdtempSync(join(tmpdir(), 'gridsteer-etc-'));
     chmodSync(etc, 0o755);
     t.after(() => rmSync(etc, { recursive: true, force: true }));
-    symlinkSync(exampleRegions, join(etc, 'regions'), 'dir');
+    symlinkSync(readable(exampleRegions), join(etc, 'regions'), 'dir');
     writeFileSync(join(etc, 'gridsteer.yaml'), readFileSync(join(dockerDir, 'gridsteer.yaml'), 'utf8').replace('minTtl: 5', 'minTtl: "5"'));
     const bad = emulateImage({ mounts: [{ target: '/etc/gridsteer', source: etc }, ...volumes] });
     t.after(() => bad.cleanup());

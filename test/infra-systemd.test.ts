@@ -49,7 +49,9 @@ import {
   uidOf,
   until,
   waitReady,
+  publicCheckout,
   type Logged,
+  readable,
 } from './helpers/infra.js';
 
 const unitText = readFileSync(join(systemdDir, 'gridsteer.service'), 'utf8');
@@ -63,7 +65,7 @@ function moves(o: { etc: string; env: string }): [string, string][] {
   return [
     ['/etc/gridsteer/gridsteer.env', o.env],
     ['/usr/bin/node', process.execPath],
-    ['/opt/gridsteer', repoRoot],
+    ['/opt/gridsteer', publicCheckout()],
     ['/etc/gridsteer', o.etc],
   ];
 }
@@ -258,7 +260,7 @@ describe('ExecStart as systemd runs it', () => {
       geoip: { database: move(edits.geoip.database, m) },
     });
     writeFileSync(join(etc, 'gridsteer.yaml'), stringify(cfg));
-    symlinkSync(exampleRegions, join(etc, 'regions'), 'dir');
+    symlinkSync(readable(exampleRegions), join(etc, 'regions'), 'dir');
     // gridsteer.env with GRIDSTEER_TOKENS uncommented and its placeholder filled in.
     const envFile = move(envText, m).replace(/^#GRIDSTEER_TOKENS=.*$/m, `GRIDSTEER_TOKENS=operator:alice:${TOKEN}`);
     writeFileSync(join(etc, 'gridsteer.env'), envFile);
@@ -281,7 +283,7 @@ describe('ExecStart as systemd runs it', () => {
 
   test('it starts: the dynamic uid with only CAP_NET_BIND_SERVICE binds port 53; the geo table lands in CACHE_DIRECTORY, the state file in STATE_DIRECTORY', async () => {
     const argv = expandExec(move(svc('ExecStart')!, m), env);
-    assert.deepEqual(argv.slice(-4), [join(repoRoot, 'dist/gslb/cli/main.js'), 'serve', '--log-level', 'info'], '$GRIDSTEER_OPTS is split into words');
+    assert.deepEqual(argv.slice(-4), [join(publicCheckout(), 'dist/gslb/cli/main.js'), 'serve', '--log-level', 'info'], '$GRIDSTEER_OPTS is split into words');
     const [file, args] = asService(argv);
     p = startLogged(file, args, { env, cwd: move(svc('WorkingDirectory')!, m) });
     const ready = await waitReady(p);

@@ -17,10 +17,10 @@
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { chmodSync, chownSync, copyFileSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, createReadStream, createWriteStream, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, posix } from 'node:path';
+import { basename, dirname, isAbsolute, join, posix, relative } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { repoRoot } from './paths.js';
@@ -191,15 +191,62 @@ function mkdirOpen(p: string): void {
 }
 
 /** Where a COPY source is in this checkout: the context root, or another stage's WORKDIR. */
+let publicRoot: string | null = null;
+
+/**
+ * This checkout where every user can read it: the checkout itself when each folder above it
+ * lets others through (o+x), else a mirror in a fresh 0755 temp folder (files hard-linked,
+ * copied across file systems) of what the image and the unit run — a clone under a 0700
+ * folder (mktemp -d, as CI makes) is unreadable to the image's or the unit's user otherwise.
+ */
+export function publicCheckout(): string {
+  if (publicRoot) return publicRoot;
+  let open = true;
+  for (let d = repoRoot; ; d = dirname(d)) {
+    if ((statSync(d).mode & 0o001) === 0) open = false;
+    if (dirname(d) === d) break;
+  }
+  if (open) return (publicRoot = repoRoot);
+  const dir = mkdtempSync(join(tmpdir(), 'gridsteer-checkout-'));
+  chmodSync(dir, 0o755);
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const mirror = (src: string, dst: string) => {
+    const st = lstatSync(src);
+    if (st.isSymbolicLink()) symlinkSync(readlinkSync(src), dst);
+    else if (st.isDirectory()) {
+      mkdirSync(dst);
+      chmodSync(dst, (st.mode & 0o777) | 0o005);
+      for (const n of readdirSync(src)) mirror(join(src, n), join(dst, n));
+    } else {
+      try {
+        linkSync(src, dst);
+      } catch {
+        copyFileSync(src, dst);
+        chmodSync(dst, st.mode & 0o777);
+      }
+    }
+  };
+  for (const name of ['package.json', 'package-lock.json', 'gridsteer.yaml', 'bin', 'dist', 'node_modules', 'regions', 'infra']) {
+    if (existsSync(join(repoRoot, name))) mirror(join(repoRoot, name), join(dir, name));
+  }
+  return (publicRoot = dir);
+}
+
+/** `p`, or where publicCheckout() mirrors it when it is inside this checkout. */
+export function readable(p: string): string {
+  const rel = relative(repoRoot, p);
+  return rel.startsWith('..') || isAbsolute(rel) ? p : join(publicCheckout(), rel);
+}
+
 function copySource(df: Dockerfile, c: CopyInstruction, src: string): string {
-  if (!c.from) return join(repoRoot, src);
+  if (!c.from) return join(publicCheckout(), src);
   const stage = df.stages.find((s) => s.name === c.from);
   if (!stage) throw new Error(`Dockerfile: COPY --from=${c.from}: no such stage`);
   const wd = [...stage.instructions].reverse().find((i) => i.cmd === 'WORKDIR')?.args ?? '/';
   const rel = posix.relative(wd, src);
   if (rel.startsWith('..')) throw new Error(`Dockerfile: COPY --from=${c.from} ${src}: outside the stage's WORKDIR ${wd}`);
   // The build and deps stages make dist/ and node_modules/ from this checkout's sources.
-  return join(repoRoot, rel);
+  return join(publicCheckout(), rel);
 }
 
 let nodeBins: { cap: string; plain: string } | null = null;
@@ -359,7 +406,7 @@ function layOut(
       chownSync(dst, image?.uid ?? 0, image?.gid ?? 0);
       chmodSync(dst, image ? image.mode & 0o7777 : 0o755);
     } else {
-      place(m.source!, m.target);
+      place(readable(m.source!), m.target);
     }
   }
   // The base image's tools, without the host's own node: a shell looking node up in PATH
