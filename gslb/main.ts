@@ -483,7 +483,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   const api = await buildApi({
     log,
     tokens,
-    rateLimit: cfg.http.rateLimit,
+    rateLimit: () => prepared.loaded.config.http.rateLimit,
     ...(httpTls?.tls ? { https: httpTls.tls.options } : {}),
     operator,
     fleet: () =>

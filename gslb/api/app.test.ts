@@ -440,3 +440,17 @@ test('rate limits: operator writes and explain per caller, 429 GSLB_ERR_RATE_LIM
   assert.equal((await explain(VIEWER)).statusCode, 429);
   assert.notEqual((await explain(OPERATOR)).statusCode, 429, 'another caller has its own bucket');
 });
+
+test('rate limits given as a function are read per request: a reload that changes them applies at once; 0 lifts them', async (t) => {
+  let now = 1_000_000;
+  let limits = { writesPerMinute: 1, explainPerMinute: 0 };
+  const app = await build(t, { rateLimit: () => limits, clock: () => now });
+  const reload = () => app.inject({ method: 'POST', url: '/v1/config/reload', headers: bearer(OPERATOR) });
+  assert.equal((await reload()).statusCode, 200);
+  assert.equal((await reload()).statusCode, 429, 'one a minute');
+  limits = { writesPerMinute: 0, explainPerMinute: 0 };
+  for (let i = 0; i < 5; i++) assert.equal((await reload()).statusCode, 200, 'no limit');
+  limits = { writesPerMinute: 60, explainPerMinute: 0 };
+  now += 1000;
+  assert.equal((await reload()).statusCode, 200, 'the bucket refills at the new rate: one a second');
+});

@@ -63,8 +63,11 @@ export interface ApiDeps {
   explain(q: ExplainQuery): Promise<ExplainResult>;
   /** Signals, overrides, audit and the plan (routes/state.ts); absent = those routes answer 404. */
   state?: StateApi;
-  /** Requests per minute per caller (token name, else client address); 0 or absent = no limit. */
-  rateLimit?: { writesPerMinute: number; explainPerMinute: number };
+  /**
+   * Requests per minute per caller (token name, else client address); 0 or absent = no limit.
+   * A function is read per request, so a configuration reload changes the limits.
+   */
+  rateLimit?: RateLimits | (() => RateLimits);
   /** ms clock for the rate limits (tests pass their own). */
   clock?: () => number;
   /**
@@ -81,6 +84,11 @@ export interface ApiDeps {
   streamTickMs?: number;
   /** The built web dashboard served at / (routes/dashboard.ts); default dist/dashboards/web; false = none. */
   dashboardDir?: string | false;
+}
+
+export interface RateLimits {
+  writesPerMinute: number;
+  explainPerMinute: number;
 }
 
 /** Every route an API instance has, as `METHOD /url` (HEAD and hidden routes aside): what the OpenAPI test checks /docs against. */
@@ -228,11 +236,12 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   // table and the plan per call). Ingest (/v1/signals) is machines' traffic, bounded by the
   // body limit and batch size instead. Runs after the route's auth hook (the caller is known) and
   // before validation (bad input counts too).
-  const limits = deps.rateLimit;
-  if (limits && (limits.writesPerMinute > 0 || limits.explainPerMinute > 0)) {
+  const limitsOf = deps.rateLimit;
+  if (limitsOf) {
     const clock = deps.clock ?? Date.now;
     const buckets = new Map<string, { tokens: number; at: number }>();
     app.addHook('preValidation', async (request) => {
+      const limits = typeof limitsOf === 'function' ? limitsOf() : limitsOf;
       const url = request.routeOptions.url ?? '';
       const write = request.method !== 'GET' && request.method !== 'HEAD' && url !== '/v1/signals';
       const perMinute = write ? limits.writesPerMinute : url === '/v1/explain' ? limits.explainPerMinute : 0;

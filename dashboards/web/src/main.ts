@@ -57,11 +57,19 @@ function renderHeader(): void {
       ? 'checking token…'
       : 'not signed in';
   fill('who', who);
+  const spill = Object.values(state.plan?.unplaced ?? {}).reduce((n, q) => n + q, 0);
   fill('plan-version', f ? `plan ${f.planVersion.slice(0, 12)} · store rev ${f.revision}` : '');
   fill(
     'banner',
     state.frozen ? h('span', { class: 'badge badge-frozen', id: 'frozen' }, `automation frozen by ${state.frozen.actor}: ${state.frozen.reason}`) : null,
-    f && f.unplaced > 0.0005 ? h('span', { class: 'badge badge-unplaced', id: 'unplaced' }, `${pct(f.unplaced)} of demand unplaced`) : null,
+    f && f.unplaced > 0.0005 ? h('span', { class: 'badge badge-unplaced', id: 'unplaced', title: 'no region admits it: whenAllDown answers it' }, `${pct(f.unplaced)} of demand unplaced`) : null,
+    spill > 0
+      ? h(
+          'span',
+          { class: 'badge badge-unplaced', id: 'unplaced-qps', title: 'measured demand that no region with headroom can take (the plan\u2019s unplaced demand)' },
+          `${spill.toFixed(1)} q/s without headroom (from ${Object.keys(state.plan?.unplaced ?? {}).sort().join(', ')})`,
+        )
+      : null,
   );
   document.body.dataset.role = state.me?.role ?? '';
 }
