@@ -356,16 +356,17 @@ function renderTimeline(): void {
       );
       if (e.learnedAt >= start) svg.append(h('line', { x1: x(e.learnedAt), x2: x(e.learnedAt), y1: y0 + 2, y2: y0 + ROW - 2, class: 'learned' }, h('title', {}, `learned ${utcFull(e.learnedAt)}`)));
     }
-    // The admission share over time, from the plan's schedule (a step line, 1 at the top of the row).
+    // The admission share from now on, from the plan's schedule (a step line, 1 at the top of
+    // the row). The plan holds no history: nothing is drawn before now.
     const list = steps[r.id] ?? [];
     const yOf = (share: number) => y0 + 3 + (1 - share) * (ROW - 6);
     let d = '';
     let prev = 1;
-    const before = [...list].filter((s) => s.at <= start).pop();
+    const before = [...list].filter((s) => s.at <= now).pop();
     if (before) prev = before.down ? 0 : before.share;
-    d = `M${x(start)} ${yOf(prev)}`;
+    d = `M${x(now)} ${yOf(prev)}`;
     for (const s of list) {
-      if (s.at <= start || s.at > end) continue;
+      if (s.at <= now || s.at > end) continue;
       const v = s.down ? 0 : s.share;
       d += `L${x(s.at)} ${yOf(prev)}L${x(s.at)} ${yOf(v)}`;
       prev = v;
