@@ -418,7 +418,7 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
     },
     degradedShare: 0.5,
     grid: { mode: 'apply', shadow: [], trust: { 'grid-alerts': 'cap' }, capFloor: 0.25, rules: DEFAULT_GRID_RULES },
-    saturation: { queueWaiting: 5, kvCacheUse: 0.8 },
+    saturation: { queueWaiting: 5, kvCacheUse: 0.8, throttledFactor: 0.5 },
     carbon: { bandKm: 250, minGain: 0.2 },
     rampStepMs: 30000,
     drain: { sessionAllowanceMs: 300000, sessionAllowanceMaxMs: 5400000, marginMs: 5000, rampMs: 120000, holdMs: 120000, restoreMs: 300000, maxAutoShare: 0.5, minDrainIntervalMs: 120000 },

@@ -226,6 +226,12 @@ export const PolicySchema = Type.Object(
       {
         queueWaiting: Type.Number({ minimum: 0, default: 5, description: 'more requests waiting than this (load.metrics queueDepth) is saturated' }),
         kvCacheUse: Type.Number({ minimum: 0, maximum: 1, default: 0.8, description: 'KV-cache use above this is saturated' }),
+        throttledFactor: Type.Number({
+          minimum: 0,
+          maximum: 1,
+          default: 0.5,
+          description: 'a region with throttled GPUs (load.metrics throttledShare) that is also saturated is capped at this share of what the throttle leaves until it is not saturated, so that it gets back under its capacity while long sessions end; 1 = just the throttle',
+        }),
       },
       { ...strict, default: {}, description: "a saturated region (the Gateway API Inference Extension endpoint picker's rule) takes no spill from other homes; its own clients stay" },
     ),

@@ -222,6 +222,16 @@ test('power, compute and load: caps combine by minimum; saturated regions take n
   assert.deepEqual(steps(snap(records(sig('b', 'capacity', { fraction: 0.6 })))).at(0), ['0 down=[]', ...all('b', 0.6)].join(' '));
   // Throttling caps; the minimum of power and capacity wins.
   assert.deepEqual(steps(snap(records(sig('a', 'load.metrics', { throttledShare: 0.25 }), power))).at(0), ['0 down=[]', ...all('a', 0.75)].join(' '));
+  // Throttled and saturated: capped at throttledFactor (0.5) of what the throttle leaves until
+  // the load is back under it (the share its own clients keep too); 1 = just the throttle.
+  const hot = (v: Record<string, number>) => sig('a', 'load.metrics', { throttledShare: 0.5, ...v });
+  assert.deepEqual(steps(snap(records(hot({ queueDepth: 40 })))).at(0), '0 down=[] *>a=0 a>a=0.25');
+  assert.deepEqual(steps(snap(records(hot({ queueDepth: 2 })))).at(0), ['0 down=[]', ...all('a', 0.5)].join(' '));
+  const throttleOnly = { ...settings(), saturation: { ...settings().saturation, throttledFactor: 1 } };
+  assert.deepEqual(
+    steps(snap(records(hot({ kvCacheUse: 0.99 }))), throttleOnly).at(0),
+    '0 down=[] *>a=0 a>a=0.5',
+  );
   // Saturation: no spill from other homes, own clients unaffected.
   assert.deepEqual(steps(snap(records(sig('b', 'load.metrics', { kvCacheUse: 0.97 })))).at(0), '0 down=[] *>b=0 b>b=1');
   const sat = plan({ configHash: 'cfg', snapshot: snap(records(sig('b', 'load.metrics', { kvCacheUse: 0.97 }))), settings: settings() });
@@ -284,7 +294,7 @@ test('spill goes only where there is headroom; what nobody can take is reported'
   // a, b, c on a line (b is a's nearest neighbour, then c); a drained; demand per bucket.
   const at = (lon: number) => ({ lat: 0, lon });
   // Saturation out of the way (KV 0.95): this is about headroom below it.
-  const st = settings({ regions: [{ id: 'a', location: at(0) }, { id: 'b', location: at(10) }, { id: 'c', location: at(20) }], saturation: { queueWaiting: 5, kvCacheUse: 0.95 } });
+  const st = settings({ regions: [{ id: 'a', location: at(0) }, { id: 'b', location: at(10) }, { id: 'c', location: at(20) }], saturation: { queueWaiting: 5, kvCacheUse: 0.95, throttledFactor: 0.5 } });
   const buckets = (home: string, perBucket: number) => [0, 10_000, 20_000].map((bucket) => ({ bucket, home, name: 'api', queries: perBucket }));
   const load = (region: string, kv: number) => sig(region, 'load.metrics', { kvCacheUse: kv }, { at: T });
   const drainA = [ov('a', 'drain', { value: 0, start: T - 1000 })];

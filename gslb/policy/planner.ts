@@ -76,7 +76,12 @@ export interface PlannerSettings {
   /** The least share a `cap`-trust source may leave a region on its own. */
   gridCapFloor: number;
   /** A region whose model servers have more requests waiting, or more KV cache in use, takes no spill (the endpoint picker's rule). */
-  saturation: { queueWaiting: number; kvCacheUse: number };
+  /**
+   * Saturation (queueWaiting, kvCacheUse): a saturated region takes no spill. `throttledFactor`:
+   * a region with throttled GPUs that is also saturated is capped at this share of what the
+   * throttle leaves, until it is not saturated (simulator finding 5, docs/simulation.md).
+   */
+  saturation: { queueWaiting: number; kvCacheUse: number; throttledFactor: number };
   /** Spacing of an operator drain's ramp steps, ms. */
   rampStepMs: number;
   /** A region that comes back up as a whole takes traffic back over this long, in rampStepMs steps (0 = at once). */
@@ -163,7 +168,7 @@ export function defaultSettings(regions: PlannerRegion[]): PlannerSettings {
     gridShadow: [],
     gridTrust: { 'grid-alerts': 'cap' },
     gridCapFloor: 0.25,
-    saturation: { queueWaiting: 5, kvCacheUse: 0.8 },
+    saturation: { queueWaiting: 5, kvCacheUse: 0.8, throttledFactor: 0.5 },
     rampStepMs: 30_000,
     slowStartMs: 60_000,
     carbonBandKm: 250,
@@ -838,11 +843,19 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
       if (c < 1) cap(c, `capacity ${round(c)} reported by ${r.signal.source}`);
     } else if (kind === 'load.metrics') {
       const v = r.signal.value as LoadMetrics;
-      if (v.throttledShare !== undefined && v.throttledShare > 0) cap(1 - v.throttledShare, `${Math.round(v.throttledShare * 100)} % of GPUs throttled (${r.signal.source})`);
       // GPU memory is not a sign of saturation: inference servers preallocate most of it.
       const waiting = v.queueDepth ?? 0;
       const kv = v.kvCacheUse ?? 0;
-      if (waiting > s.saturation.queueWaiting || kv > s.saturation.kvCacheUse) {
+      const saturated = waiting > s.saturation.queueWaiting || kv > s.saturation.kvCacheUse;
+      if (v.throttledShare !== undefined && v.throttledShare > 0) {
+        // Throttled and saturated: the sessions already running exceed what the throttle
+        // left, and long ones take minutes to end; admit fewer new ones until it is not.
+        const left = 1 - v.throttledShare;
+        if (saturated && s.saturation.throttledFactor < 1) {
+          cap(left * s.saturation.throttledFactor, `${Math.round(v.throttledShare * 100)} % of GPUs throttled and saturated (${r.signal.source}): ${s.saturation.throttledFactor} of what is left until the load is back under it`);
+        } else cap(left, `${Math.round(v.throttledShare * 100)} % of GPUs throttled (${r.signal.source})`);
+      }
+      if (saturated) {
         noSpill = true;
         reasons.push(`${id}: saturated (${waiting} requests waiting, KV cache at ${Math.round(kv * 100)} %, ${r.signal.source}): takes no spill`);
       }
