@@ -1,8 +1,8 @@
 /**
  * The per-region and per-collector metrics of the primary (docs/api.md "GET /metrics"), read
  * at scrape time from the plan in force, the signal records it was planned from and the
- * collectors' counts: region state, health and power, signal age, grid facts in force,
- * collector freshness.
+ * collectors' counts: region share, next change, state, health and power, signal age, grid
+ * facts in force, collector freshness.
  * Every label set is bounded by configuration (regions × states, regions × signal kinds,
  * collectors). The pure parts are exported for the case tables beside this file.
  */
@@ -130,22 +130,15 @@ export function registerFleetMetrics(registry: Registry, src: FleetMetricsSource
       }
     },
   });
-  new client.Gauge({
-    name: 'gridsteer_region_healthy',
-    help: "health probes of each region now, as the planner counts them: 1 while some probed endpoint is up by a majority of its vantages, 0 when every one is down (the region is down unless forced up); absent without probes",
-    labelNames: ['region'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      const s = src.settings();
-      const now = src.now();
-      for (const [id, recs] of byRegion(s.regions)) {
-        const h = regionHealthyAt(recs, s, now);
-        if (h !== undefined) this.set({ region: id }, h ? 1 : 0);
-      }
-    },
-  });
-  const power = (name: string, help: string, field: 'availableW' | 'headroomW') =>
+  /**
+   * A gauge per configured region, read at scrape time: `valueOf` gets the region, its records
+   * (as byRegion gives them), the settings and now; undefined = no series for that region.
+   */
+  const regionGauge = (
+    name: string,
+    help: string,
+    valueOf: (r: PlannerRegion, ctx: { recs: SignalRecord[]; s: PlannerSettings; plan: Plan; now: number }) => number | undefined,
+  ) =>
     new client.Gauge({
       name,
       help,
@@ -154,46 +147,61 @@ export function registerFleetMetrics(registry: Registry, src: FleetMetricsSource
       collect() {
         this.reset();
         const s = src.settings();
-        const now = src.now();
+        const ctx = { s, plan: src.plan(), now: src.now() };
         const recs = byRegion(s.regions);
         for (const r of s.regions) {
-          const v = regionPowerAt(r, recs.get(r.id) ?? [], s, now)[field];
+          const v = valueOf(r, { ...ctx, recs: recs.get(r.id) ?? [] });
           if (v !== undefined) this.set({ region: r.id }, v);
         }
       },
     });
-  power(
+  regionGauge('gridsteer_region_share', 'admission share of each region now (0 when down), from the plan in force', (r, { plan, now }) => {
+    const st = regionStepAt(plan, r.id, now);
+    return st.down ? 0 : st.share;
+  });
+  regionGauge('gridsteer_region_next_change_timestamp_seconds', "when the region's plan next changes (Unix seconds); absent when nothing is scheduled", (r, { plan, now }) => {
+    const t = nextChangeOf(plan, r.id, now);
+    return Number.isFinite(t) ? t / 1000 : undefined;
+  });
+  regionGauge(
+    'gridsteer_region_healthy',
+    "health probes of each region now, as the planner counts them: 1 while some probed endpoint is up by a majority of its vantages, 0 when every one is down (the region is down unless forced up); absent without probes",
+    (_r, { recs, s, now }) => {
+      const h = regionHealthyAt(recs, s, now);
+      return h === undefined ? undefined : h ? 1 : 0;
+    },
+  );
+  regionGauge(
     'gridsteer_region_power_available_watts',
     "power the site can draw now, W: its grid import limit (power budget, else the region file's power.importLimitW), lowered by a grid event's import limit in force, plus on-site generation and storage discharge while storage holds energy; absent when no import limit is known",
-    'availableW',
+    (r, { recs, s, now }) => regionPowerAt(r, recs, s, now).availableW,
   );
-  power(
+  regionGauge(
     'gridsteer_region_power_headroom_watts',
     "available power minus the site's draw reported by its power budget, W (negative: drawing more than is available); absent without a reported draw",
-    'headroomW',
+    (r, { recs, s, now }) => regionPowerAt(r, recs, s, now).headroomW,
   );
-  new client.Gauge({
-    name: 'gridsteer_signal_age_seconds',
-    help: 'seconds since the newest signal of each region and kind the plan in force was computed from was observed at its source',
-    labelNames: ['region', 'kind'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      const ids = new Set(src.settings().regions.map((r) => r.id));
-      for (const a of signalAges(src.records()?.records ?? [], ids, src.now())) this.set({ region: a.region, kind: a.kind }, a.ageS);
-    },
-  });
-  new client.Gauge({
-    name: 'gridsteer_grid_facts_in_force',
-    help: 'grid events (not cancelled, between start and end) and grid alerts (unexpired, within any announced window) in force now, per region and kind',
-    labelNames: ['region', 'kind'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      const ids = new Set(src.settings().regions.map((r) => r.id));
-      for (const f of gridFactsInForce(src.records()?.records ?? [], ids, src.now())) this.set({ region: f.region, kind: f.kind }, f.n);
-    },
-  });
+  /** A gauge per configured region and signal kind, from the records the plan was computed from. */
+  const kindGauge = (name: string, help: string, rows: (records: SignalRecord[], ids: ReadonlySet<RegionId>, now: number) => { region: RegionId; kind: string; value: number }[]) =>
+    new client.Gauge({
+      name,
+      help,
+      labelNames: ['region', 'kind'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const ids = new Set(src.settings().regions.map((r) => r.id));
+        for (const x of rows(src.records()?.records ?? [], ids, src.now())) this.set({ region: x.region, kind: x.kind }, x.value);
+      },
+    });
+  kindGauge('gridsteer_signal_age_seconds', 'seconds since the newest signal of each region and kind the plan in force was computed from was observed at its source', (recs, ids, now) =>
+    signalAges(recs, ids, now).map((a) => ({ region: a.region, kind: a.kind, value: a.ageS })),
+  );
+  kindGauge(
+    'gridsteer_grid_facts_in_force',
+    'grid events (not cancelled, between start and end) and grid alerts (unexpired, within any announced window) in force now, per region and kind',
+    (recs, ids, now) => gridFactsInForce(recs, ids, now).map((f) => ({ region: f.region, kind: f.kind, value: f.n })),
+  );
   new client.Gauge({
     name: 'gridsteer_collector_last_success_timestamp_seconds',
     help: 'when a signal of each collector running on this node was last stored (Unix seconds); absent before the first (a poller runs on one node at a time)',

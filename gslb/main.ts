@@ -35,7 +35,6 @@ import { plannerSettings, storeFor } from './state/setup.js';
 import type { Plan } from './types.js';
 import { now as clockNow, realMs, testClock } from './clock.js';
 import { DrainHookRunner } from './hooks.js';
-import { nextChangeOf, regionStepAt } from './policy/decide.js';
 import { LeaseRunner } from './state/lease.js';
 import { OperatorService } from './state/operator.js';
 
@@ -349,31 +348,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       for (const [home, q] of Object.entries(prepared.state.plan.unplaced ?? {})) this.set({ home }, q);
     },
   });
-  /** A gauge per region, read from the plan in force at scrape time (undefined: no series). */
-  const regionGauge = (name: string, help: string, valueOf: (plan: Plan, region: string, now: number) => number | undefined) =>
-    new client.Gauge({
-      name,
-      help,
-      labelNames: ['region'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        const now = clockNow();
-        for (const r of prepared.loaded.regions) {
-          const v = valueOf(prepared.state.plan, r.id, now);
-          if (v !== undefined) this.set({ region: r.id }, v);
-        }
-      },
-    });
-  regionGauge('gridsteer_region_share', 'admission share of each region now (0 when down), from the plan in force', (plan, id, now) => {
-    const st = regionStepAt(plan, id, now);
-    return st.down ? 0 : st.share;
-  });
-  regionGauge('gridsteer_region_next_change_timestamp_seconds', "when the region's plan next changes (Unix seconds); absent when nothing is scheduled", (plan, id, now) => {
-    const t = nextChangeOf(plan, id, now);
-    return Number.isFinite(t) ? t / 1000 : undefined;
-  });
-  // Region state, health and power, signal age, collector freshness (fleet-metrics.ts).
+  // Region share, next change, state, health and power, signal age, collector freshness (fleet-metrics.ts).
   registerFleetMetrics(registry, {
     settings: () => stateSvc.planInputs().settings,
     plan: () => prepared.state.plan,

@@ -140,7 +140,10 @@ export class OperatorService {
    */
   async fleet(regions: RegionInfo[]): Promise<FleetView & { revision: number }> {
     const now = this.clock();
-    const snap = await this.svc.snapshot();
+    // The snapshot the plan was computed from (no store read, and the view agrees with the
+    // plan); without one (before the first read, failing static) the store is asked, and its
+    // failure is the caller's 503.
+    const snap = this.svc.planSnapshot() ?? (await this.svc.snapshot());
     const view = fleetView({ regions, records: snap.records, plan: this.currentPlan(), settings: this.svc.planInputs().settings, demand: snap.demand, now });
     return { ...view, revision: snap.revision };
   }

@@ -402,6 +402,11 @@ export class StateService {
     return this.lastSnapshot ? { records: this.lastSnapshot.records, frozen: this.frozen } : null;
   }
 
+  /** The snapshot the plan in force was computed from, while the store is read (null before the first, or while failing static). */
+  planSnapshot(): StoreSnapshot | null {
+    return this.status().failingStatic ? null : this.lastSnapshot;
+  }
+
   /** The planner's settings and config hash in force. */
   planInputs(): { configHash: string; settings: PlannerSettings } {
     return { configHash: this.configHash, settings: this.settings };
