@@ -10,7 +10,7 @@
  * planner's work: the issue's "× 100 names" is printed for the record, not simulated.
  *
  * Prints one line per fleet size and a JSON line at the end. Bounded: fixed counts.
- * usage: node dist/bench/plan.js [--runs 20]
+ * usage: node dist/bench/plan.js [--runs 20] [--sizes 10,100,1000]
  */
 import { parseArgs } from 'node:util';
 import { plan, defaultSettings, type PlannerSettings } from '../gslb/policy/planner.js';
@@ -19,8 +19,13 @@ import type { StoreSnapshot } from '../gslb/state/store.js';
 import type { Override, Signal } from '../gslb/types.js';
 import { xorshift32 } from '../gslb/policy/testing.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' } } });
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, sizes: { type: 'string', default: '10,100,1000' } } });
 const RUNS = Number(values.runs);
+const SIZES = values.sizes.split(',').map(Number);
+if (!(RUNS >= 1) || SIZES.some((n) => !Number.isInteger(n) || n < 1 || n > 10_000)) {
+  console.error('usage: node dist/bench/plan.js [--runs N ≥ 1] [--sizes 10,100,1000 (1 to 10000 regions each)]');
+  process.exit(2);
+}
 const NOW = 1_800_000_000_000;
 
 function fleet(n: number): { settings: PlannerSettings; snapshot: StoreSnapshot } {
@@ -53,7 +58,7 @@ function fleet(n: number): { settings: PlannerSettings; snapshot: StoreSnapshot 
 }
 
 const out: Record<string, unknown>[] = [];
-for (const n of [10, 100, 1000]) {
+for (const n of SIZES) {
   const { settings, snapshot } = fleet(n);
   plan({ configHash: 'bench', snapshot, settings }); // warm-up
   const ms: number[] = [];

@@ -324,7 +324,11 @@ function rampSteps(ramp: number, rampStepMs: number): number {
  * - drain with `by`: the deadline's curve (the ramp ends before `by`, DESIGN.md);
  * - undrain: ramps from `value` (the level the drain had reached) back to 1 over `ramp`.
  */
+/** operatorCap with no override (shared: never written to). */
+const NO_OPERATOR_CAP: { cap: number; why: string | null; refuse: boolean } = Object.freeze({ cap: 1, why: null, refuse: false });
+
 function operatorCap(region: PlannerRegion, overrides: Override[], t: number, s: PlannerSettings): { cap: number; why: string | null; refuse: boolean } {
+  if (overrides.length === 0) return NO_OPERATOR_CAP;
   let drainish: Override | undefined;
   let cap = 1;
   let why: string | null = null;
@@ -397,6 +401,73 @@ interface RegionRecords {
   compute: SignalRecord[];
   /** The grid records read through gridPolicy, with their drain curves. */
   facts: GridFact[];
+  /** healthAt's tally, laid out once for viewAt's every instant (see tallyHealth). */
+  tally: HealthScratch;
+}
+
+/**
+ * A region's endpoints (health.probe keys, in the order healthAt lists them) and, per health
+ * record, its endpoint's index (−1: not a health fold); arrays viewAt's tally reuses at each
+ * instant instead of making new ones.
+ */
+interface HealthScratch {
+  keys: string[];
+  keyOf: Int32Array;
+  ups: Int32Array;
+  downs: Int32Array;
+  /** Latest turn up of the vantages voting up; NaN: one of them never turned (healthAt's undefined). */
+  since: Float64Array;
+}
+
+function healthScratch(health: readonly SignalRecord[]): HealthScratch {
+  const keys: string[] = [];
+  const keyOf = new Int32Array(health.length).fill(-1);
+  health.forEach((r, j) => {
+    if (r.fold.kind !== 'health') return;
+    let k = keys.indexOf(r.signal.key);
+    if (k < 0) k = keys.push(r.signal.key) - 1;
+    keyOf[j] = k;
+  });
+  const n = keys.length;
+  return { keys, keyOf, ups: new Int32Array(n), downs: new Int32Array(n), since: new Float64Array(n) };
+}
+
+/**
+ * healthAt for viewAt: the same votes, counted into the region's scratch arrays (valid until
+ * the next call for the region). Returns the endpoints probed and those down.
+ */
+function tallyHealth(rr: RegionRecords, t: number, hp: StalePolicy): { probed: number; down: number } {
+  const { keyOf, ups, downs, since } = rr.tally;
+  ups.fill(0);
+  downs.fill(0);
+  since.fill(-Infinity);
+  const health = rr.health;
+  for (let j = 0; j < health.length; j++) {
+    const k = keyOf[j]!;
+    if (k < 0) continue;
+    const r = health[j]!;
+    const fold = r.fold as Extract<SignalRecord['fold'], { kind: 'health' }>;
+    let vote: boolean | null = fold.stableUp;
+    if (phaseAt(r, t, hp) === 'stale') vote = hp.then === 'down' ? false : hp.then === 'healthy' ? true : null;
+    if (vote === true) {
+      ups[k]!++;
+      const u = fold.upSince;
+      since[k] = u === undefined ? NaN : Math.max(since[k]!, u);
+    } else if (vote === false) downs[k]!++;
+  }
+  let probed = 0;
+  let down = 0;
+  for (let k = 0; k < ups.length; k++) {
+    if (ups[k]! + downs[k]! === 0) continue;
+    probed++;
+    if (downs[k]! > ups[k]!) down++;
+  }
+  return { probed, down };
+}
+
+/** The endpoints a tally found down (by a majority of their vantages), in order. */
+function downEndpoints(h: HealthScratch): string[] {
+  return h.keys.filter((_, k) => h.ups[k]! + h.downs[k]! > 0 && h.downs[k]! > h.ups[k]!);
 }
 
 /**
@@ -529,16 +600,18 @@ function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: SignalRec
 }
 
 function splitRecords(recs: SignalRecord[], region: PlannerRegion, s: PlannerSettings): RegionRecords {
-  const out: RegionRecords = { health: [], grid: [], power: [], compute: [], facts: [] };
+  const health: SignalRecord[] = [];
+  const grid: SignalRecord[] = [];
+  const power: SignalRecord[] = [];
+  const compute: SignalRecord[] = [];
   for (const r of recs) {
     const k = r.signal.kind;
-    if (k === 'health.probe') out.health.push(r);
-    else if (k === 'grid.event' || k === 'grid.alert') out.grid.push(r);
-    else if (k === 'power.budget') out.power.push(r);
-    else if (k === 'capacity' || k === 'load.metrics') out.compute.push(r);
+    if (k === 'health.probe') health.push(r);
+    else if (k === 'grid.event' || k === 'grid.alert') grid.push(r);
+    else if (k === 'power.budget') power.push(r);
+    else if (k === 'capacity' || k === 'load.metrics') compute.push(r);
   }
-  out.facts = gridFacts(region, out.grid, out.power, s);
-  return out;
+  return { health, grid, power, compute, facts: gridFacts(region, grid, power, s), tally: healthScratch(health) };
 }
 
 interface LiveFact {
@@ -682,56 +755,114 @@ export function healthAt(health: readonly SignalRecord[], t: number, hp: StalePo
   return { keys, ups, downs, since, probed, downEps, down: probed > 0 && downEps.length === probed };
 }
 
-/** What viewAt needs besides the region's own records: fleet-wide freezes and the safety pass's floors. */
+/**
+ * Reason texts made once per plan and handed out again at every instant that gives the same
+ * words (per owner — a record, a region — and a variant): a region's views at its instants
+ * then share their strings, so comparing steps is mostly a pointer check and the words are
+ * not built, and collected, again and again (a 1,000-region fleet has ~10 instants per region).
+ */
+class Texts {
+  private readonly by = new Map<object, { v: string | number; text: string }[]>();
+  /** The text kept for (owner, variant), if any: `get(o, v) ?? put(o, v, words)` builds the words only once. */
+  get(owner: object, variant: string | number): string | undefined {
+    const xs = this.by.get(owner);
+    if (xs) for (const x of xs) if (x.v === variant) return x.text;
+    return undefined;
+  }
+  put(owner: object, variant: string | number, text: string): string {
+    const xs = this.by.get(owner);
+    if (xs) xs.push({ v: variant, text });
+    else this.by.set(owner, [{ v: variant, text }]);
+    return text;
+  }
+}
+
+/** What viewAt needs besides the region's own records: fleet-wide freezes, the safety pass's floors, the plan's texts. */
 interface ViewContext {
   freezes: Override[];
+  texts: Texts;
   /** The least gridPolicy share the safety limits allow at t (undefined: no limit). */
   floor?: (t: number) => { floor: number; why: string } | undefined;
+}
+
+/** A cap's reason as viewAt words it. */
+function capWords(id: RegionId, c: number, why: string): string {
+  return `${id}: ${why} → cap ${round(c)}`;
+}
+
+/** viewAt's least cap so far and its reasons. */
+interface CapAcc {
+  share: number;
+  reasons: string[];
+}
+
+/** A cap with its words made already (capWords, mostly through the plan's texts). */
+function capText(a: CapAcc, c: number, text: string): void {
+  if (c < a.share) a.share = c;
+  if (c < 1) a.reasons.push(text);
+}
+
+/** A cap with its reason's words: made only when it caps. */
+function capWhy(a: CapAcc, id: RegionId, c: number, why: string): void {
+  if (c < a.share) a.share = c;
+  if (c < 1) a.reasons.push(capWords(id, c, why));
 }
 
 function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: number, s: PlannerSettings, ctx: ViewContext): RegionView {
   const reasons: string[] = [];
   const id = region.id;
-  const active = (o: Override) => o.start <= t && (o.end === undefined || t < o.end);
-  const forceDown = ovs.find((o) => o.action === 'force-down' && active(o));
-  const forceUp = ovs.find((o) => o.action === 'force-up' && active(o));
+  let forceDown: Override | undefined;
+  let forceUp: Override | undefined;
+  for (const o of ovs) {
+    if (!(o.start <= t && (o.end === undefined || t < o.end))) continue;
+    if (o.action === 'force-down') forceDown ??= o;
+    else if (o.action === 'force-up') forceUp ??= o;
+  }
 
   // Health: per endpoint, a majority of vantage votes.
-  const { keys, ups, downs, since, downEps, down: healthDown } = healthAt(rr.health, t, s.stale['health.probe']);
+  const health = tallyHealth(rr, t, s.stale['health.probe']);
+  const healthDown = health.probed > 0 && health.down === health.probed;
+  const { keys, ups, downs, since } = rr.tally;
 
   let down = false;
   if (forceDown) {
     down = true;
     reasons.push(`${id}: forced down by ${forceDown.actor} (${forceDown.reason}) [${forceDown.id}]`);
   } else if (healthDown && forceUp) {
-    reasons.push(`${id}: health says down (${downEps.join(', ')}) but forced up by ${forceUp.actor} (${forceUp.reason}) [${forceUp.id}]`);
+    reasons.push(`${id}: health says down (${downEndpoints(rr.tally).join(', ')}) but forced up by ${forceUp.actor} (${forceUp.reason}) [${forceUp.id}]`);
   } else if (healthDown) {
     down = true;
-    reasons.push(`${id}: down: every probed endpoint failed on a majority of vantages (${downEps.join(', ')})`);
+    reasons.push(`${id}: down: every probed endpoint failed on a majority of vantages (${downEndpoints(rr.tally).join(', ')})`);
   }
 
-  let share = 1;
-  const cap = (c: number, why: string) => {
-    if (c < share) share = c;
-    if (c < 1) reasons.push(`${id}: ${why} → cap ${round(c)}`);
-  };
+  // The least cap and its reasons, gathered in one object (not closures over locals, which
+  // would cost a context per view).
+  const acc: CapAcc = { share: 1, reasons };
+  const texts = ctx.texts;
 
   // Slow start: a region whose every up endpoint turned up recently came back as a whole
   // (a cold start): it takes clients back in steps over slowStartMs.
   if (!down && s.slowStartMs > 0) {
-    const upEps = keys.map((_, k) => k).filter((k) => ups[k]! + downs[k]! > 0 && downs[k]! <= ups[k]!);
-    if (upEps.length > 0 && upEps.every((k) => since[k] !== undefined && since[k]! > -Infinity)) {
-      const back = Math.max(...upEps.map((k) => since[k]!));
+    // The latest turn up among the endpoints that are up; NaN if one of them never turned.
+    let back = -Infinity;
+    let upEps = 0;
+    for (let k = 0; k < keys.length; k++) {
+      if (ups[k]! + downs[k]! === 0 || downs[k]! > ups[k]!) continue;
+      upEps++;
+      const sk = since[k]!;
+      back = sk === -Infinity ? NaN : Math.max(back, sk);
+    }
+    if (upEps > 0 && !Number.isNaN(back)) {
       if (t >= back && t < back + s.slowStartMs) {
         const n = Math.max(1, Math.ceil(s.slowStartMs / s.rampStepMs));
         const k = Math.min(n, Math.floor(((t - back) * n) / s.slowStartMs) + 1);
-        cap(k / n, `slow start after coming back up at ${new Date(back).toISOString()}, step ${k}/${n}`);
+        capText(acc, k / n, texts.get(rr.health, `${back}/${k}`) ?? texts.put(rr.health, `${back}/${k}`, capWords(id, k / n, `slow start after coming back up at ${new Date(back).toISOString()}, step ${k}/${n}`)));
       }
     }
   }
 
   const op = operatorCap(region, ovs, t, s);
-  if (op.why) cap(op.cap, op.why);
+  if (op.why) capWhy(acc, id, op.cap, op.why);
 
   // Grid obligations: every grid fact, read through gridPolicy (first matching rule), with
   // its drain curve (drain.ts): the ramp ahead of its start, the hold, the restore after it.
@@ -793,7 +924,7 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
       refuse = false;
     }
   }
-  if (grid < share) share = grid;
+  if (grid < acc.share) acc.share = grid;
 
   // Power budget: available watts over full-load draw. A grid event's import limit lowers
   // the import part while it holds.
@@ -803,24 +934,33 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
     const pol = s.stale['power.budget'];
     const ph = phaseAt(r, t, pol);
     if (ph === 'stale') {
-      if (pol.then === 'down') cap(0, `power budget from ${r.signal.source} is stale (policy: down)`);
-      else if (pol.then === 'degraded') cap(s.degradedShare, `power budget from ${r.signal.source} is stale (policy: degraded)`);
+      if (pol.then === 'down') capText(acc, 0, (texts.get(r, 'stale') ?? texts.put(r, 'stale', capWords(id, 0, `power budget from ${r.signal.source} is stale (policy: down)`))));
+      else if (pol.then === 'degraded') capText(acc, s.degradedShare, (texts.get(r, 'stale') ?? texts.put(r, 'stale', capWords(id, s.degradedShare, `power budget from ${r.signal.source} is stale (policy: degraded)`))));
       continue;
     }
-    if (!region.fullLoadW) continue;
+    const fullLoadW = region.fullLoadW;
+    if (!fullLoadW) continue;
     budgeted = true;
     const v = r.fold.value as PowerBudget;
     const importW = Math.min(v.importLimitW ?? region.importLimitW ?? Infinity, eventLimitW);
     const storageW = (v.storageWh ?? 0) > 0 ? (v.storageMaxW ?? 0) : 0;
     const avail = importW + (v.generationW ?? 0) + storageW;
-    if (avail < region.fullLoadW) {
-      cap(avail / region.fullLoadW, `power: ${Math.round(avail)} W available of ${region.fullLoadW} W at full load (${r.signal.source}${importW === eventLimitW ? `; import limited by ${eventLimitWhy}` : ''})`);
+    if (avail < fullLoadW) {
+      const limited = importW === eventLimitW;
+      const c = avail / fullLoadW;
+      const variant = limited ? `${eventLimitW}|${eventLimitWhy}` : avail;
+      capText(
+        acc,
+        c,
+        texts.get(r, variant) ??
+          texts.put(r, variant, capWords(id, c, `power: ${Math.round(avail)} W available of ${fullLoadW} W at full load (${r.signal.source}${limited ? `; import limited by ${eventLimitWhy}` : ''})`)),
+      );
     }
   }
   if (!budgeted && eventLimitW < Infinity) {
     if (region.fullLoadW) {
       const importW = Math.min(region.importLimitW ?? Infinity, eventLimitW);
-      if (importW < region.fullLoadW) cap(importW / region.fullLoadW, `power: ${Math.round(importW)} W of grid import available of ${region.fullLoadW} W at full load; import limited by ${eventLimitWhy}`);
+      if (importW < region.fullLoadW) capWhy(acc, id, importW / region.fullLoadW, `power: ${Math.round(importW)} W of grid import available of ${region.fullLoadW} W at full load; import limited by ${eventLimitWhy}`);
     } else reasons.push(`${id}: ${eventLimitWhy} sets an import limit, but the region has no power.fullLoadW to turn watts into a share: not applied`);
   }
 
@@ -832,15 +972,15 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
     const pol = s.stale[kind];
     const ph = phaseAt(r, t, pol);
     if (ph === 'stale') {
-      if (pol.then === 'down') cap(0, `${kind} from ${r.signal.source} is stale (policy: down)`);
-      else if (pol.then === 'degraded') cap(s.degradedShare, `${kind} from ${r.signal.source} is stale (policy: degraded)`);
+      if (pol.then === 'down') capText(acc, 0, (texts.get(r, 'stale') ?? texts.put(r, 'stale', capWords(id, 0, `${kind} from ${r.signal.source} is stale (policy: down)`))));
+      else if (pol.then === 'degraded') capText(acc, s.degradedShare, (texts.get(r, 'stale') ?? texts.put(r, 'stale', capWords(id, s.degradedShare, `${kind} from ${r.signal.source} is stale (policy: degraded)`))));
       continue;
     }
     if (kind === 'capacity' && r.fold.kind === 'applied') {
       const v = r.fold.value as Capacity;
       let c = v.fraction ?? 1;
       if (v.units !== undefined && region.capacityUnits) c = Math.min(c, v.units / region.capacityUnits);
-      if (c < 1) cap(c, `capacity ${round(c)} reported by ${r.signal.source}`);
+      if (c < 1) capText(acc, c, (texts.get(r, 'capacity') ?? texts.put(r, 'capacity', capWords(id, c, `capacity ${round(c)} reported by ${r.signal.source}`))));
     } else if (kind === 'load.metrics') {
       const v = r.signal.value as LoadMetrics;
       // GPU memory is not a sign of saturation: inference servers preallocate most of it.
@@ -851,17 +991,26 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
         // Throttled and saturated: the sessions already running exceed what the throttle
         // left, and long ones take minutes to end; admit fewer new ones until it is not.
         const left = 1 - v.throttledShare;
+        const lost = v.throttledShare;
         if (saturated && s.saturation.throttledFactor < 1) {
-          cap(left * s.saturation.throttledFactor, `${Math.round(v.throttledShare * 100)} % of GPUs throttled and saturated (${r.signal.source}): ${s.saturation.throttledFactor} of what is left until the load is back under it`);
-        } else cap(left, `${Math.round(v.throttledShare * 100)} % of GPUs throttled (${r.signal.source})`);
+          const c = left * s.saturation.throttledFactor;
+          capText(
+            acc,
+            c,
+            texts.get(r, 'throttled, saturated') ??
+              texts.put(r, 'throttled, saturated', capWords(id, c, `${Math.round(lost * 100)} % of GPUs throttled and saturated (${r.signal.source}): ${s.saturation.throttledFactor} of what is left until the load is back under it`)),
+          );
+        } else capText(acc, left, (texts.get(r, 'throttled') ?? texts.put(r, 'throttled', capWords(id, left, `${Math.round(lost * 100)} % of GPUs throttled (${r.signal.source})`))));
       }
       if (saturated) {
         noSpill = true;
-        reasons.push(`${id}: saturated (${waiting} requests waiting, KV cache at ${Math.round(kv * 100)} %, ${r.signal.source}): takes no spill`);
+        reasons.push((texts.get(r, 'saturated') ?? texts.put(r, 'saturated', `${id}: saturated (${waiting} requests waiting, KV cache at ${Math.round(kv * 100)} %, ${r.signal.source}): takes no spill`)));
       }
     }
   }
-  return { down, refuse: refuse || op.refuse, gridRaw, grid, share: round(share), noSpill, reasons, ...(ttlCap !== undefined ? { ttlCap } : {}) };
+  const view: RegionView = { down, refuse: refuse || op.refuse, gridRaw, grid, share: round(acc.share), noSpill, reasons };
+  if (ttlCap !== undefined) view.ttlCap = ttlCap;
+  return view;
 }
 
 /**
@@ -869,27 +1018,42 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
  * static config weights w[home][region] multiply the share, and a saturated region (no
  * spill) has share 0 except for its own clients.
  */
-function stepOf(id: RegionId, v: RegionView, t: number, s: PlannerSettings, ids: ReadonlySet<RegionId>): RegionStep {
+function stepOf(id: RegionId, v: RegionView, t: number, sw: StaticWeights): RegionStep {
   const share = v.noSpill ? 0 : v.share;
+  const st: RegionStep = { at: t, share, down: v.down, reasons: sw.reason === null ? v.reasons : [...v.reasons, sw.reason] };
+  if (v.ttlCap !== undefined) st.ttlCap = v.ttlCap;
+  if (v.refuse) st.refuse = true;
+  if (!v.noSpill && sw.homes.length === 0) return st;
   const homes: Record<RegionId, number> = {};
   if (v.noSpill && v.share !== share) homes[id] = v.share;
-  for (const [home, row] of Object.entries(s.staticWeights)) {
-    const stat = row[id];
-    if (stat === undefined || !ids.has(home)) continue;
+  for (const [home, stat] of sw.homes) {
     const base = v.noSpill && home !== id ? 0 : v.share;
     const w = round(base * stat);
     if (w !== share) homes[home] = w;
     else delete homes[home];
   }
-  const statics = Object.entries(s.staticWeights)
-    .filter(([home, row]) => row[id] !== undefined && ids.has(home) && row[id] !== 1)
-    .map(([home, row]) => `from ${home} ${row[id]}`);
-  const reasons = statics.length > 0 ? [...v.reasons, `${id}: static weights (policy.weights): ${statics.sort().join(', ')}`] : v.reasons;
-  const st: RegionStep = { at: t, share, down: v.down, reasons };
-  if (v.ttlCap !== undefined) st.ttlCap = v.ttlCap;
-  if (v.refuse) st.refuse = true;
   if (Object.keys(homes).length > 0) st.homes = Object.fromEntries(Object.entries(homes).sort((a, b) => (a[0] < b[0] ? -1 : 1)));
   return st;
+}
+
+/** A region's static config weights (policy.weights) as stepOf reads them: made once per plan. */
+interface StaticWeights {
+  /** (home, weight) for every home of the fleet with a weight for this region. */
+  homes: [RegionId, number][];
+  /** The reason step lists for them, or null when every weight is 1. */
+  reason: string | null;
+}
+
+function staticWeightsOf(id: RegionId, s: PlannerSettings, ids: ReadonlySet<RegionId>): StaticWeights {
+  const homes: [RegionId, number][] = [];
+  const words: string[] = [];
+  for (const [home, row] of Object.entries(s.staticWeights)) {
+    const stat = row[id];
+    if (stat === undefined || !ids.has(home)) continue;
+    homes.push([home, stat]);
+    if (stat !== 1) words.push(`from ${home} ${stat}`);
+  }
+  return { homes, reason: words.length > 0 ? `${id}: static weights (policy.weights): ${words.sort().join(', ')}` : null };
 }
 
 /** Two steps of one region with the same effect and reasons (their `at` aside). */
@@ -1104,19 +1268,39 @@ function safetyFloors(s: PlannerSettings, grid: Map<RegionId, [number, number][]
   const d = s.drain;
   if (grid.size === 0 || (d.maxAutoShare >= 1 && d.minDrainIntervalMs <= 0)) return out;
   const units = new Map(s.regions.map((r) => [r.id, r.capacityUnits ?? 1]));
+  // Regions by index in id order (so index order is the id order the rules break ties by);
+  // per-instant state in typed arrays: a 1,000-region fleet has ~1,000 instants here.
+  const ids = [...grid.keys()].sort();
+  const G = ids.length;
+  const unit = ids.map((id) => units.get(id)!);
   const groups = (s.names ?? [{ name: 'the fleet', regions: s.regions.map((r) => r.id) }]).map((n) => {
     const members = new Set(n.regions.filter((r) => units.has(r)));
-    return { name: n.name, members, total: [...members].reduce((x, r) => x + units.get(r)!, 0) };
+    return { name: n.name, member: ids.map((id) => members.has(id)), total: [...members].reduce((x, r) => x + units.get(r)!, 0) };
   });
-  const ids = [...grid.keys()].sort();
-  const times: number[] = [...new Set([...grid.values()].flatMap((xs) => xs.map(([t]) => t)))].sort((a, b) => a - b);
-  const cur = new Map<RegionId, number>();
-  const idx = new Map<RegionId, number>();
-  const onset = new Map<RegionId, number>();
-  const heldUntil = new Map<RegionId, { until: number; after: RegionId }>();
+  // Every change of every region's share, in time order.
+  const changes: { t: number; i: number; v: number }[] = [];
+  ids.forEach((id, i) => {
+    for (const [t, v] of grid.get(id)!) changes.push({ t, i, v });
+  });
+  changes.sort((a, b) => a.t - b.t || a.i - b.i);
+  const times: number[] = [];
+  for (const c of changes) if (times[times.length - 1] !== c.t) times.push(c.t);
+  const cur = new Float64Array(G).fill(1);
+  /** When each draining region's drain counts as started (NaN: not draining). */
+  const onset = new Float64Array(G).fill(NaN);
+  /** Held by the interval rule until (NaN: not held), after which region. */
+  const heldUntil = new Float64Array(G).fill(NaN);
+  const heldAfter: RegionId[] = new Array<RegionId>(G).fill('');
+  // This instant's holds: floor (NaN: none), whether by the interval rule, else which group.
+  const floor = new Float64Array(G);
+  const byInterval = new Uint8Array(G);
+  const byGroup = new Int32Array(G);
+  // The hold of each region's last segment (floor NaN: none yet, or not held).
+  const lastFloor = new Float64Array(G).fill(NaN);
+  const lastUntil = new Float64Array(G);
+  const lastGroup = new Int32Array(G);
   let lastStart = -Infinity;
   let lastStartRegion = '';
-  const last = new Map<RegionId, string>();
   const iso = (t: number) => new Date(t).toISOString();
   const insert = (t: number) => {
     let lo = 0;
@@ -1128,70 +1312,81 @@ function safetyFloors(s: PlannerSettings, grid: Map<RegionId, [number, number][]
     }
     if (times[lo] !== t) times.splice(lo, 0, t);
   };
-  /** Why a region is held at an instant, as data (words are made only when a segment starts). */
-  type Hold = { floor: number; interval?: { until: number; after: RegionId }; group?: string };
-  const words = (id: RegionId, h: Hold): string =>
-    h.interval
-      ? `safety: gridPolicy starts draining at most one region per ${d.minDrainIntervalMs / 1000} s without an operator (${h.interval.after} started at ${iso(h.interval.until - d.minDrainIntervalMs)}): held until ${iso(h.interval.until)}; an operator can drain it now (gridsteer drain ${id})`
-      : `safety: gridPolicy may take at most ${Math.round(d.maxAutoShare * 100)} % of ${h.group}'s capacity at once without an operator (regions that started draining earlier come first); an operator can drain it (gridsteer drain ${id})`;
+  /** Why a region is held (words are made only when a segment starts). */
+  const words = (i: number): string =>
+    byInterval[i]
+      ? `safety: gridPolicy starts draining at most one region per ${d.minDrainIntervalMs / 1000} s without an operator (${heldAfter[i]} started at ${iso(heldUntil[i]! - d.minDrainIntervalMs)}): held until ${iso(heldUntil[i]!)}; an operator can drain it now (gridsteer drain ${ids[i]})`
+      : `safety: gridPolicy may take at most ${Math.round(d.maxAutoShare * 100)} % of ${groups[byGroup[i]!]!.name}'s capacity at once without an operator (regions that started draining earlier come first); an operator can drain it (gridsteer drain ${ids[i]})`;
+  const order: number[] = [];
+  let ci = 0;
   for (let ti = 0; ti < times.length; ti++) {
     const t = times[ti]!;
-    for (const [id, xs] of grid) {
-      let k = idx.get(id) ?? 0;
-      while (k < xs.length && xs[k]![0] <= t) {
-        cur.set(id, xs[k]![1]);
-        k++;
-      }
-      idx.set(id, k);
+    while (ci < changes.length && changes[ci]!.t <= t) {
+      cur[changes[ci]!.i] = changes[ci]!.v;
+      ci++;
     }
+    floor.fill(NaN);
     // New drains, in id order at one instant: the interval rule.
-    const held = new Map<RegionId, Hold>();
-    for (const id of ids) {
-      const g = cur.get(id) ?? 1;
-      if (g >= 1) {
-        onset.delete(id);
-        heldUntil.delete(id);
+    for (let i = 0; i < G; i++) {
+      if (cur[i]! >= 1) {
+        onset[i] = NaN;
+        heldUntil[i] = NaN;
         continue;
       }
-      if (!onset.has(id)) {
+      if (Number.isNaN(onset[i]!)) {
         const allowed = d.minDrainIntervalMs > 0 ? Math.max(t, lastStart + d.minDrainIntervalMs) : t;
-        onset.set(id, allowed);
+        onset[i] = allowed;
         if (allowed > t) {
-          heldUntil.set(id, { until: allowed, after: lastStartRegion });
+          heldUntil[i] = allowed;
+          heldAfter[i] = lastStartRegion;
           insert(allowed);
         }
         lastStart = allowed;
-        lastStartRegion = id;
+        lastStartRegion = ids[i]!;
       }
-      const hu = heldUntil.get(id);
-      if (hu !== undefined && t < hu.until) held.set(id, { floor: 1, interval: hu });
+      if (t < heldUntil[i]!) {
+        floor[i] = 1;
+        byInterval[i] = 1;
+      }
     }
     // The share of each name's capacity gridPolicy takes.
     if (d.maxAutoShare < 1) {
-      for (const gr of groups) {
+      for (let gi = 0; gi < groups.length; gi++) {
+        const gr = groups[gi]!;
         const allowance = d.maxAutoShare * gr.total;
         let taken = 0;
-        const order = ids.filter((r) => gr.members.has(r) && (cur.get(r) ?? 1) < 1 && !held.has(r)).sort((a, b) => onset.get(a)! - onset.get(b)! || (a < b ? -1 : 1));
-        for (const r of order) {
-          const u = units.get(r)!;
-          const want = (1 - (cur.get(r) ?? 1)) * u;
+        order.length = 0;
+        for (let i = 0; i < G; i++) if (gr.member[i] && cur[i]! < 1 && Number.isNaN(floor[i]!)) order.push(i);
+        order.sort((a, b) => onset[a]! - onset[b]! || a - b);
+        for (const i of order) {
+          const u = unit[i]!;
+          const want = (1 - cur[i]!) * u;
           if (taken + want <= allowance + 1e-9) {
             taken += want;
             continue;
           }
-          const floor = round(1 - Math.max(0, allowance - taken) / u);
+          const f = round(1 - Math.max(0, allowance - taken) / u);
           taken = Math.max(taken, allowance);
-          const prev = held.get(r);
-          if (!prev || floor > prev.floor) held.set(r, { floor, group: gr.name });
+          if (Number.isNaN(floor[i]!) || f > floor[i]!) {
+            floor[i] = f;
+            byInterval[i] = 0;
+            byGroup[i] = gi;
+          }
         }
       }
     }
-    for (const id of ids) {
-      const h = held.get(id);
-      const key = h ? `${h.floor}|${h.interval?.until ?? ''}|${h.group ?? ''}` : '0';
-      if ((last.get(id) ?? '0') === key) continue;
-      last.set(id, key);
-      (out.get(id) ?? out.set(id, []).get(id)!).push({ from: t, floor: h?.floor ?? 0, why: h ? words(id, h) : '' });
+    for (let i = 0; i < G; i++) {
+      const f = floor[i]!;
+      const held = !Number.isNaN(f);
+      const until = held && byInterval[i] ? heldUntil[i]! : NaN;
+      const group = held && !byInterval[i] ? byGroup[i]! : -1;
+      const lf = lastFloor[i]!;
+      if (held ? lf === f && Object.is(lastUntil[i], until) && lastGroup[i] === group : Number.isNaN(lf)) continue;
+      lastFloor[i] = f;
+      lastUntil[i] = until;
+      lastGroup[i] = group;
+      const id = ids[i]!;
+      (out.get(id) ?? out.set(id, []).get(id)!).push({ from: t, floor: held ? f : 0, why: held ? words(i) : '' });
     }
   }
   return out;
@@ -1304,7 +1499,8 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   // Each region's schedule on its own: evaluated at 0 and at each of its instants, a step
   // wherever its view changes. Work and size grow with the changes, not regions × instants.
   const regionsOut: Record<RegionId, RegionStep[]> = {};
-  const ctx: ViewContext = { freezes };
+  const texts = new Texts();
+  const ctx: ViewContext = { freezes, texts };
   const schedule = (region: PlannerRegion, c: ViewContext, extra: number[] = []): { steps: RegionStep[]; grid: [number, number][] | null } => {
     const id = region.id;
     const own = instants.get(id);
@@ -1315,11 +1511,12 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     let grid: [number, number][] | null = null;
     const rr = rrBy.get(id)!;
     const ovs = ovsBy.get(id)!;
+    const sw = staticWeightsOf(id, s, ids);
     for (const t of times) {
       const v = viewAt(region, rr, ovs, t, s, c);
       if (grid === null && v.gridRaw < 1) grid = [[0, 1]];
       if (grid !== null && grid[grid.length - 1]![1] !== v.gridRaw) grid.push([t, v.gridRaw]);
-      const st = stepOf(id, v, t, s, ids);
+      const st = stepOf(id, v, t, sw);
       const last = steps[steps.length - 1];
       if (last && sameStep(last, st)) continue;
       steps.push(st);
@@ -1343,6 +1540,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   for (const [id, segs] of floors) {
     const c: ViewContext = {
       freezes,
+      texts,
       floor: (t) => {
         let cur: FloorSegment | undefined;
         for (const g of segs) if (g.from <= t) cur = g;
@@ -1422,9 +1620,9 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   // store never replaces a record with an older one), so those stand for its content;
   // overrides are hashed whole, settings with sorted keys.
   const h = createHash('sha256').update(`${input.configHash}\n${snapshot.revision}\n${input.frozen ? 'frozen\n' : ''}`);
-  let ids4hash = '';
-  for (const r of snapshot.records) ids4hash += `${r.id}@${r.signal.observedAt}\n`;
-  h.update(ids4hash).update(JSON.stringify(snapshot.overrides));
+  // One flat string (joined, not a rope of 2 × records pieces that hashing must flatten).
+  const ids4hash = snapshot.records.map((r) => `${r.id}@${r.signal.observedAt}`);
+  h.update(ids4hash.length > 0 ? `${ids4hash.join('\n')}\n` : '').update(JSON.stringify(snapshot.overrides));
   h.update(spillKey);
   h.update(JSON.stringify(prefer ?? null));
   let sk = settingsKeys.get(s);
