@@ -9,11 +9,16 @@
  * which regions serve them, in decide), so the number of steered names does not change the
  * planner's work: the issue's "× 100 names" is printed for the record, not simulated.
  *
+ * Two figures per fleet: cold (a settings object of its own each run, so no region's
+ * schedule is reused: a start, a reload) and after one signal (one region's load reading
+ * replaced by a newer one, then plan() with the same settings, as the service re-plans after
+ * each store change: the regions whose inputs did not change keep their schedules).
+ *
  * Prints one line per fleet size and a JSON line at the end. Bounded: fixed counts.
  * usage: node dist/bench/plan.js [--runs 20] [--sizes 10,100,1000]
  */
 import { parseArgs } from 'node:util';
-import { plan, defaultSettings, type PlannerSettings } from '../gslb/policy/planner.js';
+import { plan, planCounting, defaultSettings, type PlannerSettings } from '../gslb/policy/planner.js';
 import { reduce, type SignalRecord } from '../gslb/state/reducer.js';
 import type { StoreSnapshot } from '../gslb/state/store.js';
 import type { Override, Signal } from '../gslb/types.js';
@@ -57,26 +62,65 @@ function fleet(n: number): { settings: PlannerSettings; snapshot: StoreSnapshot 
   return { settings, snapshot: { revision: 42, records, overrides, demand: [] } };
 }
 
+/** Median and max of `ms`. */
+function stats(ms: number[]): { med: number; max: number } {
+  const xs = [...ms].sort((a, b) => a - b);
+  return { med: xs[Math.floor(xs.length / 2)]!, max: xs[xs.length - 1]! };
+}
+
 const out: Record<string, unknown>[] = [];
 for (const n of SIZES) {
   const { settings, snapshot } = fleet(n);
-  plan({ configHash: 'bench', snapshot, settings }); // warm-up
-  const ms: number[] = [];
-  let p = plan({ configHash: 'bench', snapshot, settings });
+  // Cold: a settings object of its own each run, so nothing is reused from an earlier plan
+  // (a start, a reload, or every region's inputs changed at once).
+  plan({ configHash: 'bench', snapshot, settings: { ...settings } }); // warm-up
+  const cold: number[] = [];
+  let p = plan({ configHash: 'bench', snapshot, settings: { ...settings } });
   for (let i = 0; i < RUNS; i++) {
+    const s = { ...settings };
     const t0 = performance.now();
-    p = plan({ configHash: 'bench', snapshot, settings });
-    ms.push(performance.now() - t0);
+    p = plan({ configHash: 'bench', snapshot, settings: s });
+    cold.push(performance.now() - t0);
   }
-  ms.sort((a, b) => a - b);
-  const med = ms[Math.floor(ms.length / 2)]!;
-  const max = ms[ms.length - 1]!;
+  // After one signal: one region's load reading is replaced by a newer one, then plan()
+  // with the same settings, as the service re-plans after each (debounced) store change.
+  const records = [...snapshot.records];
+  const loads = records.flatMap((r, i) => (r.signal.kind === 'load.metrics' ? [i] : []));
+  plan({ configHash: 'bench', snapshot, settings });
+  const warm: number[] = [];
+  let made = 0;
+  for (let i = 0; i < RUNS; i++) {
+    const at = loads[(i * 7919) % loads.length]!;
+    const prev = records[at]!;
+    const next = reduce(prev, { ...prev.signal, observedAt: prev.signal.observedAt + 1 + i, value: { kvCacheUse: ((i * 37) % 100) / 100 } });
+    if (next) records[at] = next;
+    const snap = { ...snapshot, revision: snapshot.revision + 1 + i, records: [...records] };
+    const t0 = performance.now();
+    const r = planCounting({ configHash: 'bench', snapshot: snap, settings });
+    warm.push(performance.now() - t0);
+    made = Math.max(made, r.made);
+  }
+  const c = stats(cold);
+  const w = stats(warm);
   const bytes = JSON.stringify(p).length;
   const nsteps = Object.values(p.regions).reduce((k, xs) => k + xs.length, 0);
   console.log(
-    `${String(n).padStart(5)} regions × 100 names: plan() median ${med.toFixed(1)} ms, max ${max.toFixed(1)} ms over ${RUNS} runs; ` +
+    `${String(n).padStart(5)} regions × 100 names: plan() cold median ${c.med.toFixed(1)} ms, max ${c.max.toFixed(1)} ms; ` +
+      `after one signal median ${w.med.toFixed(1)} ms, max ${w.max.toFixed(1)} ms (at most ${made} region${made === 1 ? '' : 's'} made again); over ${RUNS} runs each; ` +
       `${snapshot.records.length} records, ${snapshot.overrides.length} overrides → ${nsteps} region steps, ${(bytes / 1024).toFixed(0)} KiB of JSON`,
   );
-  out.push({ regions: n, names: 100, records: snapshot.records.length, overrides: snapshot.overrides.length, steps: nsteps, medianMs: +med.toFixed(2), maxMs: +max.toFixed(2), jsonBytes: bytes });
+  out.push({
+    regions: n,
+    names: 100,
+    records: snapshot.records.length,
+    overrides: snapshot.overrides.length,
+    steps: nsteps,
+    medianMs: +c.med.toFixed(2),
+    maxMs: +c.max.toFixed(2),
+    oneSignalMedianMs: +w.med.toFixed(2),
+    oneSignalMaxMs: +w.max.toFixed(2),
+    oneSignalMade: made,
+    jsonBytes: bytes,
+  });
 }
 console.log(JSON.stringify({ date: new Date().toISOString(), runs: RUNS, results: out }));

@@ -1407,14 +1407,25 @@ function canonical(v: unknown): string {
     .join(',')}}`;
 }
 
-
 /**
  * The plan for a snapshot. Deterministic: the same (configHash, snapshot, settings) give the
  * same bytes. Steps start at 0 (everything known now) and follow every instant at which
  * anything changes; consecutive steps with the same weights, caps, down set and reasons merge.
+ * Settings are never changed in place (a reload makes new ones): a region whose inputs are
+ * those of the last plan made with the same settings object keeps its schedule (RegionMemo,
+ * ADR 0009), and the plan is the same as if it had been made again.
  */
 export function plan(input: PlanInput): Plan {
   return planCore(input).plan;
+}
+
+/**
+ * plan() and how many regions' schedules it made (the others were reused from the last plan
+ * made with the same settings object, their inputs unchanged): for the benchmark and tests.
+ */
+export function planCounting(input: PlanInput): { plan: Plan; made: number } {
+  const { plan, made } = planCore(input);
+  return { plan, made };
 }
 
 /**
@@ -1432,7 +1443,102 @@ export function operatorShareAt(s: PlannerSettings, region: RegionId, overrides:
   return operatorCap(r, overrides.filter((o) => o.region === region), t, s).cap;
 }
 
-function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record<RegionId, number> } {
+/**
+ * What the last plan made with a settings object made for one region, and from what: its
+ * records (compared by content: sameData), its overrides and the fleet's freezes (as JSON),
+ * and whether the inputs were frozen. A region's schedule depends on nothing else, so a plan
+ * whose inputs for the region are the same reuses it.
+ */
+class RegionMemo {
+  /** The schedule again under the safety pass's floors, for the floor segments (as JSON) it was made for. */
+  floored?: { key: string; steps: RegionStep[] };
+  readonly steps: RegionStep[];
+  readonly grid: [number, number][] | null;
+  constructor(
+    /** The region's records it was made from (an array of the plan's own, never changed after). */
+    private readonly recs: readonly SignalRecord[],
+    private readonly ovsKey: string,
+    private readonly freezeKey: string,
+    private readonly frozen: boolean,
+    readonly rr: RegionRecords,
+    readonly instants: ReadonlySet<number>,
+    made: { steps: RegionStep[]; grid: [number, number][] | null },
+  ) {
+    this.steps = made.steps;
+    this.grid = made.grid;
+  }
+
+  sameInputs(recs: readonly SignalRecord[], ovsKey: string, freezeKey: string, frozen: boolean): boolean {
+    if (recs.length !== this.recs.length || ovsKey !== this.ovsKey || freezeKey !== this.freezeKey || frozen !== this.frozen) return false;
+    for (let i = 0; i < recs.length; i++) if (!sameData(recs[i], this.recs[i])) return false;
+    return true;
+  }
+}
+
+/**
+ * Structural equality of JSON-like data (records, as stores hand them out: plain objects,
+ * arrays, strings, finite and infinite numbers). Content, not identity: both stores hand out
+ * new objects with every snapshot.
+ */
+function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let n = 0;
+  for (const k in x) {
+    if (!Object.hasOwn(x, k)) continue;
+    n++;
+    if (!Object.hasOwn(y, k) || !sameData(x[k], y[k])) return false;
+  }
+  for (const k in y) if (Object.hasOwn(y, k)) n--;
+  return n === 0;
+}
+
+/** Per settings object (a reload makes a new one; settings are never changed in place), each region's RegionMemo. */
+const regionMemos = new WeakMap<PlannerSettings, Map<RegionId, RegionMemo>>();
+
+/**
+ * The instants at which something happens to a region (it is evaluated at those only): its
+ * records' expiries and stale points, slow-start steps, its overrides' ramps and ends, the
+ * fleet's freezes, its grid facts' windows and drain curves.
+ */
+function regionInstants(region: PlannerRegion, recs: readonly SignalRecord[], rr: RegionRecords, ovs: readonly Override[], freezes: readonly Override[], s: PlannerSettings): Set<number> {
+  const set = new Set<number>();
+  const at = (t: number) => {
+    if (t > 0 && Number.isFinite(t)) set.add(t);
+  };
+  for (const r of recs) {
+    if (r.fold.kind === 'health' && r.fold.upSince !== undefined && s.slowStartMs > 0) {
+      const n = Math.max(1, Math.ceil(s.slowStartMs / s.rampStepMs));
+      for (let i = 0; i <= n; i++) at(r.fold.upSince + Math.ceil((i * s.slowStartMs) / n));
+    }
+    const keep = s.stale[r.signal.kind].keepMs;
+    // Past expiresAt a kept value acts as a fresh one; only a grid alert's reason says
+    // "(expired, kept)". The stale policy takes over at expiresAt + keepMs.
+    if (r.signal.kind === 'grid.alert' || keep === 0) at(r.signal.expiresAt);
+    if (keep > 0) at(r.signal.expiresAt + keep);
+  }
+  for (const o of freezes) {
+    at(o.start);
+    if (o.end !== undefined) at(o.end);
+  }
+  for (const o of ovs) for (const t of overrideInstants(o, region, s)) at(t);
+  for (const f of rr.facts) {
+    at(f.from);
+    at(f.end);
+    for (const t of f.curve?.instants ?? []) at(t);
+  }
+  return set;
+}
+
+function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record<RegionId, number>; made: number } {
   const { snapshot: snap0, settings: s } = input;
   const snapshot: StoreSnapshot = input.frozen
     ? { ...snap0, records: snap0.records.map((r) => ({ ...r, signal: { ...r.signal, expiresAt: Infinity } })) }
@@ -1445,29 +1551,12 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     recsBy.set(r.id, []);
     ovsBy.set(r.id, []);
   }
-  // Which regions something happens to at each instant: only those are re-evaluated there.
-  const instants = new Map<RegionId, Set<number>>();
-  const at = (t: number, region: RegionId) => {
-    if (!(t > 0) || !Number.isFinite(t)) return;
-    let set = instants.get(region);
-    if (!set) instants.set(region, (set = new Set()));
-    set.add(t);
-  };
   let newest = 0;
   for (const r of snapshot.records) {
     const region = r.signal.region;
     if (!ids.has(region) || r.signal.kind === 'demand') continue;
     recsBy.get(region)!.push(r);
     newest = Math.max(newest, r.signal.observedAt);
-    if (r.fold.kind === 'health' && r.fold.upSince !== undefined && s.slowStartMs > 0) {
-      const n = Math.max(1, Math.ceil(s.slowStartMs / s.rampStepMs));
-      for (let i = 0; i <= n; i++) at(r.fold.upSince + Math.ceil((i * s.slowStartMs) / n), region);
-    }
-    const keep = s.stale[r.signal.kind].keepMs;
-    // Past expiresAt a kept value acts as a fresh one; only a grid alert's reason says
-    // "(expired, kept)". The stale policy takes over at expiresAt + keepMs.
-    if (r.signal.kind === 'grid.alert' || keep === 0) at(r.signal.expiresAt, region);
-    if (keep > 0) at(r.signal.expiresAt + keep, region);
   }
   // Fleet-wide freezes of automation; every region is re-evaluated where one starts or ends.
   const freezes: Override[] = [];
@@ -1475,41 +1564,26 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     if (o.region === FLEET && o.action === 'freeze') {
       freezes.push(o);
       newest = Math.max(newest, o.start);
-      for (const r of s.regions) {
-        at(o.start, r.id);
-        if (o.end !== undefined) at(o.end, r.id);
-      }
       continue;
     }
     if (!ids.has(o.region)) continue;
     ovsBy.get(o.region)!.push(o);
     newest = Math.max(newest, o.start);
-    for (const t of overrideInstants(o, regionById.get(o.region)!, s)) at(t, o.region);
-  }
-  const rrBy = new Map<RegionId, RegionRecords>();
-  for (const region of s.regions) {
-    const rr = splitRecords(recsBy.get(region.id)!, region, s);
-    rrBy.set(region.id, rr);
-    for (const f of rr.facts) {
-      at(f.from, region.id);
-      at(f.end, region.id);
-      for (const t of f.curve?.instants ?? []) at(t, region.id);
-    }
   }
   // Each region's schedule on its own: evaluated at 0 and at each of its instants, a step
   // wherever its view changes. Work and size grow with the changes, not regions × instants.
+  // A region whose inputs are those of the last plan made with these settings keeps the
+  // schedule that plan made for it (see RegionMemo): a plan after one signal redoes one region.
   const regionsOut: Record<RegionId, RegionStep[]> = {};
   const texts = new Texts();
   const ctx: ViewContext = { freezes, texts };
-  const schedule = (region: PlannerRegion, c: ViewContext, extra: number[] = []): { steps: RegionStep[]; grid: [number, number][] | null } => {
+  const schedule = (region: PlannerRegion, rr: RegionRecords, own: ReadonlySet<number>, c: ViewContext, extra: number[] = []): { steps: RegionStep[]; grid: [number, number][] | null } => {
     const id = region.id;
-    const own = instants.get(id);
-    const set = extra.length === 0 ? own : new Set([...(own ?? []), ...extra]);
-    const times = set ? [0, ...set].sort((x, y) => x - y) : [0];
+    const set = extra.length === 0 ? own : new Set([...own, ...extra]);
+    const times = [0, ...set].sort((x, y) => x - y);
     const steps: RegionStep[] = [];
     /** gridPolicy's share at each instant, kept only for regions where it ever falls below 1. */
     let grid: [number, number][] | null = null;
-    const rr = rrBy.get(id)!;
     const ovs = ovsBy.get(id)!;
     const sw = staticWeightsOf(id, s, ids);
     for (const t of times) {
@@ -1524,15 +1598,36 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     return { steps, grid };
   };
   const keep = (id: RegionId, steps: RegionStep[]) => {
-    // A region that is fully up throughout needs no schedule at all.
-    if (!(steps.length === 1 && steps[0]!.share === 1 && !steps[0]!.homes && !steps[0]!.down && steps[0]!.reasons.length === 0)) regionsOut[id] = steps;
+    // A region that is fully up throughout needs no schedule at all. The plan gets its own
+    // step objects (the spill pass below replaces their homes and reasons; the memo's stay).
+    if (!(steps.length === 1 && steps[0]!.share === 1 && !steps[0]!.homes && !steps[0]!.down && steps[0]!.reasons.length === 0)) regionsOut[id] = steps.map((st) => ({ ...st }));
     else delete regionsOut[id];
   };
+  let memos = regionMemos.get(s);
+  if (!memos) regionMemos.set(s, (memos = new Map()));
+  const freezeKey = freezes.length === 0 ? '' : JSON.stringify(freezes);
+  const frozen = input.frozen === true;
+  const rrBy = new Map<RegionId, RegionRecords>();
+  const memoBy = new Map<RegionId, RegionMemo>();
   const gridBy = new Map<RegionId, [number, number][]>();
+  let made = 0;
   for (const region of s.regions) {
-    const { steps, grid } = schedule(region, ctx);
-    keep(region.id, steps);
-    if (grid) gridBy.set(region.id, grid);
+    const id = region.id;
+    const recs = recsBy.get(id)!;
+    const ovs = ovsBy.get(id)!;
+    const ovsKey = ovs.length === 0 ? '' : JSON.stringify(ovs);
+    let m = memos.get(id);
+    if (!m || !m.sameInputs(recs, ovsKey, freezeKey, frozen)) {
+      made++;
+      const rr = splitRecords(recs, region, s);
+      const own = regionInstants(region, recs, rr, ovs, freezes, s);
+      m = new RegionMemo(recs, ovsKey, freezeKey, frozen, rr, own, schedule(region, rr, own, ctx));
+      memos.set(id, m);
+    }
+    memoBy.set(id, m);
+    rrBy.set(id, m.rr);
+    keep(id, m.steps);
+    if (m.grid) gridBy.set(id, m.grid);
   }
   // Safety limits on gridPolicy (safetyFloors): the regions they hold back are planned again.
   const floors = safetyFloors(s, gridBy);
@@ -1548,7 +1643,21 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
       },
     };
     floorCtx.set(id, c);
-    keep(id, schedule(regionById.get(id)!, c, segs.map((g) => g.from)).steps);
+    const m = memoBy.get(id)!;
+    const segsKey = JSON.stringify(segs);
+    if (m.floored?.key !== segsKey) {
+      m.floored = {
+        key: segsKey,
+        steps: schedule(
+          regionById.get(id)!,
+          m.rr,
+          m.instants,
+          c,
+          segs.map((g) => g.from),
+        ).steps,
+      };
+    }
+    keep(id, m.floored.steps);
   }
 
   // Every region's view at the newest input instant, worked out once (only if needed) for the
@@ -1631,5 +1740,5 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}) };
   const gridAt = (t: number) =>
     Object.fromEntries(s.regions.map((region) => [region.id, viewAt(region, rrBy.get(region.id)!, ovsBy.get(region.id)!, t, s, floorCtx.get(region.id) ?? ctx).grid]));
-  return { plan: out, gridAt };
+  return { plan: out, gridAt, made };
 }
