@@ -1,7 +1,9 @@
 /**
  * The planner reuses a region's schedule from the last plan made with the same settings
- * object when the region's inputs are unchanged (RegionMemo in planner.ts). These tests hold
- * it to one promise: a plan is the same whether or not anything was reused. A seeded random
+ * object when the region's inputs are unchanged (RegionMemo in planner.ts), and skips the
+ * instants where only a probe's vote changes when the votes decide as before (VOTES_ONLY).
+ * These tests hold both to one promise: a plan is the same as one made from scratch at
+ * every instant. A seeded random
  * walk over a fleet with every kind of input — probes that came back up (slow start), load
  * (saturated, throttled), capacity, power budgets, grid events with drain curves and
  * cancellations, operator drains, forces and weights, fleet freezes, frozen inputs, static
@@ -12,7 +14,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { plan, planCounting, defaultSettings, type PlannerSettings } from './planner.js';
+import { plan, planCounting, defaultSettings, skipOff, type PlannerSettings } from './planner.js';
 import { reduce, type SignalRecord } from '../state/reducer.js';
 import type { DemandBucket, StoreSnapshot } from '../state/store.js';
 import type { Override, Signal } from '../types.js';
@@ -22,10 +24,12 @@ const T = 1_800_000_000_000;
 const MIN = 60_000;
 const IDS = ['r00', 'r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r07', 'r08', 'r09', 'r10', 'r11'];
 
-function fleetSettings(): PlannerSettings {
+/** `health`: how stale probes count (a short keep puts stale votes inside slow starts). */
+function fleetSettings(health?: PlannerSettings['stale']['health.probe']): PlannerSettings {
   const s = defaultSettings(IDS.map((id, i) => ({ id, location: { lat: 10 + i * 3, lon: -100 + i * 9 }, capacityUnits: 50 + i * 10, fullLoadW: 10e6, importLimitW: 11e6 })));
   return {
     ...s,
+    ...(health ? { stale: { ...s.stale, 'health.probe': health } } : {}),
     staticWeights: { r00: { r01: 0.5 }, r03: { r03: 0.8, r04: 0.2 } },
     names: [
       { name: 'api', regions: IDS.slice(0, 8) },
@@ -66,7 +70,7 @@ class World {
 
   probe(region: string, ep: string, vantage: string, up: boolean): void {
     const at = this.at();
-    this.put({ region, kind: 'health.probe', source: `health/${vantage}`, key: ep, observedAt: at, expiresAt: at + 30_000 + (this.r() % 60_000), value: { up } });
+    this.put({ region, kind: 'health.probe', source: `health/${vantage}`, key: ep, observedAt: at, expiresAt: at + 10_000 + (this.r() % 40_000), value: { up } });
   }
 
   load(region: string): void {
@@ -142,7 +146,22 @@ function populate(w: World): void {
 /** One random change to the world, and how many regions' inputs it changed at most. */
 function step(w: World): { what: string; regions: number } {
   const id = w.pick(IDS);
-  switch (w.r() % 10) {
+  switch (w.r() % 12) {
+    case 10: {
+      // Half the time the whole region fails (every endpoint on every vantage: down, and
+      // once back, a slow start), else one endpoint on some vantages. Three failures in a
+      // row turn a vote down.
+      const whole = w.r() % 2 === 0;
+      const eps = whole ? ['e1', 'e2'] : [w.pick(['e1', 'e2'])];
+      const vs = whole ? ['n1', 'n2', 'n3'] : ['n1', 'n2', 'n3'].slice(0, 1 + (w.r() % 3));
+      for (const ep of eps) for (const v of vs) for (let k = 0; k < 3; k++) w.probe(id, ep, v, false);
+      return { what: `${whole ? 'all' : eps[0]} fails at ${id}`, regions: 1 };
+    }
+    case 11: {
+      // The region's endpoints come back (two passes turn a vote up).
+      for (const ep of ['e1', 'e2']) for (const v of ['n1', 'n2', 'n3']) for (let k = 0; k < 2; k++) w.probe(id, ep, v, true);
+      return { what: `back at ${id}`, regions: 1 };
+    }
     case 0:
       return { what: 'nothing', regions: 0 };
     case 1:
@@ -183,11 +202,16 @@ function step(w: World): { what: string; regions: number } {
   }
 }
 
-test('a plan is the same with or without reuse, over a random walk of 150 changes (three seeds)', () => {
-  for (const seed of [1, 7, 42]) {
+test('a plan is the same with or without reuse and skipping, over a random walk of 150 changes (three seeds)', () => {
+  const health: [number, PlannerSettings['stale']['health.probe'] | undefined][] = [
+    [1, { keepMs: 5_000, then: 'ignore' }],
+    [7, { keepMs: 15_000, then: 'down' }],
+    [42, undefined],
+  ];
+  for (const [seed, stale] of health) {
     const w = new World(xorshift32(seed));
     populate(w);
-    const shared = fleetSettings();
+    const shared = fleetSettings(stale);
     let reusedSome = false;
     let prevFrozen = true; // nothing made yet
     for (let i = 0; i < 150; i++) {
@@ -195,7 +219,15 @@ test('a plan is the same with or without reuse, over a random walk of 150 change
       const frozen = w.r() % 10 === 0;
       const snapshot = w.snapshot();
       const { plan: reused, made } = planCounting({ configHash: 'cfg', snapshot, settings: shared, ...(frozen ? { frozen } : {}) });
-      const fresh = plan({ configHash: 'cfg', snapshot, settings: { ...shared }, ...(frozen ? { frozen } : {}) });
+      // From scratch, and evaluating every instant (also those where only a probe's vote
+      // changes, which the planner skips when the votes decide as before).
+      skipOff.on = true;
+      let fresh;
+      try {
+        fresh = plan({ configHash: 'cfg', snapshot, settings: { ...shared }, ...(frozen ? { frozen } : {}) });
+      } finally {
+        skipOff.on = false;
+      }
       assert.deepEqual(reused, fresh, `seed ${seed}, change ${i} (${what}${frozen ? ', frozen' : ''})`);
       if (made < IDS.length) reusedSome = true;
       // Plan the same snapshot again: nothing to make (unless this one was frozen, which

@@ -1461,7 +1461,7 @@ class RegionMemo {
     private readonly freezeKey: string,
     private readonly frozen: boolean,
     readonly rr: RegionRecords,
-    readonly instants: ReadonlySet<number>,
+    readonly instants: ReadonlyMap<number, number>,
     made: { steps: RegionStep[]; grid: [number, number][] | null },
   ) {
     this.steps = made.steps;
@@ -1501,18 +1501,57 @@ function sameData(a: unknown, b: unknown): boolean {
   return n === 0;
 }
 
+/** Tests only: evaluate every instant (to check that skipping VOTES_ONLY instants changes no plan). */
+export const skipOff = { on: false };
+
 /** Per settings object (a reload makes a new one; settings are never changed in place), each region's RegionMemo. */
 const regionMemos = new WeakMap<PlannerSettings, Map<RegionId, RegionMemo>>();
 
 /**
- * The instants at which something happens to a region (it is evaluated at those only): its
+ * Why a region is evaluated at an instant (bits): only a health probe's vote changes there
+ * (VOTES_ONLY: what the votes decide may stay the same, see healthOutcome), or anything else.
+ */
+const VOTES_ONLY = 1;
+const ANY_CHANGE = 2;
+
+/**
+ * What a region's health tally (rr.tally, just filled by tallyHealth) decides in viewAt: down
+ * (and which endpoints), and when a slow start began if one can apply. At an instant where
+ * only votes change, a view with the same outcome as the instant before is that view again:
+ * nothing else viewAt reads changes there (overrides, facts, curves, floors and the other
+ * records have instants of their own, and slow-start steps too).
+ */
+function healthOutcome(h: HealthScratch): string {
+  let probed = 0;
+  let down = 0;
+  let upEps = 0;
+  let back = -Infinity;
+  for (let k = 0; k < h.keys.length; k++) {
+    const u = h.ups[k]!;
+    const d = h.downs[k]!;
+    if (u + d === 0) continue;
+    probed++;
+    if (d > u) down++;
+    else {
+      upEps++;
+      const sk = h.since[k]!;
+      back = sk === -Infinity ? NaN : Math.max(back, sk);
+    }
+  }
+  if (probed > 0 && down === probed) return `down ${downEndpoints(h).join(',')}`;
+  return upEps > 0 && !Number.isNaN(back) ? `up ${back}` : 'up';
+}
+
+/**
+ * The instants at which something happens to a region (it is evaluated at those only), each
+ * with why (VOTES_ONLY, ANY_CHANGE): its
  * records' expiries and stale points, slow-start steps, its overrides' ramps and ends, the
  * fleet's freezes, its grid facts' windows and drain curves.
  */
-function regionInstants(region: PlannerRegion, recs: readonly SignalRecord[], rr: RegionRecords, ovs: readonly Override[], freezes: readonly Override[], s: PlannerSettings): Set<number> {
-  const set = new Set<number>();
-  const at = (t: number) => {
-    if (t > 0 && Number.isFinite(t)) set.add(t);
+function regionInstants(region: PlannerRegion, recs: readonly SignalRecord[], rr: RegionRecords, ovs: readonly Override[], freezes: readonly Override[], s: PlannerSettings): Map<number, number> {
+  const set = new Map<number, number>();
+  const at = (t: number, why = ANY_CHANGE) => {
+    if (t > 0 && Number.isFinite(t)) set.set(t, (set.get(t) ?? 0) | why);
   };
   for (const r of recs) {
     if (r.fold.kind === 'health' && r.fold.upSince !== undefined && s.slowStartMs > 0) {
@@ -1520,10 +1559,11 @@ function regionInstants(region: PlannerRegion, recs: readonly SignalRecord[], rr
       for (let i = 0; i <= n; i++) at(r.fold.upSince + Math.ceil((i * s.slowStartMs) / n));
     }
     const keep = s.stale[r.signal.kind].keepMs;
+    const why = r.signal.kind === 'health.probe' ? VOTES_ONLY : ANY_CHANGE;
     // Past expiresAt a kept value acts as a fresh one; only a grid alert's reason says
     // "(expired, kept)". The stale policy takes over at expiresAt + keepMs.
-    if (r.signal.kind === 'grid.alert' || keep === 0) at(r.signal.expiresAt);
-    if (keep > 0) at(r.signal.expiresAt + keep);
+    if (r.signal.kind === 'grid.alert' || keep === 0) at(r.signal.expiresAt, why);
+    if (keep > 0) at(r.signal.expiresAt + keep, why);
   }
   for (const o of freezes) {
     at(o.start);
@@ -1577,17 +1617,34 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   const regionsOut: Record<RegionId, RegionStep[]> = {};
   const texts = new Texts();
   const ctx: ViewContext = { freezes, texts };
-  const schedule = (region: PlannerRegion, rr: RegionRecords, own: ReadonlySet<number>, c: ViewContext, extra: number[] = []): { steps: RegionStep[]; grid: [number, number][] | null } => {
+  const schedule = (region: PlannerRegion, rr: RegionRecords, own: ReadonlyMap<number, number>, c: ViewContext, extra: number[] = []): { steps: RegionStep[]; grid: [number, number][] | null } => {
     const id = region.id;
-    const set = extra.length === 0 ? own : new Set([...own, ...extra]);
-    const times = [0, ...set].sort((x, y) => x - y);
+    let whyAt = own;
+    if (extra.length > 0) {
+      const m = new Map(own);
+      for (const t of extra) m.set(t, ANY_CHANGE);
+      whyAt = m;
+    }
+    const times = new Float64Array(whyAt.size + 1); // [0, ...instants], sorted numerically
+    let n = 1;
+    for (const t of whyAt.keys()) times[n++] = t;
+    times.sort();
     const steps: RegionStep[] = [];
     /** gridPolicy's share at each instant, kept only for regions where it ever falls below 1. */
     let grid: [number, number][] | null = null;
     const ovs = ovsBy.get(id)!;
     const sw = staticWeightsOf(id, s, ids);
+    const hp = s.stale['health.probe'];
+    let outcome = '';
     for (const t of times) {
+      // Only votes change here: if they decide what they decided before, so is the view.
+      if (whyAt.get(t) === VOTES_ONLY && !skipOff.on) {
+        tallyHealth(rr, t, hp);
+        const o = healthOutcome(rr.tally);
+        if (o === outcome) continue;
+      }
       const v = viewAt(region, rr, ovs, t, s, c);
+      outcome = healthOutcome(rr.tally);
       if (grid === null && v.gridRaw < 1) grid = [[0, 1]];
       if (grid !== null && grid[grid.length - 1]![1] !== v.gridRaw) grid.push([t, v.gridRaw]);
       const st = stepOf(id, v, t, sw);
