@@ -270,6 +270,7 @@ test('runOperator: what each command sends', async () => {
     ['undrain', ['us-va', '--reason', 'done now'], 'DELETE', '/v1/regions/us-va/drain?reason=done+now', undefined],
     ['force', ['us-tx', 'up', '--until', '2026-12-01T14:00Z', '--reason', 'probe broken'], 'POST', '/v1/regions/us-tx/force', { state: 'up', until: Date.UTC(2026, 11, 1, 14), reason: 'probe broken' }],
     ['force', ['us-tx', 'down', '--reason', 'fire drill'], 'POST', '/v1/regions/us-tx/force', { state: 'down', reason: 'fire drill' }],
+    ['force', ['us-tx', 'clear', '--reason', 'drill over'], 'DELETE', '/v1/regions/us-tx/force?reason=drill+over', undefined],
     ['freeze', ['on', '--reason', 'call', '--until', '+2h'], 'POST', '/v1/automation/freeze', { frozen: true, reason: 'call', until: NOW + 7_200_000 }],
     ['freeze', ['off', '--reason', 'over'], 'POST', '/v1/automation/freeze', { frozen: false, reason: 'over' }],
     ['status', [], 'GET', '/v1/status', undefined],
@@ -353,8 +354,9 @@ test('runOperator: usage errors exit 2 with the usage and send nothing', async (
     ['drain', ['us-va', '--reason', 'x', '--bogus'], /Unknown option '--bogus'/],
     ['drain', ['us-va', '--reason', 'x', '--server', 'not a url'], /--server "not a url" is not a URL/],
     ['undrain', ['us-va'], /undrain needs --reason/],
-    ['force', ['us-va', '--reason', 'x'], /force takes <region> <up\|down>/],
-    ['force', ['us-va', 'sideways', '--reason', 'x'], /force takes up or down after the region \(got "sideways"\)/],
+    ['force', ['us-va', '--reason', 'x'], /force takes <region> <up\|down\|clear>/],
+    ['force', ['us-va', 'sideways', '--reason', 'x'], /force takes up, down or clear after the region \(got "sideways"\)/],
+    ['force', ['us-va', 'clear', '--until', '+1h', '--reason', 'x'], /force clear takes no --until/],
     ['force', ['us-va', 'up', '--reason', 'x'], /force up needs --until WHEN/],
     ['freeze', ['--reason', 'x'], /freeze takes <on\|off> \(got none\)/],
     ['freeze', ['maybe', '--reason', 'x'], /freeze takes on or off \(got "maybe"\)/],
@@ -520,7 +522,7 @@ test('end to end: status, preview, drain as operator shows in status; a viewer i
   assert.doesNotMatch(statusRow(afterUndrain.stdout, 'us-va')[5]!, /swap PDUs/, afterUndrain.stdout);
 });
 
-test('end to end: freeze on and off, force down, bad usage, unreachable server', async () => {
+test('end to end: freeze on and off, force down and clear, bad usage, unreachable server', async () => {
   const on = await cli(['freeze', 'on', '--reason', 'grid operator call', '--until', '+1h']);
   assert.equal(on.code, 0, show(on));
   assert.match(on.stdout, /^created ov-\d+: freeze automation fleet-wide.*, until \S+Z \(in (1h|59m \d+s)\)\n {2}by alice: "grid operator call"\n$/);
@@ -543,6 +545,15 @@ test('end to end: freeze on and off, force down, bad usage, unreachable server',
   assert.equal(preview.code, 0, show(preview));
   assert.match(preview.stdout, /^changes the schedule of: .*\beu-ie\b/m);
   assert.match(preview.stdout, /^now .* 0%/m);
+  // Clearing the force: its health decides again (the example fleet is healthy: serving).
+  const clear = await cli(['force', 'us-tx', 'clear', '--reason', 'drill over']);
+  assert.equal(clear.code, 0, show(clear));
+  assert.match(clear.stdout, /^ended ov-\d+: force us-tx down \(it takes no traffic\)/m);
+  const back = await cli(['status'], VIEWER);
+  assert.notEqual(statusRow(back.stdout, 'us-tx')[2], 'down', back.stdout);
+  const none = await cli(['force', 'us-tx', 'clear', '--reason', 'again']);
+  assert.equal(none.code, 1, show(none));
+  assert.match(none.stderr, /region us-tx has no force to end .*params\.id/s);
 
   for (const args of [['drain', 'us-va'], ['force', 'us-tx', 'up', '--reason', 'x'], ['freeze', 'maybe', '--reason', 'x'], ['status', '--bogus'], ['preview']]) {
     const r = await cli(args);

@@ -4,11 +4,12 @@
  *   gridsteer drain <region> --reason TEXT [--cap SHARE] [--ramp DURATION] [--by WHEN]
  *   gridsteer undrain <region> --reason TEXT
  *   gridsteer force <region> up|down [--until WHEN] --reason TEXT
+ *   gridsteer force <region> clear --reason TEXT
  *   gridsteer freeze on|off --reason TEXT [--until WHEN]
  *   gridsteer status
  *   gridsteer preview drain|undrain|force|event|freeze …
  *
- * (POST/DELETE /v1/regions/:id/drain, POST /v1/regions/:id/force, POST /v1/automation/freeze,
+ * (POST/DELETE /v1/regions/:id/drain, POST/DELETE /v1/regions/:id/force, POST /v1/automation/freeze,
  * GET /v1/status, POST /v1/plan/preview.) Each takes --server, --token, --json and --help like
  * `gridsteer explain`. Durations are `90s`, `2m`, `1h30m`; a WHEN is ISO 8601 with a zone
  * (`2026-12-01T14:00Z`) or `+DURATION` from now.
@@ -331,9 +332,11 @@ ${connectionUsage('operator')}`,
   --reason TEXT      why, in words (required)
 ${connectionUsage('operator')}`,
   force: `usage: gridsteer force <region> up|down [--until WHEN] --reason TEXT
+       gridsteer force <region> clear --reason TEXT
 
   Force a region up (ignore its health; needs --until) or down (it takes no traffic)
-  (POST /v1/regions/<region>/force).
+  (POST /v1/regions/<region>/force); a new force replaces the region's earlier ones.
+  clear ends its forces: its health decides again (DELETE /v1/regions/<region>/force).
 
   --until WHEN       until then: 2026-12-01T14:00Z or +2h (required for up)
   --reason TEXT      why, in words (required)
@@ -372,7 +375,7 @@ ${connectionUsage('operator')}`,
 export const OPERATOR_COMMANDS: Record<string, string> = {
   drain: 'drain <region> --reason TEXT [--cap SHARE] [--ramp DURATION] [--by WHEN]',
   undrain: 'undrain <region> --reason TEXT',
-  force: 'force <region> up|down [--until WHEN] --reason TEXT',
+  force: 'force <region> up|down|clear [--until WHEN] --reason TEXT',
   freeze: 'freeze on|off --reason TEXT [--until WHEN]',
   status: 'status',
   preview: 'preview drain|undrain|force|event|freeze|shadow … (what would change)',
@@ -524,8 +527,17 @@ function build(cmd: string, pos: string[], v: Values, now: number, columns: numb
       };
     }
     case 'force': {
-      const [region, stateText] = positionals(cmd, pos, ['region', 'up|down']) as [string, string];
-      const state = upDown(cmd, stateText);
+      const [region, stateText] = positionals(cmd, pos, ['region', 'up|down|clear']) as [string, string];
+      if (stateText === 'clear') {
+        if (v.until !== undefined) throw new Usage('force clear takes no --until');
+        return {
+          role: 'operator',
+          request: { method: 'DELETE', path: regionPath(region, 'force'), query: { reason: reasonOf(cmd, v) } },
+          render: (b, t) => render((b as { ended: OverrideView[] }).ended.flatMap((o) => overrideLines('ended', o, t))),
+        };
+      }
+      if (stateText !== 'up' && stateText !== 'down') throw new Usage(`force takes up, down or clear after the region (got "${stateText}")`);
+      const state = stateText;
       const until = when('until');
       if (state === 'up' && until === undefined) throw new Usage('force up needs --until WHEN: forcing a region up ignores its health, so it must end');
       return {

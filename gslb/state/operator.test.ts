@@ -137,6 +137,14 @@ test('undrain ramps back from where the drain had brought the region; a new forc
     const second = await t.op.force('c', 'up', NOW + 600 * S, 'fibre back, probes lag', 'alice');
     assert.deepEqual(second.ended.map((o) => o.id), [first.force.id]);
     assert.deepEqual((await t.svc.overrides()).filter((o) => o.region === 'c').map((o) => o.action), ['force-up']);
+    // Clearing ends the region's forces (audited); with none left, 400 naming the region.
+    const cleared = await t.op.unforce('c', 'probes fixed', 'bob');
+    assert.deepEqual(cleared.ended.map((o) => o.id), [second.force.id]);
+    assert.deepEqual((await t.svc.overrides()).filter((o) => o.region === 'c'), []);
+    const audit = await t.svc.audit(10);
+    assert.ok(audit.some((e) => e.actor === 'bob' && e.action === 'override.end' && e.target === second.force.id && e.reason === 'probes fixed'), JSON.stringify(audit.slice(-2)));
+    await assert.rejects(t.op.unforce('c', 'again', 'bob'), (e: Error & { field?: string }) => e.field === 'params.id' && /has no force to end/.test(e.message));
+    await assert.rejects(t.op.unforce('c', ' ', 'bob'), (e: Error & { field?: string }) => e.field === 'query.reason');
   } finally {
     await t.close();
   }

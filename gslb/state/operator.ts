@@ -96,6 +96,11 @@ export class OperatorService {
     return this.svc.force(region, state, until, reason, actor, this.regions());
   }
 
+  async unforce(region: string, reason: string, actor: string): Promise<{ ended: Override[] }> {
+    this.known(region);
+    return this.svc.unforce(region, reason, actor);
+  }
+
   async freeze(frozen: boolean, reason: string, until: number | undefined, actor: string): Promise<{ frozen: Override | null; ended: Override[] }> {
     return this.svc.freeze(frozen, reason, actor, until);
   }

@@ -354,6 +354,21 @@ export class StateService {
     return { ended, force };
   }
 
+  /**
+   * End every force of a region (DELETE /v1/regions/{id}/force): its health decides again.
+   * Audited like every end; 400 naming params.id when the region has no force in force.
+   */
+  async unforce(region: string, reason: string, actor: string): Promise<{ ended: Override[] }> {
+    if (reason.trim() === '') throw new OverrideError('query.reason', 'must say why, in words');
+    const now = this.clock();
+    const forces = (await this.o.store.snapshot()).overrides.filter((o) => o.region === region && (o.action === 'force-up' || o.action === 'force-down') && (o.end === undefined || o.end > now));
+    if (forces.length === 0) throw new OverrideError('params.id', `region ${region} has no force to end (GET /v1/overrides lists them)`);
+    const ended: Override[] = [];
+    for (const o of forces) ended.push((await this.o.store.endOverride(o.id, actor, reason, now)).override);
+    this.o.log.info({ module: 'state', actor, region, ended: ended.map((o) => o.id) }, 'state: force ended');
+    return { ended };
+  }
+
   /** Only the checks of createOverride (no write). */
   checkOverride(req: OverrideRequest, regions: ReadonlySet<string>): void {
     const now = this.clock();

@@ -19,7 +19,7 @@ import { OverrideError } from '../../state/service.js';
 import type { OperatorService } from '../../state/operator.js';
 
 export interface OperatorRoutesOptions extends Record<string, unknown> {
-  operator: Pick<OperatorService, 'drain' | 'undrain' | 'force' | 'freeze' | 'status' | 'preview' | 'enterEvent'>;
+  operator: Pick<OperatorService, 'drain' | 'undrain' | 'force' | 'unforce' | 'freeze' | 'status' | 'preview' | 'enterEvent'>;
 }
 
 const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 8.64e15, description });
@@ -175,6 +175,25 @@ export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts
       try {
         const b = request.body;
         return reply.code(201).send(await op.force(request.params.id, b.state, b.until, b.reason, actor(request)));
+      } catch (e) {
+        return failure(e);
+      }
+    },
+  );
+
+  app.delete(
+    '/v1/regions/:id/force',
+    {
+      onRequest: app.requireRole('operator'),
+      schema: {
+        params: RegionParams,
+        querystring: Type.Object({ reason: Reason }, { additionalProperties: false }),
+        response: { 200: Type.Object({ ended: Ended }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      try {
+        return await op.unforce(request.params.id, request.query.reason, actor(request));
       } catch (e) {
         return failure(e);
       }
