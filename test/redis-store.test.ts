@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { storeKeys } from '../gslb/state/keys.js';
-import { parseRedisUrl, redactUrl, RedisStore, type RedisStoreOptions } from '../gslb/state/redis-store.js';
+import { parseRedisUrl, redactUrl, RedisStore, STORE_FORMAT, type RedisStoreOptions } from '../gslb/state/redis-store.js';
 import { storeConformance } from '../gslb/state/store.conformance.js';
 import { StoreError, type Lease } from '../gslb/state/store.js';
 import type { Override, Signal } from '../gslb/types.js';
@@ -165,6 +165,45 @@ describe('RedisStore on real redis-server', () => {
     await guard(store.start(), 'start');
     assert.deepEqual([store.status().connected, store.status().stale], [true, false]);
     assert.ok((await store.putSignal(load(1, T0))).stored);
+  });
+
+  test('store format: a new prefix gets this build\'s; a newer or foreign one is refused at start and, met at run time, makes the node read and write nothing until it is ours again', async (t) => {
+    const r = await shared();
+    const prefix = freshPrefix('format');
+    const k = storeKeys(prefix);
+    const a = await openStore({ url: r.url, prefix }, t);
+    assert.equal(await r.command('GET', k.format), String(STORE_FORMAT), 'written at the first start');
+    await a.createOverride(drain('aa'), T0);
+
+    // A node of this build meets a store a newer build has taken over: refused, with the fix.
+    for (const [stored, says] of [
+      [String(STORE_FORMAT + 1), new RegExp(`holds GridSteer store format ${STORE_FORMAT + 1}, newer than this build's ${STORE_FORMAT}: .*upgrade this node`)],
+      ['0', /holds GridSteer store format 0, older than any this build .* can read/],
+      ['{"queue":1}', /not a GridSteer store format: another program uses this prefix; give GridSteer a prefix of its own \(state\.redis\.prefix\)/],
+    ] as const) {
+      const other = freshPrefix('format-other');
+      await r.command('SET', storeKeys(other).format, stored);
+      const store = new RedisStore({ url: r.url, prefix: other, pollMs: 200 });
+      t.after(() => store.close());
+      await assert.rejects(store.start(), isCode('invalid', says));
+      assert.equal(await r.command('GET', storeKeys(other).format), stored, 'left as it was');
+    }
+
+    // At run time: a newer build migrates the running node's prefix. Its next poll sees it:
+    // failing static, every call refused naming the format, nothing written.
+    await r.command('SET', k.format, String(STORE_FORMAT + 1));
+    await waitFor(() => a.status().stale, 'the poll to notice the newer format');
+    const newer = new RegExp(`store format ${STORE_FORMAT + 1}, newer than this build's ${STORE_FORMAT}`);
+    assert.match(a.status().detail, newer);
+    const before = await r.command('HLEN', k.ov);
+    await assert.rejects(a.createOverride(drain('bb'), T0), isCode('unavailable', newer));
+    await assert.rejects(a.snapshot(), isCode('unavailable', newer));
+    assert.equal(await r.command('HLEN', k.ov), before, 'nothing written');
+    // Back to this build's format (the upgrade rolled back): it reads and writes again.
+    await r.command('SET', k.format, String(STORE_FORMAT));
+    await waitFor(() => !a.status().stale, 'the poll to find the format ours again');
+    assert.equal((await a.snapshot()).overrides.length, 1);
+    await a.createOverride(drain('bb'), T0);
   });
 
   test('two nodes on one Redis: a write on A reaches B by pub/sub and by the revision poll', async (t) => {

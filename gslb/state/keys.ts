@@ -10,6 +10,7 @@
  *
  * | key                          | type   | holds                                                    |
  * | ---------------------------- | ------ | -------------------------------------------------------- |
+ * | `gs:{gridsteer}:format`      | string | the store format of every key below (STORE_FORMAT)       |
  * | `gs:{gridsteer}:rev`         | string | the store revision (INCR by every write script)          |
  * | `gs:{gridsteer}:sig`         | hash   | signal id → JSON SignalRecord                            |
  * | `gs:{gridsteer}:ov`          | hash   | override id → JSON Override (live overrides only)        |
@@ -22,7 +23,9 @@
  * | `gs:{gridsteer}:leasetok`    | string | the last fencing token issued (all leases share it)      |
  * | `gs:{gridsteer}:revision`    | channel| pub/sub: the new revision, published by write scripts    |
  *
- * Changing this layout is a wire-format change between nodes of different versions.
+ * Changing this layout, or what a record holds, is a wire-format change between nodes of
+ * different versions: it takes a new STORE_FORMAT (redis-store.ts), which nodes of older
+ * builds then refuse to read or write.
  */
 
 /** The prefix when none is configured. */
@@ -33,6 +36,8 @@ const PREFIX_RE = /^[A-Za-z0-9._-]{1,64}$/;
 /** The key names of one deployment (one prefix). Pure; never talks to Redis. */
 export interface StoreKeys {
   readonly prefix: string;
+  /** The store format of this deployment's keys and records (redis-store.ts STORE_FORMAT). */
+  readonly format: string;
   readonly rev: string;
   readonly sig: string;
   readonly ov: string;
@@ -59,6 +64,7 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX): StoreKeys {
   const base = `gs:{${prefix}}:`;
   return Object.freeze({
     prefix,
+    format: `${base}format`,
     rev: `${base}rev`,
     sig: `${base}sig`,
     ov: `${base}ov`,

@@ -289,6 +289,27 @@ end
 return 0
 `;
 
+/**
+ * The store format this build reads and writes: what the keys (keys.ts) and the records in
+ * them hold. A change to either takes a new number; nodes then refuse a deployment in a
+ * format they do not know instead of misreading it or writing what newer nodes cannot read.
+ */
+export const STORE_FORMAT = 1;
+
+/** Why `stored` (the format key's value) is not this build's format, in words with the fix; null when it is (or unset). */
+export function formatProblem(stored: string | null, where: string, keys: StoreKeys): string | null {
+  if (stored === null || stored === String(STORE_FORMAT)) return null;
+  const n = /^[0-9]{1,9}$/.test(stored) ? Number(stored) : NaN;
+  const head = `state: Redis at ${where} (prefix ${keys.prefix})`;
+  if (Number.isNaN(n)) {
+    return `${head} holds ${JSON.stringify(stored.slice(0, 40))} in ${keys.format}, not a GridSteer store format: another program uses this prefix; give GridSteer a prefix of its own (state.redis.prefix)`;
+  }
+  if (n > STORE_FORMAT) {
+    return `${head} holds GridSteer store format ${n}, newer than this build's ${STORE_FORMAT}: a newer GridSteer wrote it; upgrade this node (it reads and writes nothing there until then)`;
+  }
+  return `${head} holds GridSteer store format ${n}, older than any this build (format ${STORE_FORMAT}) can read: upgrade through a build that migrates format ${n}, or start from an empty prefix`;
+}
+
 /** numberOfKeys null: the caller passes the key count first (putSignal has 2 or 3 keys). */
 const SCRIPTS: Record<string, { lua: string; numberOfKeys: number | null; readOnly?: boolean }> = {
   gsPutSignal: { lua: PUT_SIGNAL, numberOfKeys: null },
@@ -351,6 +372,8 @@ export class RedisStore implements StateStore {
   private lastError = '';
   private skewMs = 0;
   private lastRevision = 0;
+  /** Why the stored data cannot be used by this build (another store format), or null. */
+  private formatProblem: string | null = null;
   /** The newest revision handed to listeners (0 = none yet). */
   private delivered = 0;
   private readonly listeners = new Set<(rev: number) => void>();
@@ -491,11 +514,19 @@ export class RedisStore implements StateStore {
       });
       await this.waitReady(sub, left());
       await sub.subscribe(this.keys.channel);
+      // A deployment without a format key is new, or from before formats (format 1): it is ours.
+      await client.set(this.keys.format, String(STORE_FORMAT), 'NX');
       await this.readRevisionAndClock();
     } catch (e) {
       const msg = errMessage(e);
       await this.teardown();
       throw new StoreError('unavailable', `state: Redis at ${this.where} is unreachable: ${msg}; gave up starting after ${this.startTimeoutMs} ms (check the URL, the network and that Redis runs)`);
+    }
+    if (this.formatProblem) {
+      const why = this.formatProblem;
+      await this.teardown();
+      this.formatProblem = null;
+      throw new StoreError('invalid', why);
     }
     this.everConnected = true;
     this.connected = true;
@@ -537,14 +568,18 @@ export class RedisStore implements StateStore {
     this.stale = true;
   }
 
-  /** One round trip: TIME and the revision; updates skew and lastRevision. Throws on failure. */
+  /**
+   * One round trip: TIME, the revision and the store format; updates skew, lastRevision and
+   * formatProblem. Throws on failure.
+   */
   private async readRevisionAndClock(): Promise<number> {
-    const c = this.ready();
+    const c = this.connectedClient();
     const t0 = this.clock();
-    const out = await c.pipeline().time().get(this.keys.rev).exec();
+    const out = await c.pipeline().time().get(this.keys.rev).get(this.keys.format).exec();
     const t1 = this.clock();
     if (!out) throw new Error('pipeline aborted');
     for (const [err] of out) if (err) throw err;
+    this.formatProblem = formatProblem(out[2]![1] as string | null, this.where, this.keys);
     const time = out[0]![1] as [string, string];
     const rev = Number(out[1]![1] ?? 0);
     this.skewMs = Math.round(Number(time[0]) * 1000 + Number(time[1]) / 1000 - (t0 + t1) / 2);
@@ -559,6 +594,13 @@ export class RedisStore implements StateStore {
     try {
       const rev = await this.readRevisionAndClock();
       if (this.closed) return;
+      if (this.formatProblem) {
+        // Another build changed what is stored: read and write nothing until it is ours again.
+        if (this.lastError !== this.formatProblem) this.log('error', this.formatProblem);
+        this.lastError = this.formatProblem;
+        this.markDown(this.formatProblem);
+        return;
+      }
       const wasStale = this.stale;
       this.connected = true;
       this.stale = false;
@@ -617,8 +659,15 @@ export class RedisStore implements StateStore {
 
   // --- helpers --------------------------------------------------------------------------
 
-  /** The main client, or StoreError `unavailable` when not started, closed or disconnected. */
+  /** The main client, or StoreError `unavailable` when not started, closed, disconnected or in another store format. */
   private ready(): Client {
+    const c = this.connectedClient();
+    if (this.formatProblem) throw new StoreError('unavailable', this.formatProblem);
+    return c;
+  }
+
+  /** ready() without the store format check: for the poll, which reads the format. */
+  private connectedClient(): Client {
     if (this.closed || !this.client) throw new StoreError('unavailable', `state: the Redis store (${this.where}) is ${this.closed ? 'closed' : 'not started'}`);
     if (this.client.status !== 'ready') {
       throw new StoreError('unavailable', `state: Redis at ${this.where} is unreachable: ${this.lastError || `connection ${this.client.status}`}`);
