@@ -4,7 +4,11 @@
  * sees the regions on the map and in the table, runs an explain (the answer equals the API's),
  * and is refused when previewing a drain (nothing is written); an operator previews and
  * confirms a drain of us-va; the viewer's page, never reloaded, shows us-va drained (the live
- * stream), and dig's answers stop naming us-va. Screenshots: test-artifacts/dashboard/.
+ * stream), and dig's answers stop naming us-va. Fail over and freeze: a viewer's force and
+ * freeze are refused (403, nothing written); an operator forces us-va down (preview first),
+ * the viewer's page shows it down and dig answers us-tx; the force is cleared and us-va answers
+ * again; automation is frozen and unfrozen from the header, and both pages say so live.
+ * Screenshots: test-artifacts/dashboard/.
  *
  * geoip is disabled: every client is placed at the default location (Ashburn, VA), whose
  * nearest region is us-va, then us-tx. Every wait is bounded (playwright's timeouts, counted
@@ -126,6 +130,164 @@ test('a viewer sees every region, its signals, the grid events, runs an explain,
   assert.deepEqual(overrides.body.overrides, []);
   await browser.shot(p, '3-viewer-refused');
   await p.close();
+});
+
+/** Bounded polls of dig until `want(region)` holds; returns the last answer. */
+async function digUntil(want: (region: string | null) => boolean) {
+  let r = await askSteered(srv.udp, 'A', '198.51.100.0/24');
+  for (let i = 0; i < 50 && !want(r.region); i++) {
+    await sleep(100);
+    r = await askSteered(srv.udp, 'A', '198.51.100.0/24');
+  }
+  return r;
+}
+
+const overridesNow = async () => (await apiCall(srv.http, 'GET', '/v1/overrides', VIEWER)).body.overrides as { id: string; region: string; action: string; actor: string; end?: number }[];
+const auditNow = async () => (await apiCall(srv.http, 'GET', '/v1/audit?limit=10000', VIEWER)).body.entries as { seq: number; actor: string; action: string; target: string }[];
+
+test('fail over and freeze: a viewer is refused; an operator forces us-va down, clears it, freezes and unfreezes; the viewer page follows live', async () => {
+  const viewer = await open(VIEWER);
+  await viewer.waitForSelector(LIVE);
+  await viewer.evaluate(() => {
+    (globalThis as { notReloaded?: boolean }).notReloaded = true;
+  });
+  await viewer.waitForSelector('#automation[data-frozen="false"]');
+  assert.equal(await viewer.textContent('#automation'), 'automation running');
+  assert.equal(await viewer.isVisible('#frozen-banner'), false);
+  const overridesBefore = await overridesNow();
+  const auditBefore = await auditNow();
+
+  // A viewer's force: the preview is refused (403) and Confirm stays off; Clear force is refused
+  // too; so is the route itself. Nothing is written.
+  await viewer.click('#regions tbody tr[data-region="us-va"]');
+  assert.match((await viewer.textContent('#detail-actions')) ?? '', /not an operator.*Sign in with an operator token to drain/);
+  assert.match((await viewer.textContent('#detail-actions')) ?? '', /not an operator.*Sign in with an operator token to fail over/);
+  await viewer.fill('#force-reason', 'viewer tries to force');
+  await viewer.click('#force-preview');
+  await viewer.waitForSelector('#messages .msg-error >> text=/Preview refused/');
+  assert.match((await viewer.textContent('#messages')) ?? '', /Preview refused: 403 GSLB_ERR_FORBIDDEN/);
+  assert.equal(await viewer.isDisabled('#force-confirm'), true);
+  await viewer.click('#force-clear');
+  await viewer.waitForSelector('#messages .msg-error >> text=/Clear force refused/');
+  assert.match((await viewer.textContent('#messages')) ?? '', /Clear force refused: 403 GSLB_ERR_FORBIDDEN/);
+  const direct = await apiCall(srv.http, 'POST', '/v1/regions/us-va/force', VIEWER, { state: 'down', reason: 'viewer tries the route' });
+  assert.equal(direct.status, 403, JSON.stringify(direct.body));
+  // A viewer's freeze: the preview is refused too.
+  await viewer.click('#freeze-toggle');
+  await viewer.fill('#freeze-reason', 'viewer tries to freeze');
+  await viewer.click('#freeze-preview');
+  await viewer.waitForSelector('#messages .msg-error >> text=/Preview refused/');
+  assert.match((await viewer.textContent('#messages')) ?? '', /Preview refused: 403 GSLB_ERR_FORBIDDEN/);
+  assert.equal(await viewer.isDisabled('#freeze-confirm'), true);
+  await browser.shot(viewer, '7-viewer-force-freeze-refused');
+  await viewer.click('#freeze-toggle');
+  assert.deepEqual(await overridesNow(), overridesBefore, 'a refused force or freeze writes no override');
+  assert.deepEqual(await auditNow(), auditBefore, 'a refused force or freeze writes no audit entry');
+
+  const before = await askSteered(srv.udp, 'A', '198.51.100.0/24');
+  assert.equal(before.region, 'us-va', before.summary);
+
+  // The operator previews a force down of us-va: us-va takes nothing; nothing is written.
+  const op = await open(OPERATOR);
+  await op.waitForSelector(LIVE);
+  await op.click('#regions tbody tr[data-region="us-va"]');
+  assert.notEqual(await op.textContent('#regions tbody tr[data-region="us-va"] td.traffic'), '0 %', 'us-va takes traffic before the force');
+  // A force up without an end is not previewed (the API refuses it).
+  await op.selectOption('#force-state', 'up');
+  await op.fill('#force-reason', 'dashboard test: force us-va down');
+  await op.click('#force-preview');
+  await op.waitForSelector('#messages .msg-error >> text=/force up needs "until"/');
+  assert.equal(await op.isDisabled('#force-confirm'), true);
+  await op.selectOption('#force-state', 'down');
+  await op.fill('#force-until', '');
+  await op.click('#force-preview');
+  await op.waitForSelector('#force-preview-summary');
+  assert.match((await op.textContent('#force-preview-summary')) ?? '', /Forcing us-va down until cleared changes the schedule of .*us-va/);
+  const forcedCell = await op.textContent('#force-preview-result table tbody tr:first-child td[data-region="us-va"]');
+  assert.equal(forcedCell, '0 %', 'the preview shows us-va taking nothing');
+  assert.deepEqual(await overridesNow(), overridesBefore, 'a preview writes nothing');
+  // Confirm holds only for exactly the previewed settings.
+  assert.equal(await op.isDisabled('#force-confirm'), false);
+  await op.fill('#force-until', '30');
+  assert.equal(await op.isDisabled('#force-confirm'), true, 'changed settings need a new preview');
+  await op.fill('#force-until', '');
+  assert.equal(await op.isDisabled('#force-confirm'), false);
+  await browser.shot(op, '8-operator-force-preview');
+  await op.click('#force-confirm');
+  await op.waitForSelector('#messages .msg-ok >> text=/Force down of us-va/');
+  const forces = (await overridesNow()).filter((o) => o.action.startsWith('force'));
+  assert.deepEqual(
+    forces.map((o) => [o.region, o.action, o.actor, o.end]),
+    [['us-va', 'force-down', 'olga', undefined]],
+  );
+
+  // The viewer's page follows without a reload; DNS answers another region.
+  await viewer.waitForSelector('#map g.region[data-region="us-va"][data-state="down"]');
+  await viewer.waitForSelector('#regions tbody tr[data-region="us-va"][data-state="down"]');
+  await viewer.waitForSelector('#detail-info .chip-down');
+  const down = await digUntil((r) => r !== 'us-va');
+  assert.equal(down.status, 'NOERROR', down.summary);
+  assert.equal(down.region, 'us-tx', `with us-va forced down the default location's next region answers: ${down.summary}`);
+  await browser.shot(viewer, '9-viewer-live-forced-down');
+
+  // Clear the force: us-va serves again; a second clear is refused with the server's words.
+  await op.fill('#force-reason', 'dashboard test: clear the force');
+  await op.click('#force-clear');
+  await op.waitForSelector('#messages .msg-ok >> text=/Force of us-va cleared/');
+  assert.deepEqual((await overridesNow()).filter((o) => o.action.startsWith('force')), []);
+  await op.click('#force-clear');
+  await op.waitForSelector('#messages .msg-error >> text=/Clear force refused/');
+  assert.match((await op.textContent('#messages')) ?? '', /Clear force refused: 400 \S+: .+/);
+  await viewer.waitForSelector('#map g.region[data-region="us-va"][data-state="up"]');
+  const back = await digUntil((r) => r === 'us-va');
+  assert.equal(back.region, 'us-va', `after the force is cleared us-va answers again: ${back.summary}`);
+
+  // Freeze automation from the header (preview, then confirm); both pages say who froze it.
+  await op.click('#freeze-toggle');
+  await op.fill('#freeze-until', '30');
+  await op.fill('#freeze-reason', 'dashboard test: freeze');
+  assert.equal(await op.isDisabled('#freeze-confirm'), true, 'no confirm before a preview');
+  await op.click('#freeze-preview');
+  await op.waitForSelector('#freeze-preview-summary');
+  assert.match((await op.textContent('#freeze-preview-summary')) ?? '', /Freezing automation now until \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+  assert.deepEqual(await overridesNow(), overridesBefore, 'a freeze preview writes nothing');
+  await browser.shot(op, '10-operator-freeze-preview');
+  await op.click('#freeze-confirm');
+  await op.waitForSelector('#messages .msg-ok >> text=/Automation frozen/');
+  const frozen = (await apiCall(srv.http, 'GET', '/v1/status', VIEWER)).body.frozen as { actor: string; reason: string; end?: number } | null;
+  assert.equal(frozen?.actor, 'olga');
+  assert.equal(typeof frozen?.end, 'number', 'the freeze has the end given');
+  const frozenText = /^automation frozen by olga \(dashboard test: freeze\) until \d{4}-\d\d-\d\d \d\d:\d\d UTC$/;
+  for (const p of [op, viewer]) {
+    await p.waitForSelector('#automation[data-frozen="true"]');
+    assert.equal(await p.textContent('#automation'), 'automation frozen');
+    await p.waitForSelector('#frozen-banner:not([hidden]) #frozen-words');
+    assert.match((await p.textContent('#frozen-words')) ?? '', frozenText);
+  }
+  assert.equal(await viewer.textContent('#freeze-toggle'), 'Unfreeze\u2026');
+  await browser.shot(viewer, '11-viewer-live-frozen');
+  await browser.shot(op, '12-operator-frozen');
+
+  // Unfreeze: both pages say automation runs.
+  await op.click('#freeze-toggle');
+  await op.fill('#freeze-reason', 'dashboard test: unfreeze');
+  await op.click('#unfreeze');
+  await op.waitForSelector('#messages .msg-ok >> text=/Automation unfrozen/');
+  assert.equal((await apiCall(srv.http, 'GET', '/v1/status', VIEWER)).body.frozen, null);
+  await op.waitForSelector('#automation[data-frozen="false"]');
+  await viewer.waitForSelector('#automation[data-frozen="false"]');
+  for (const p of [op, viewer]) {
+    assert.equal(await p.textContent('#automation'), 'automation running');
+    assert.equal(await p.isVisible('#frozen-banner'), false, 'no frozen strip once unfrozen');
+  }
+  assert.equal(await viewer.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded), true, 'the viewer page was not reloaded');
+
+  // Every change was audited under the operator's token name.
+  const added = (await auditNow()).filter((e) => !auditBefore.some((b) => b.seq === e.seq));
+  assert.ok(added.length >= 4, JSON.stringify(added));
+  assert.ok(added.every((e) => e.actor === 'olga'), JSON.stringify(added));
+  await viewer.close();
+  await op.close();
 });
 
 test('an operator previews and drains us-va; a viewer page sees it live and dig stops answering us-va', async () => {

@@ -1,12 +1,13 @@
 /**
  * The GridSteer dashboard (docs/dashboard.md): the fleet on a world map, a timeline of grid
  * events and scheduled drain steps, a region's detail with its signals and reasons, an explain
- * box, and drain/undrain with a preview before confirming. Everything comes from the API the
- * CLI uses; live through GET /v1/stream.
+ * box, drain/undrain and fail over (force down/up, clear) with a preview before confirming, and
+ * the automation freeze switch in the header. Everything comes from the API the CLI uses; live
+ * through GET /v1/stream (and GET /v1/status on each of its updates, for the freeze).
  */
 import { ApiFailure, call, setToken, stream, token } from './api.js';
 import { fill, h, pct, span, utc, utcFull, watts } from './dom.js';
-import type { Explain, Fleet, GridEventView, Plan, Preview, RegionView, Status } from './types.js';
+import type { Explain, Fleet, GridEventView, Override, Plan, Preview, RegionView, Status } from './types.js';
 
 interface Me {
   name: string | null;
@@ -18,12 +19,14 @@ const state: {
   fleet: Fleet | null;
   plan: Plan | null;
   frozen: Status['frozen'];
+  /** Whether GET /v1/status has answered since signing in (until then the freeze is unknown). */
+  statusKnown: boolean;
   selected: string | null;
   land: string | null;
   /** The server's clock rate against ours and its last reading, so countdowns follow it (a test clock may run fast). */
   rate: number;
   lastServer: { server: number; local: number } | null;
-} = { me: null, fleet: null, plan: null, frozen: null, selected: null, land: null, rate: 1, lastServer: null };
+} = { me: null, fleet: null, plan: null, frozen: null, statusKnown: false, selected: null, land: null, rate: 1, lastServer: null };
 
 const serverNow = () => (state.lastServer ? state.lastServer.server + (Date.now() - state.lastServer.local) * state.rate : Date.now());
 
@@ -61,7 +64,6 @@ function renderHeader(): void {
   fill('plan-version', f ? `plan ${f.planVersion.slice(0, 12)} · store rev ${f.revision}` : '');
   fill(
     'banner',
-    state.frozen ? h('span', { class: 'badge badge-frozen', id: 'frozen' }, `automation frozen by ${state.frozen.actor}: ${state.frozen.reason}`) : null,
     f && f.unplaced > 0.0005 ? h('span', { class: 'badge badge-unplaced', id: 'unplaced', title: 'no region admits it: whenAllDown answers it' }, `${pct(f.unplaced)} of demand unplaced`) : null,
     spill > 0
       ? h(
@@ -72,6 +74,143 @@ function renderHeader(): void {
       : null,
   );
   document.body.dataset.role = state.me?.role ?? '';
+  renderAutomation();
+}
+
+// ---------- automation freeze ----------
+
+function freezeWords(o: Override): string {
+  return `automation frozen by ${o.actor} (${o.reason}) ${o.end !== undefined ? `until ${utcFull(o.end)}` : 'until unfrozen'}`;
+}
+
+/**
+ * The automation state: a compact badge and the freeze switch in the header and, while frozen,
+ * a full-width strip under it saying who froze it, why and until when (the header keeps its
+ * one line). The panel is redrawn only when the freeze itself changes.
+ */
+function renderAutomation(): void {
+  const el = document.getElementById('automation')!;
+  const strip = document.getElementById('frozen-banner')!;
+  const toggle = document.getElementById('freeze-toggle') as HTMLButtonElement;
+  const known = state.me !== null && state.statusKnown;
+  const o = state.frozen;
+  el.hidden = !known;
+  toggle.hidden = !known;
+  strip.hidden = !known || o === null;
+  el.className = `automation ${o ? 'automation-frozen' : 'automation-running'}`;
+  el.dataset.frozen = o ? 'true' : 'false';
+  el.textContent = o ? 'automation frozen' : 'automation running';
+  el.title = o ? freezeWords(o) : 'the grid policy acts on new grid facts';
+  strip.dataset.frozen = o ? 'true' : 'false';
+  fill(
+    'frozen-banner',
+    o ? h('strong', { id: 'frozen-words' }, freezeWords(o)) : null,
+    o ? h('span', { class: 'muted' }, ` \u00b7 since ${utcFull(o.start)} \u00b7 ramps stop and new grid facts change nothing; overrides and health still act`) : null,
+  );
+  toggle.textContent = o ? 'Unfreeze\u2026' : 'Freeze\u2026';
+  const panel = document.getElementById('freeze-panel')!;
+  if (!known) panel.hidden = true;
+  toggle.setAttribute('aria-expanded', String(!panel.hidden));
+  if (!panel.hidden && panelFor !== (o?.id ?? '')) renderFreezePanel();
+}
+
+/** The freeze the open panel was drawn for ('' = none); the last previewed freeze and its end. */
+let panelFor: string | null = null;
+let previewedFreeze: { key: string; until: number | undefined } | null = null;
+
+function toggleFreezePanel(): void {
+  const panel = document.getElementById('freeze-panel')!;
+  panel.hidden = !panel.hidden;
+  if (panel.hidden) panelFor = null;
+  else renderFreezePanel();
+  renderAutomation();
+  if (!panel.hidden) document.getElementById('freeze-reason')?.focus();
+}
+
+function renderFreezePanel(): void {
+  const o = state.frozen;
+  panelFor = o?.id ?? '';
+  previewedFreeze = null;
+  const untilKey = () => (document.getElementById('freeze-until') as HTMLInputElement | null)?.value.trim() ?? '';
+  fill(
+    'freeze-panel',
+    h('h3', {}, o ? 'Unfreeze automation' : 'Freeze automation'),
+    h(
+      'p',
+      { class: 'hint small' },
+      o
+        ? `${freezeWords(o)}, since ${utcFull(o.start)}. Unfreezing lets the grid policy act on the grid facts again (ramps resume).`
+        : 'Freezing holds the grid policy\u2019s share of every region where it stands now: ramps stop and new grid facts change nothing until you unfreeze (or the end given). Operator overrides, health and measured power still act.',
+    ),
+    writeHint(o ? 'unfreeze' : 'freeze'),
+    o
+      ? h(
+          'form',
+          { id: 'freeze-form', class: 'drain', onsubmit: (e: Event) => e.preventDefault() },
+          h('label', { class: 'wide' }, 'reason ', h('input', { id: 'freeze-reason', type: 'text', maxlength: 500, placeholder: 'why (audited)', required: true })),
+          h('button', { id: 'unfreeze', type: 'button', onclick: () => void setFrozen(false) }, 'Unfreeze'),
+          h('button', { type: 'button', class: 'link', onclick: toggleFreezePanel }, 'Close'),
+        )
+      : h(
+          'form',
+          { id: 'freeze-form', class: 'drain', onsubmit: (e: Event) => e.preventDefault() },
+          h('label', {}, 'until (min) ', h('input', { id: 'freeze-until', type: 'number', min: 1, max: 10080, step: 1, placeholder: 'no end', oninput: () => guardConfirm('freeze-confirm', previewedFreeze?.key ?? null, untilKey()) })),
+          h('label', { class: 'wide' }, 'reason ', h('input', { id: 'freeze-reason', type: 'text', maxlength: 500, placeholder: 'why (audited)', required: true })),
+          h('button', { id: 'freeze-preview', type: 'button', onclick: () => void previewFreeze() }, 'Preview freeze'),
+          h('button', { id: 'freeze-confirm', type: 'button', class: 'danger', disabled: true, onclick: () => void setFrozen(true) }, 'Confirm freeze'),
+          h('button', { type: 'button', class: 'link', onclick: toggleFreezePanel }, 'Close'),
+        ),
+    h('div', { id: 'freeze-preview-result' }),
+  );
+}
+
+function freezeUntilInput(): { key: string; minutes: number | null } {
+  const raw = (document.getElementById('freeze-until') as HTMLInputElement | null)?.value.trim() ?? '';
+  return { key: raw, minutes: raw === '' ? null : Number(raw) };
+}
+
+async function previewFreeze(): Promise<void> {
+  const { key, minutes } = freezeUntilInput();
+  previewedFreeze = null;
+  guardConfirm('freeze-confirm', null, key);
+  if (minutes !== null && !(Number.isFinite(minutes) && minutes > 0)) {
+    message('"until" is a number of minutes from now (empty: no end).', 'error');
+    return;
+  }
+  const until = minutes === null ? undefined : Math.round(serverNow() + minutes * 60_000);
+  const ok = await showPreview('freeze-preview-result', { freeze: true }, null, 'freeze-preview-summary', () => `Freezing automation now ${until === undefined ? 'until unfrozen' : `until ${utcFull(until)}`}`);
+  if (!ok) return;
+  previewedFreeze = { key, until };
+  guardConfirm('freeze-confirm', key, freezeUntilInput().key);
+}
+
+async function setFrozen(frozen: boolean): Promise<void> {
+  const reason = (document.getElementById('freeze-reason') as HTMLInputElement).value.trim();
+  const p = previewedFreeze;
+  if (frozen && (p === null || p.key !== freezeUntilInput().key)) {
+    message('The freeze changed since its preview: preview it again before confirming.', 'error');
+    guardConfirm('freeze-confirm', null, '');
+    return;
+  }
+  if (reason === '') {
+    message(`${frozen ? 'A freeze' : 'An unfreeze'} needs a reason (it is audited).`, 'error');
+    document.getElementById('freeze-reason')?.focus();
+    return;
+  }
+  try {
+    const r = await call<{ frozen: Override | null; ended: Override[] }>('POST', '/v1/automation/freeze', { frozen, reason, ...(frozen && p?.until !== undefined ? { until: p.until } : {}) });
+    message(r.frozen ? `Automation frozen (override ${r.frozen.id}).` : `Automation unfrozen: ${r.ended.length} freeze(s) ended.`, 'ok');
+    state.frozen = r.frozen;
+    state.statusKnown = true;
+    const panel = document.getElementById('freeze-panel')!;
+    panel.hidden = true;
+    panelFor = null;
+    previewedFreeze = null;
+    renderAutomation();
+    void refreshPlan();
+  } catch (e) {
+    message(`${frozen ? 'Freeze' : 'Unfreeze'} refused: ${failureText(e)}`, 'error');
+  }
 }
 
 function setLive(text: string, ok: boolean): void {
@@ -219,25 +358,65 @@ function renderDetailInfo(r: RegionView): void {
   );
 }
 
-/** The drain form: drawn when a region is selected, kept across live updates (a half-typed reason survives). */
+/** The hint a viewer (or a server with no tokens) sees above every change control. */
+function writeHint(what: string): HTMLElement | null {
+  if (state.me?.role === 'operator') return null;
+  return h(
+    'p',
+    { class: 'hint' },
+    state.me?.role === null ? 'No tokens are configured on this server: changes are refused. ' : 'Your token is not an operator\u2019s: the server will refuse changes. ',
+    `Sign in with an operator token to ${what}.`,
+  );
+}
+
+/** The drain and fail-over forms: drawn when a region is selected, kept across live updates (a half-typed reason survives). */
 function renderDetailActions(r: RegionView): void {
-  const canWrite = state.me?.role === 'operator';
   previewed = null;
+  previewedForce = null;
+  const drainGuard = () => guardConfirm('drain-confirm', previewed, drainKey(r.id));
+  const forceGuard = () => {
+    guardConfirm('force-confirm', previewedForce?.key ?? null, forceKey(r.id));
+    const b = document.getElementById('force-confirm');
+    if (b) b.textContent = `Confirm force ${forceInputs().state}`;
+  };
   fill(
     'detail-actions',
     h('h3', {}, 'Drain'),
-    canWrite ? null : h('p', { class: 'hint' }, state.me?.role === null ? 'No tokens are configured on this server: changes are refused. ' : 'Your token is not an operator\u2019s: the server will refuse changes. ', 'Sign in with an operator token to drain.'),
+    writeHint('drain'),
     h(
       'form',
       { id: 'drain-form', class: 'drain', 'data-region': r.id, onsubmit: (e: Event) => e.preventDefault() },
-      h('label', {}, 'keep share ', h('input', { id: 'drain-cap', type: 'number', min: 0, max: 1, step: 0.05, value: 0 })),
-      h('label', {}, 'ramp (min) ', h('input', { id: 'drain-ramp', type: 'number', min: 0, max: 1440, step: 1, value: 5 })),
+      h('label', {}, 'keep share ', h('input', { id: 'drain-cap', type: 'number', min: 0, max: 1, step: 0.05, value: 0, oninput: drainGuard })),
+      h('label', {}, 'ramp (min) ', h('input', { id: 'drain-ramp', type: 'number', min: 0, max: 1440, step: 1, value: 5, oninput: drainGuard })),
       h('label', { class: 'wide' }, 'reason ', h('input', { id: 'drain-reason', type: 'text', maxlength: 500, placeholder: 'why (audited)', required: true })),
       h('button', { id: 'drain-preview', type: 'button', onclick: () => void previewDrain(r.id) }, 'Preview drain'),
       h('button', { id: 'drain-confirm', type: 'button', class: 'danger', disabled: true, onclick: () => void confirmDrain(r.id) }, 'Confirm drain'),
       h('button', { id: 'undrain', type: 'button', onclick: () => void undrain(r.id) }, 'Undrain'),
     ),
     h('div', { id: 'preview-result' }),
+    h('h3', {}, 'Fail over'),
+    writeHint('fail over'),
+    h(
+      'p',
+      { class: 'hint small' },
+      'Force down takes the region out of every answer at once, whatever its health (until the time given, or until cleared). Force up keeps it in service though its probes fail, and needs an end. Clear force lets its health decide again.',
+    ),
+    h(
+      'form',
+      { id: 'force-form', class: 'drain', 'data-region': r.id, onsubmit: (e: Event) => e.preventDefault() },
+      h(
+        'label',
+        {},
+        'force ',
+        h('select', { id: 'force-state', onchange: forceGuard }, h('option', { value: 'down' }, 'down'), h('option', { value: 'up' }, 'up')),
+      ),
+      h('label', {}, 'until (min) ', h('input', { id: 'force-until', type: 'number', min: 1, max: 10080, step: 1, placeholder: 'no end', oninput: forceGuard })),
+      h('label', { class: 'wide' }, 'reason ', h('input', { id: 'force-reason', type: 'text', maxlength: 500, placeholder: 'why (audited)', required: true })),
+      h('button', { id: 'force-preview', type: 'button', onclick: () => void previewForce(r.id) }, 'Preview force'),
+      h('button', { id: 'force-confirm', type: 'button', class: 'danger', disabled: true, onclick: () => void confirmForce(r.id) }, 'Confirm force down'),
+      h('button', { id: 'force-clear', type: 'button', onclick: () => void clearForce(r.id) }, 'Clear force'),
+    ),
+    h('div', { id: 'force-preview-result' }),
   );
 }
 
@@ -246,32 +425,61 @@ function drainInputs(): { cap: number; rampMs: number; reason: string } {
   return { cap: Number(v('drain-cap')), rampMs: Math.round(Number(v('drain-ramp')) * 60_000), reason: v('drain-reason').trim() };
 }
 
-async function previewDrain(id: string): Promise<void> {
-  const { cap, rampMs } = drainInputs();
-  const out = document.getElementById('preview-result')!;
+/**
+ * A dry run's answer as a table: the summary line, then at each instant of the new schedule the
+ * share of all demand `focus` (when given) and every region whose expected traffic moves would
+ * take, and what would be unplaced. Shared by the drain, force and freeze previews.
+ */
+function previewNodes(p: Preview, focus: string | null, summaryId: string, lead: (moved: string[]) => string): Node[] {
+  const now = new Map((state.fleet?.regions ?? []).map((x) => [x.id, x.traffic]));
+  const moved = [...now.keys()].filter((r) => r !== focus && p.shares.some((s) => Math.abs((s.regions[r] ?? 0) - (now.get(r) ?? 0)) > 0.0005));
+  const regions = focus === null ? moved : [focus, ...moved];
+  const summary = h(
+    'p',
+    { id: summaryId, class: 'preview-summary' },
+    `${lead(moved)} changes the schedule of ${p.changed.length ? p.changed.join(', ') : 'no region'}${moved.length ? `; ${focus === null ? 'traffic moves at' : 'its traffic moves to'} ${moved.join(', ')}` : ''}.${regions.length ? ' Expected traffic (share of all demand):' : ''}`,
+  );
+  if (regions.length === 0) return [summary];
+  const rows = p.shares.slice(0, 12).map((s) => h('tr', {}, h('td', {}, utc(s.at)), ...regions.map((r) => h('td', { class: 'num', 'data-region': r }, pct(s.regions[r] ?? 0))), h('td', { class: 'num' }, pct(s.unplaced))));
+  return [summary, h('table', { class: 'grid preview' }, h('thead', {}, h('tr', {}, h('th', {}, 'UTC'), ...regions.map((r) => h('th', {}, r)), h('th', {}, 'unplaced'))), h('tbody', {}, ...rows))];
+}
+
+/** Asks the server for a dry run and shows it in `#outId`; true when it answered. */
+async function showPreview(outId: string, body: unknown, focus: string | null, summaryId: string, lead: (moved: string[]) => string): Promise<boolean> {
+  const out = document.getElementById(outId)!;
   out.replaceChildren(h('p', { class: 'muted' }, 'previewing…'));
   try {
-    const p = await call<Preview>('POST', '/v1/plan/preview', { override: { region: id, action: 'drain', value: cap, ramp: rampMs } });
-    // Columns: the drained region, then every region whose expected traffic moves.
-    const now = new Map((state.fleet?.regions ?? []).map((x) => [x.id, x.traffic]));
-    const moved = [...now.keys()].filter((r) => r !== id && p.shares.some((s) => Math.abs((s.regions[r] ?? 0) - (now.get(r) ?? 0)) > 0.0005));
-    const regions = [id, ...moved];
-    const rows = p.shares.slice(0, 12).map((s) => h('tr', {}, h('td', {}, utc(s.at)), ...regions.map((r) => h('td', { class: 'num' }, pct(s.regions[r] ?? 0))), h('td', { class: 'num' }, pct(s.unplaced))));
-    out.replaceChildren(
-      h(
-        'p',
-        { id: 'preview-summary' },
-        `Draining ${id} to ${pct(cap)} ${rampMs > 0 ? `over ${span(rampMs)}` : 'at once'} changes the schedule of ${p.changed.length ? p.changed.join(', ') : 'no region'}` +
-          `${moved.length ? `; its traffic moves to ${moved.join(', ')}` : ''}. Expected traffic (share of all demand):`,
-      ),
-      h('table', { class: 'grid preview' }, h('thead', {}, h('tr', {}, h('th', {}, 'UTC'), ...regions.map((r) => h('th', {}, r)), h('th', {}, 'unplaced'))), h('tbody', {}, ...rows)),
-    );
-    previewed = `${id}|${cap}|${rampMs}`;
-    (document.getElementById('drain-confirm') as HTMLButtonElement).disabled = false;
+    const p = await call<Preview>('POST', '/v1/plan/preview', body);
+    fill('messages');
+    out.replaceChildren(...previewNodes(p, focus, summaryId, lead));
+    return true;
   } catch (e) {
     out.replaceChildren();
     message(`Preview refused: ${failureText(e)}`, 'error');
+    return false;
   }
+}
+
+/** Enables `buttonId` only while `current()` equals what was previewed. */
+function guardConfirm(buttonId: string, previewedKey: string | null, current: string): void {
+  const b = document.getElementById(buttonId) as HTMLButtonElement | null;
+  if (b) b.disabled = previewedKey === null || previewedKey !== current;
+}
+
+const drainKey = (id: string) => {
+  const { cap, rampMs } = drainInputs();
+  return `${id}|${cap}|${rampMs}`;
+};
+
+async function previewDrain(id: string): Promise<void> {
+  const { cap, rampMs } = drainInputs();
+  const key = drainKey(id);
+  previewed = null;
+  guardConfirm('drain-confirm', previewed, key);
+  const ok = await showPreview('preview-result', { override: { region: id, action: 'drain', value: cap, ramp: rampMs } }, id, 'preview-summary', () => `Draining ${id} to ${pct(cap)} ${rampMs > 0 ? `over ${span(rampMs)}` : 'at once'}`);
+  if (!ok) return;
+  previewed = key;
+  guardConfirm('drain-confirm', previewed, drainKey(id));
 }
 
 async function confirmDrain(id: string): Promise<void> {
@@ -310,6 +518,93 @@ async function undrain(id: string): Promise<void> {
     void refreshPlan();
   } catch (e) {
     message(`Undrain refused: ${failureText(e)}`, 'error');
+  }
+}
+
+// ---------- fail over: force down / force up / clear ----------
+
+/** The force last previewed: its settings' key and the end it was previewed with (sent as is on Confirm). */
+let previewedForce: { key: string; until: number | undefined } | null = null;
+
+function forceInputs(): { state: 'down' | 'up'; minutes: number | null; reason: string } {
+  const v = (id: string) => (document.getElementById(id) as HTMLInputElement | HTMLSelectElement).value;
+  const raw = v('force-until').trim();
+  return { state: v('force-state') === 'up' ? 'up' : 'down', minutes: raw === '' ? null : Number(raw), reason: v('force-reason').trim() };
+}
+
+const forceKey = (id: string) => {
+  const { state: st, minutes } = forceInputs();
+  return `${id}|${st}|${minutes ?? ''}`;
+};
+
+function untilWords(until: number | undefined): string {
+  return until === undefined ? 'until cleared' : `until ${utcFull(until)}`;
+}
+
+async function previewForce(id: string): Promise<void> {
+  const { state: st, minutes } = forceInputs();
+  const key = forceKey(id);
+  previewedForce = null;
+  guardConfirm('force-confirm', null, key);
+  if (minutes !== null && !(Number.isFinite(minutes) && minutes > 0)) {
+    message('"until" is a number of minutes from now (empty: no end).', 'error');
+    return;
+  }
+  if (st === 'up' && minutes === null) {
+    message('A force up needs "until": a forgotten force up keeps a dead region in service.', 'error');
+    document.getElementById('force-until')?.focus();
+    return;
+  }
+  const until = minutes === null ? undefined : Math.round(serverNow() + minutes * 60_000);
+  const ok = await showPreview(
+    'force-preview-result',
+    { override: { region: id, action: st === 'down' ? 'force-down' : 'force-up', ...(until !== undefined ? { end: until } : {}) } },
+    id,
+    'force-preview-summary',
+    () => `Forcing ${id} ${st} ${untilWords(until)}`,
+  );
+  if (!ok) return;
+  previewedForce = { key, until };
+  guardConfirm('force-confirm', key, forceKey(id));
+}
+
+async function confirmForce(id: string): Promise<void> {
+  const { state: st, reason } = forceInputs();
+  const p = previewedForce;
+  if (p === null || p.key !== forceKey(id)) {
+    message('The force changed since its preview: preview it again before confirming.', 'error');
+    guardConfirm('force-confirm', null, '');
+    return;
+  }
+  if (reason === '') {
+    message('A force needs a reason (it is audited).', 'error');
+    document.getElementById('force-reason')?.focus();
+    return;
+  }
+  try {
+    const r = await call<{ force: Override; ended: Override[] }>('POST', `/v1/regions/${encodeURIComponent(id)}/force`, { state: st, reason, ...(p.until !== undefined ? { until: p.until } : {}) });
+    message(`Force ${st} of ${id} in force ${untilWords(r.force.end)} (override ${r.force.id}${r.ended.length ? `; replaced ${r.ended.map((o) => o.id).join(', ')}` : ''}).`, 'ok');
+    previewedForce = null;
+    guardConfirm('force-confirm', null, '');
+    void refreshPlan();
+  } catch (e) {
+    message(`Force refused: ${failureText(e)}`, 'error');
+  }
+}
+
+async function clearForce(id: string): Promise<void> {
+  const { reason } = forceInputs();
+  if (reason === '') {
+    message('Clearing a force needs a reason (it is audited).', 'error');
+    document.getElementById('force-reason')?.focus();
+    return;
+  }
+  try {
+    const r = await call<{ ended: Override[] }>('DELETE', `/v1/regions/${encodeURIComponent(id)}/force?reason=${encodeURIComponent(reason)}`);
+    message(`Force of ${id} cleared: ${r.ended.map((o) => `${o.action} by ${o.actor}`).join(', ')} ended; its health decides again.`, 'ok');
+    void refreshPlan();
+  } catch (e) {
+    message(`Clear force refused: ${failureText(e)}`, 'error');
   }
 }
 
@@ -463,12 +758,41 @@ function renderLive(): void {
 async function refreshPlan(): Promise<void> {
   try {
     state.plan = await call<Plan>('GET', '/v1/plan');
-    const st = await call<Status>('GET', '/v1/status');
-    state.frozen = st.frozen;
   } catch {
     /* the stream says when the server is away */
   }
   renderTimeline();
+  renderHeader();
+  void refreshStatus();
+}
+
+/**
+ * Reads GET /v1/status for the freeze. The stream's fleet events do not carry it, so every
+ * fleet event (a store write such as a freeze made elsewhere, a plan change, and at least every
+ * 10 s) asks again; calls made while one is in flight coalesce into one more.
+ */
+let statusBusy = false;
+let statusAgain = false;
+async function refreshStatus(): Promise<void> {
+  if (statusBusy) {
+    statusAgain = true;
+    return;
+  }
+  statusBusy = true;
+  try {
+    do {
+      statusAgain = false;
+      try {
+        const st = await call<Status>('GET', '/v1/status');
+        state.frozen = st.frozen;
+        state.statusKnown = true;
+      } catch {
+        /* the stream says when the server is away */
+      }
+    } while (statusAgain);
+  } finally {
+    statusBusy = false;
+  }
   renderHeader();
 }
 
@@ -483,6 +807,7 @@ function onFleet(f: Fleet): void {
   const planChanged = state.fleet?.planVersion !== f.planVersion;
   state.fleet = f;
   if (planChanged) void refreshPlan();
+  else void refreshStatus();
   renderLive();
 }
 
@@ -540,6 +865,7 @@ async function init(): Promise<void> {
     const input = document.getElementById('token') as HTMLInputElement;
     setToken(input.value);
     input.value = '';
+    state.statusKnown = false;
     message(token() ? 'Token set for this tab.' : 'Token cleared.', 'info');
     void loadNames();
     void connect();
@@ -547,10 +873,12 @@ async function init(): Promise<void> {
   document.getElementById('token-clear')!.addEventListener('click', () => {
     setToken(null);
     state.me = null;
+    state.statusKnown = false;
     message('Token cleared.', 'info');
     void connect();
   });
   document.getElementById('explain-form')!.addEventListener('submit', (e) => void explain(e));
+  document.getElementById('freeze-toggle')!.addEventListener('click', toggleFreezePanel);
   try {
     const res = await fetch('/ui/land.json');
     state.land = ((await res.json()) as { d: string }).d;
