@@ -586,6 +586,7 @@ async function confirmForce(id: string): Promise<void> {
     message(`Force ${st} of ${id} in force ${untilWords(r.force.end)} (override ${r.force.id}${r.ended.length ? `; replaced ${r.ended.map((o) => o.id).join(', ')}` : ''}).`, 'ok');
     previewedForce = null;
     guardConfirm('force-confirm', null, '');
+    document.getElementById('force-preview-result')?.replaceChildren();
     void refreshPlan();
   } catch (e) {
     message(`Force refused: ${failureText(e)}`, 'error');
