@@ -433,15 +433,15 @@ function healthScratch(health: readonly SignalRecord[]): HealthScratch {
 }
 
 /**
- * healthAt for viewAt: the same votes, counted into the region's scratch arrays (valid until
- * the next call for the region). Returns the endpoints probed and those down.
+ * The health votes at t (per endpoint, each vantage's stable state; a stale probe votes as the
+ * kind's stale policy says), counted into `h` (valid until the next call with it): what
+ * healthAt and viewAt read. Returns the endpoints probed and those down.
  */
-function tallyHealth(rr: RegionRecords, t: number, hp: StalePolicy): { probed: number; down: number } {
-  const { keyOf, ups, downs, since } = rr.tally;
+function tallyHealth(health: readonly SignalRecord[], h: HealthScratch, t: number, hp: StalePolicy): { probed: number; down: number } {
+  const { keyOf, ups, downs, since } = h;
   ups.fill(0);
   downs.fill(0);
   since.fill(-Infinity);
-  const health = rr.health;
   for (let j = 0; j < health.length; j++) {
     const k = keyOf[j]!;
     if (k < 0) continue;
@@ -455,14 +455,35 @@ function tallyHealth(rr: RegionRecords, t: number, hp: StalePolicy): { probed: n
       since[k] = u === undefined ? NaN : Math.max(since[k]!, u);
     } else if (vote === false) downs[k]!++;
   }
+  return tallyCounts(h);
+}
+
+/** Endpoints a tally has votes for, and those down by a majority of them. */
+function tallyCounts(h: HealthScratch): { probed: number; down: number } {
   let probed = 0;
   let down = 0;
-  for (let k = 0; k < ups.length; k++) {
-    if (ups[k]! + downs[k]! === 0) continue;
+  for (let k = 0; k < h.ups.length; k++) {
+    if (h.ups[k]! + h.downs[k]! === 0) continue;
     probed++;
-    if (downs[k]! > ups[k]!) down++;
+    if (h.downs[k]! > h.ups[k]!) down++;
   }
   return { probed, down };
+}
+
+/**
+ * When the region came back up as a whole (slow start): the latest turn up among its up
+ * endpoints; NaN when none is up or one of them never turned.
+ */
+function cameBackAt(h: HealthScratch): number {
+  let back = -Infinity;
+  let upEps = 0;
+  for (let k = 0; k < h.keys.length; k++) {
+    if (h.ups[k]! + h.downs[k]! === 0 || h.downs[k]! > h.ups[k]!) continue;
+    upEps++;
+    const sk = h.since[k]!;
+    back = sk === -Infinity ? NaN : Math.max(back, sk);
+  }
+  return upEps > 0 ? back : NaN;
 }
 
 /** The endpoints a tally found down (by a majority of their vantages), in order. */
@@ -723,36 +744,17 @@ export interface HealthTally {
  * votes (each vantage's stable state; a stale probe votes as the kind's stale policy says).
  */
 export function healthAt(health: readonly SignalRecord[], t: number, hp: StalePolicy): HealthTally {
-  // Votes per endpoint (a region has a handful: linear arrays beat a Map here).
-  const keys: string[] = [];
-  const ups: number[] = [];
-  const downs: number[] = [];
-  const since: (number | undefined)[] = [];
-  for (const r of health) {
-    if (r.fold.kind !== 'health') continue;
-    let vote: boolean | null = r.fold.stableUp;
-    if (phaseAt(r, t, hp) === 'stale') vote = hp.then === 'down' ? false : hp.then === 'healthy' ? true : null;
-    let k = keys.indexOf(r.signal.key);
-    if (k < 0) {
-      k = keys.push(r.signal.key) - 1;
-      ups.push(0);
-      downs.push(0);
-      since.push(-Infinity);
-    }
-    if (vote === true) {
-      ups[k]!++;
-      const u = r.fold.upSince;
-      since[k] = u === undefined || since[k] === undefined ? undefined : Math.max(since[k]!, u);
-    } else if (vote === false) downs[k]!++;
-  }
-  let probed = 0;
-  const downEps: string[] = [];
-  for (let k = 0; k < keys.length; k++) {
-    if (ups[k]! + downs[k]! === 0) continue;
-    probed++;
-    if (downs[k]! > ups[k]!) downEps.push(keys[k]!);
-  }
-  return { keys, ups, downs, since, probed, downEps, down: probed > 0 && downEps.length === probed };
+  const h = healthScratch(health);
+  const { probed, down } = tallyHealth(health, h, t, hp);
+  return {
+    keys: h.keys,
+    ups: [...h.ups],
+    downs: [...h.downs],
+    since: Array.from(h.since, (x) => (Number.isNaN(x) ? undefined : x)),
+    probed,
+    downEps: downEndpoints(h),
+    down: probed > 0 && down === probed,
+  };
 }
 
 /**
@@ -820,9 +822,8 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
   }
 
   // Health: per endpoint, a majority of vantage votes.
-  const health = tallyHealth(rr, t, s.stale['health.probe']);
+  const health = tallyHealth(rr.health, rr.tally, t, s.stale['health.probe']);
   const healthDown = health.probed > 0 && health.down === health.probed;
-  const { keys, ups, downs, since } = rr.tally;
 
   let down = false;
   if (forceDown) {
@@ -843,16 +844,8 @@ function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: nu
   // Slow start: a region whose every up endpoint turned up recently came back as a whole
   // (a cold start): it takes clients back in steps over slowStartMs.
   if (!down && s.slowStartMs > 0) {
-    // The latest turn up among the endpoints that are up; NaN if one of them never turned.
-    let back = -Infinity;
-    let upEps = 0;
-    for (let k = 0; k < keys.length; k++) {
-      if (ups[k]! + downs[k]! === 0 || downs[k]! > ups[k]!) continue;
-      upEps++;
-      const sk = since[k]!;
-      back = sk === -Infinity ? NaN : Math.max(back, sk);
-    }
-    if (upEps > 0 && !Number.isNaN(back)) {
+    const back = cameBackAt(rr.tally);
+    if (!Number.isNaN(back)) {
       if (t >= back && t < back + s.slowStartMs) {
         const n = Math.max(1, Math.ceil(s.slowStartMs / s.rampStepMs));
         const k = Math.min(n, Math.floor(((t - back) * n) / s.slowStartMs) + 1);
@@ -1522,24 +1515,10 @@ const ANY_CHANGE = 2;
  * records have instants of their own, and slow-start steps too).
  */
 function healthOutcome(h: HealthScratch): string {
-  let probed = 0;
-  let down = 0;
-  let upEps = 0;
-  let back = -Infinity;
-  for (let k = 0; k < h.keys.length; k++) {
-    const u = h.ups[k]!;
-    const d = h.downs[k]!;
-    if (u + d === 0) continue;
-    probed++;
-    if (d > u) down++;
-    else {
-      upEps++;
-      const sk = h.since[k]!;
-      back = sk === -Infinity ? NaN : Math.max(back, sk);
-    }
-  }
+  const { probed, down } = tallyCounts(h);
   if (probed > 0 && down === probed) return `down ${downEndpoints(h).join(',')}`;
-  return upEps > 0 && !Number.isNaN(back) ? `up ${back}` : 'up';
+  const back = cameBackAt(h);
+  return Number.isNaN(back) ? 'up' : `up ${back}`;
 }
 
 /**
@@ -1639,7 +1618,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     for (const t of times) {
       // Only votes change here: if they decide what they decided before, so is the view.
       if (whyAt.get(t) === VOTES_ONLY && !skipOff.on) {
-        tallyHealth(rr, t, hp);
+        tallyHealth(rr.health, rr.tally, t, hp);
         const o = healthOutcome(rr.tally);
         if (o === outcome) continue;
       }

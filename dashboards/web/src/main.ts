@@ -192,11 +192,7 @@ async function setFrozen(frozen: boolean): Promise<void> {
     guardConfirm('freeze-confirm', null, '');
     return;
   }
-  if (reason === '') {
-    message(`${frozen ? 'A freeze' : 'An unfreeze'} needs a reason (it is audited).`, 'error');
-    document.getElementById('freeze-reason')?.focus();
-    return;
-  }
+  if (!hasReason(reason, frozen ? 'A freeze' : 'An unfreeze', 'freeze-reason')) return;
   try {
     const r = await call<{ frozen: Override | null; ended: Override[] }>('POST', '/v1/automation/freeze', { frozen, reason, ...(frozen && p?.until !== undefined ? { until: p.until } : {}) });
     message(r.frozen ? `Automation frozen (override ${r.frozen.id}).` : `Automation unfrozen: ${r.ended.length} freeze(s) ended.`, 'ok');
@@ -287,6 +283,14 @@ function renderTable(): void {
       h('tbody', {}, ...rows),
     ),
   );
+}
+
+/** A change needs a reason (it is audited): false, with a message and the field focused, when there is none. */
+function hasReason(reason: string, what: string, field: string): boolean {
+  if (reason !== '') return true;
+  message(`${what} needs a reason (it is audited).`, 'error');
+  document.getElementById(field)?.focus();
+  return false;
 }
 
 // ---------- region detail, drain and undrain ----------
@@ -484,16 +488,12 @@ async function previewDrain(id: string): Promise<void> {
 
 async function confirmDrain(id: string): Promise<void> {
   const { cap, rampMs, reason } = drainInputs();
-  if (previewed !== `${id}|${cap}|${rampMs}`) {
+  if (previewed !== drainKey(id)) {
     message('The drain changed since its preview: preview it again before confirming.', 'error');
-    (document.getElementById('drain-confirm') as HTMLButtonElement).disabled = true;
+    guardConfirm('drain-confirm', null, '');
     return;
   }
-  if (reason === '') {
-    message('A drain needs a reason (it is audited).', 'error');
-    document.getElementById('drain-reason')?.focus();
-    return;
-  }
+  if (!hasReason(reason, 'A drain', 'drain-reason')) return;
   try {
     const o = await call<{ id: string }>('POST', `/v1/regions/${encodeURIComponent(id)}/drain`, { reason, cap, ...(rampMs > 0 ? { ramp: rampMs } : {}) });
     message(`Drain of ${id} started (override ${o.id}).`, 'ok');
@@ -507,11 +507,7 @@ async function confirmDrain(id: string): Promise<void> {
 
 async function undrain(id: string): Promise<void> {
   const { reason } = drainInputs();
-  if (reason === '') {
-    message('An undrain needs a reason (it is audited).', 'error');
-    document.getElementById('drain-reason')?.focus();
-    return;
-  }
+  if (!hasReason(reason, 'An undrain', 'drain-reason')) return;
   try {
     const r = await call<{ ended: unknown[] }>('DELETE', `/v1/regions/${encodeURIComponent(id)}/drain?reason=${encodeURIComponent(reason)}`);
     message(`Undrain of ${id}: ${r.ended.length} drain(s) ended; traffic ramps back.`, 'ok');
@@ -576,11 +572,7 @@ async function confirmForce(id: string): Promise<void> {
     guardConfirm('force-confirm', null, '');
     return;
   }
-  if (reason === '') {
-    message('A force needs a reason (it is audited).', 'error');
-    document.getElementById('force-reason')?.focus();
-    return;
-  }
+  if (!hasReason(reason, 'A force', 'force-reason')) return;
   try {
     const r = await call<{ force: Override; ended: Override[] }>('POST', `/v1/regions/${encodeURIComponent(id)}/force`, { state: st, reason, ...(p.until !== undefined ? { until: p.until } : {}) });
     message(`Force ${st} of ${id} in force ${untilWords(r.force.end)} (override ${r.force.id}${r.ended.length ? `; replaced ${r.ended.map((o) => o.id).join(', ')}` : ''}).`, 'ok');
@@ -595,11 +587,7 @@ async function confirmForce(id: string): Promise<void> {
 
 async function clearForce(id: string): Promise<void> {
   const { reason } = forceInputs();
-  if (reason === '') {
-    message('Clearing a force needs a reason (it is audited).', 'error');
-    document.getElementById('force-reason')?.focus();
-    return;
-  }
+  if (!hasReason(reason, 'Clearing a force', 'force-reason')) return;
   try {
     const r = await call<{ ended: Override[] }>('DELETE', `/v1/regions/${encodeURIComponent(id)}/force?reason=${encodeURIComponent(reason)}`);
     message(`Force of ${id} cleared: ${r.ended.map((o) => `${o.action} by ${o.actor}`).join(', ')} ended; its health decides again.`, 'ok');
