@@ -28,6 +28,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run, type ToolRun } from './dig.js';
+import { redisArgs } from './redis.js';
 import { findTool, requireTool } from './tools.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -315,18 +316,7 @@ export async function startNetnsRedis(member: Member, readyTimeoutMs = 15000): P
   const bin = requireTool('redis-server');
   const port = 6379;
   const dir = mkdtempSync(join(tmpdir(), 'gridsteer-netns-redis-'));
-  const args = [
-    bin,
-    '--port', String(port),
-    '--bind', member.addr,
-    '--protected-mode', 'no',
-    '--save', '',
-    '--appendonly', 'yes',
-    '--appendfsync', 'always',
-    '--dir', dir,
-    '--daemonize', 'no',
-    '--logfile', '',
-  ];
+  const args = [bin, ...redisArgs(port, member.addr, dir), '--protected-mode', 'no'];
   const proc = spawn(member.wrap[0]!, [...member.wrap.slice(1), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   liveRedis.add(proc);
   proc.once('exit', () => liveRedis.delete(proc));

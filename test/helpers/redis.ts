@@ -139,6 +139,20 @@ function waitExit(proc: ChildProcess, ms: number): Promise<boolean> {
   });
 }
 
+/** redis-server's arguments for a test server: one address and port, AOF fsynced always in `dir`, no RDB, in the foreground, logging to stdout. */
+export function redisArgs(port: number, bind: string, dir: string): string[] {
+  return [
+    '--port', String(port),
+    '--bind', bind,
+    '--save', '',
+    '--appendonly', 'yes',
+    '--appendfsync', 'always',
+    '--dir', dir,
+    '--daemonize', 'no',
+    '--logfile', '',
+  ];
+}
+
 /** Starts redis-server on a free loopback port in a fresh temp dir; resolves once it answers PING. */
 export async function startRedis(o: RedisServerOptions = {}): Promise<RunningRedis> {
   const bin = requireTool('redis-server');
@@ -148,17 +162,7 @@ export async function startRedis(o: RedisServerOptions = {}): Promise<RunningRed
   const dir = mkdtempSync(join(tmpdir(), 'gridsteer-redis-'));
   const readyTimeoutMs = o.readyTimeoutMs ?? 15000;
   const logs: string[] = [];
-  const args = [
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--save', '',
-    '--appendonly', 'yes',
-    '--appendfsync', 'always',
-    '--dir', dir,
-    '--daemonize', 'no',
-    '--logfile', '',
-    '--repl-diskless-sync-delay', '0',
-  ];
+  const args = [...redisArgs(port, '127.0.0.1', dir), '--repl-diskless-sync-delay', '0'];
   if (o.cluster) args.push('--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-port', String(busPort), '--cluster-node-timeout', '3000');
   if (o.replicaOf) args.push('--replicaof', '127.0.0.1', String(o.replicaOf.port));
 
