@@ -12,14 +12,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { prepare, servingState, stateVersion } from '../gslb/serving.js';
+import { prepare, servingState, stateVersion } from '../gslb/serve/serving.js';
 import { compileGeo } from '../gslb/geo/compile.js';
 import { defaultCacheDir, unpackEmbedded } from '../gslb/geo/service.js';
-import { decide, planFromConfig, type Cell } from '../gslb/policy/decide.js';
+import { decide, planFromConfig } from '../gslb/policy/decide.js';
+import { type Cell } from '../gslb/model/cell.js';
 import { Responder } from '../gslb/dns/respond.js';
 import { encodeMessage } from '../gslb/dns/message.js';
-import type { SubnetKey } from '../gslb/policy/admission.js';
-import { xorshift32 as rng } from '../gslb/policy/testing.js';
+import type { SubnetKey } from '../gslb/model/cell.js';
+import { xorshift32 as rng } from '../test/helpers/policy.js';
 
 const { values } = parseArgs({ options: { config: { type: 'string', default: 'gridsteer.yaml' }, n: { type: 'string', default: '2000000' } } });
 const N = Number(values.n);

@@ -6,10 +6,11 @@
  * 2-minute ramp. Records are folded by the real reducer. Deterministic in n.
  */
 import { defaultSettings, type PlannerSettings } from '../gslb/policy/planner.js';
-import { reduce, type SignalRecord } from '../gslb/state/reducer.js';
-import type { StoreSnapshot } from '../gslb/state/store.js';
-import type { Override, Signal } from '../gslb/types.js';
-import { xorshift32 } from '../gslb/policy/testing.js';
+import { reduce } from '../gslb/state/reducer.js';
+import { type SignalRecord } from '../gslb/model/snapshot.js';
+import type { StoreSnapshot } from '../gslb/model/snapshot.js';
+import type { Override, Signal } from '../gslb/model/types.js';
+import { xorshift32 } from '../test/helpers/policy.js';
 
 export const NOW = 1_800_000_000_000;
 

@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import { plan } from '../gslb/policy/planner.js';
 import { reduce } from '../gslb/state/reducer.js';
-import { xorshift32 } from '../gslb/policy/testing.js';
+import { xorshift32 } from '../test/helpers/policy.js';
 import { benchFleet } from './fleet.js';
 import { World, fleetSettings, populate, step } from '../test/helpers/plan-walk.js';
 

@@ -6,9 +6,9 @@
  */
 import type { Logger } from 'pino';
 import type { TSchema } from '@sinclair/typebox';
-import type { Signal } from '../gslb/types.js';
+import type { Signal } from '../gslb/model/types.js';
 
-export type { Signal, SignalKind } from '../gslb/types.js';
+export type { Signal, SignalKind } from '../gslb/model/types.js';
 
 /** A region as collectors see it. */
 export interface FleetRegion {

@@ -15,28 +15,28 @@ import client from 'prom-client';
 
 import { Responder } from './dns/respond.js';
 import { parseListen, reservePorts, startDnsServer, type DnsServer, type ListenAddress, type TcpLimits } from './dns/server.js';
-import { explainQuery, prepare, servingState, stateVersion, tableOf, type Prepared } from './serving.js';
+import { explainQuery, prepare, servingState, stateVersion, tableOf, type Prepared } from './serve/serving.js';
 import { GeoService, geoSettings } from './geo/service.js';
 import { DatabaseLocator } from './geo/locator.js';
-import type { ExplainQuery } from './policy/explain.js';
+import type { ExplainQuery } from './serve/explain.js';
 import type { GeoTable } from './geo/table.js';
-import { aggregateMetrics, createRegistry, type MetricsJson } from './metrics.js';
-import { registerFleetMetrics } from './fleet-metrics.js';
+import { aggregateMetrics, createRegistry, type MetricsJson } from './serve/metrics.js';
+import { registerFleetMetrics } from './control/fleet-metrics.js';
 import { buildApi, type ReadinessCheck } from './api/app.js';
 import { loadTokens } from './api/auth.js';
 import { readHttpTls } from './config/tls.js';
-import type { FromWorker, ToWorker } from './worker.js';
-import { StateService } from './state/service.js';
-import { DemandFlusher } from './state/demand.js';
-import { CollectorHost } from './collectors.js';
+import type { FromWorker, ToWorker } from './serve/worker.js';
+import { StateService } from './control/service.js';
+import { DemandFlusher } from './control/demand.js';
+import { CollectorHost } from './control/collectors.js';
 import { collectors } from '../collectors/index.js';
-import type { DemandCounts } from './dns/respond.js';
-import { plannerSettings, storeFor } from './state/setup.js';
-import type { Plan } from './types.js';
-import { now as clockNow, realMs, testClock } from './clock.js';
-import { DrainHookRunner } from './hooks.js';
+import type { DemandCounts } from './model/snapshot.js';
+import { plannerSettings, storeFor } from './control/setup.js';
+import type { Plan } from './model/types.js';
+import { now as clockNow, realMs, testClock } from './platform/clock.js';
+import { DrainHookRunner } from './control/hooks.js';
 import { LeaseRunner } from './state/lease.js';
-import { OperatorService } from './state/operator.js';
+import { OperatorService } from './control/operator.js';
 
 export interface StartOptions {
   configFile: string;
@@ -189,7 +189,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   }
 
   async function forkWorkers(listen: ListenAddress[]): Promise<string[]> {
-    cluster.setupPrimary({ exec: fileURLToPath(new URL('./worker.js', import.meta.url)), args: [], silent: false });
+    cluster.setupPrimary({ exec: fileURLToPath(new URL('./serve/worker.js', import.meta.url)), args: [], silent: false });
     const results = await Promise.all(Array.from({ length: nWorkers }, () => forkOne(listen)));
     return results[0]!;
   }

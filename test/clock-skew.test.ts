@@ -10,7 +10,7 @@ import pino from 'pino';
 import { startRedis, type RunningRedis } from './helpers/redis.js';
 import { sleep } from './helpers/net.js';
 import { RedisStore } from '../gslb/state/redis-store.js';
-import { StateService, MAX_CLOCK_SKEW_MS } from '../gslb/state/service.js';
+import { StateService, MAX_CLOCK_SKEW_MS } from '../gslb/control/service.js';
 import { defaultSettings } from '../gslb/policy/planner.js';
 
 let redis: RunningRedis;

@@ -11,7 +11,7 @@ import net from 'node:net';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { writeTestConfig } from './helpers/server.js';
-import { xorshift32 } from '../gslb/policy/testing.js';
+import { xorshift32 } from './helpers/policy.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));

@@ -7,7 +7,7 @@
  * T − 335 s no answer names us-va; and the region's drain hook is called at each step and
  * told at T to refuse new streams.
  *
- * The server runs with GRIDSTEER_TEST_CLOCK at 20× (gslb/clock.ts): a 30 s step takes
+ * The server runs with GRIDSTEER_TEST_CLOCK at 20× (gslb/platform/clock.ts): a 30 s step takes
  * 1.5 s. Every wait is bounded in count; no assertion depends on how long anything took.
  * geoip is disabled: every client is placed at the default location (Ashburn, VA), whose
  * ranking starts us-va, us-tx.

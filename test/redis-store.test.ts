@@ -13,9 +13,9 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { storeKeys } from '../gslb/state/keys.js';
 import { parseRedisUrl, redactUrl, RedisStore, STORE_FORMAT, type RedisStoreOptions } from '../gslb/state/redis-store.js';
-import { storeConformance } from '../gslb/state/store.conformance.js';
+import { storeConformance } from './helpers/store-conformance.js';
 import { StoreError, type Lease } from '../gslb/state/store.js';
-import type { Override, Signal } from '../gslb/types.js';
+import type { Override, Signal } from '../gslb/model/types.js';
 import { startRedis, startRedisCluster, startSentinel, type RunningCluster, type RunningRedis, type RunningSentinel } from './helpers/redis.js';
 
 const T0 = 1_700_000_000_000;
@@ -160,7 +160,7 @@ describe('RedisStore on real redis-server', () => {
     await assert.rejects(guard(store.start(), 'start'), isCode('unavailable', /^state: Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable: .*gave up starting after 1000 ms/));
     assert.deepEqual([store.status().connected, store.status().stale], [false, true]);
     await assert.rejects(store.revision(), isCode('unavailable'));
-    // The node retries later (gslb/state/service.ts does): the same store starts once Redis is up.
+    // The node retries later (gslb/control/service.ts does): the same store starts once Redis is up.
     await r.restart();
     await guard(store.start(), 'start');
     assert.deepEqual([store.status().connected, store.status().stale], [true, false]);

@@ -19,7 +19,7 @@ import { Value } from '@sinclair/typebox/value';
 import { carbon, carbonStats, CarbonConfigSchema, CarbonPoller, planConfig, readSecret, SOURCE_ELECTRICITY_MAPS, SOURCE_WATTTIME, type CarbonConfig } from './index.js';
 import { CarbonError } from './parse.js';
 import type { CollectorContext, FleetRegion } from '../types.js';
-import type { Signal } from '../../gslb/types.js';
+import type { Signal } from '../../gslb/model/types.js';
 import { validateSignal } from '../../gslb/state/signals.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../collectors/carbon/fixtures/', import.meta.url));

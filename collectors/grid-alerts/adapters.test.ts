@@ -8,7 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { validateSignal, type GridAlert } from '../../gslb/state/signals.js';
+import { validateSignal } from '../../gslb/state/signals.js';
+import { type GridAlert } from '../../gslb/model/signals.js';
 import { FeedError, genericKind, pjmKind, readAeso, readCaiso, readErcot, readPjm, type FeedErrorCode, type ReadOptions, type Reading } from './adapters.js';
 
 // dist/collectors/grid-alerts → the source fixtures three levels up.

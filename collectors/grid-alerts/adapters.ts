@@ -15,7 +15,7 @@
  * - Bounded: at most MAX_NOTICES notices per body, labels read on at most 500 characters,
  *   messages cut to 2000 characters, program names to 200.
  */
-import type { GridAlert, GridAlertType } from '../../gslb/state/signals.js';
+import type { GridAlert, GridAlertType } from '../../gslb/model/signals.js';
 import { decodeEntities, parseRss, RssError, stripTags, type RssItem } from './rss.js';
 import { parseTime } from './time.js';
 

@@ -14,8 +14,9 @@ import pino from 'pino';
 import { Value } from '@sinclair/typebox/value';
 import { configProblems, gridAlerts, gridAlertsStats, GridAlertsConfigSchema, type GridAlertsConfig } from './index.js';
 import type { CollectorContext, FleetRegion } from '../types.js';
-import type { Signal } from '../../gslb/types.js';
-import { validateSignal, type GridAlert } from '../../gslb/state/signals.js';
+import type { Signal } from '../../gslb/model/types.js';
+import { validateSignal } from '../../gslb/state/signals.js';
+import { type GridAlert } from '../../gslb/model/signals.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../collectors/grid-alerts/fixtures/', import.meta.url));
 const fixture = (name: string) => readFileSync(FIXTURES + name, 'utf8');

@@ -11,7 +11,7 @@ import net from 'node:net';
 import pino from 'pino';
 import { health, probe, HealthCheckSchema, HealthConfigSchema, type HealthConfig } from './index.js';
 import type { CollectorContext, FleetRegion } from '../types.js';
-import type { Signal } from '../../gslb/types.js';
+import type { Signal } from '../../gslb/model/types.js';
 import { validateSignal } from '../../gslb/state/signals.js';
 import { Value } from '@sinclair/typebox/value';
 

@@ -5,7 +5,7 @@
  *
  * Units: power W, energy Wh, state of charge % (0–100), times ms epoch.
  */
-import { MAX_FUTURE_MS, type PowerBudget } from '../../gslb/state/signals.js';
+import { MAX_FUTURE_MS, type PowerBudget } from '../../gslb/model/signals.js';
 
 /** The fields a site maps to a source metric (a Sparkplug metric name or a JSON field). */
 export const FIELDS = ['importLimitW', 'generationW', 'storageWh', 'storageMaxW', 'socPercent', 'drawW'] as const;

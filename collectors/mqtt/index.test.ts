@@ -15,7 +15,7 @@ import { mqttCollector, MqttConfigSchema, mqttStats, MqttRun, type MqttConfig } 
 import { encodePayload, DataType, type SparkplugMetric } from './sparkplug.js';
 import { TestBroker } from './test-broker.js';
 import type { CollectorContext } from '../types.js';
-import type { Signal } from '../../gslb/types.js';
+import type { Signal } from '../../gslb/model/types.js';
 import { validateSignal } from '../../gslb/state/signals.js';
 
 const fixtures = fileURLToPath(new URL('../../../collectors/mqtt/fixtures/', import.meta.url));

@@ -35,7 +35,7 @@ import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import mqtt, { type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
-import type { PowerBudget } from '../../gslb/state/signals.js';
+import type { PowerBudget } from '../../gslb/model/signals.js';
 import type { Collector, CollectorContext, Signal } from '../types.js';
 import {
   applyUpdate,

@@ -31,7 +31,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { Collector, CollectorContext, Signal } from '../types.js';
-import type { GridEvent } from '../../gslb/state/signals.js';
+import type { GridEvent } from '../../gslb/model/signals.js';
 import { OPENADR3_ERRORS, Openadr3Error, TokenSource, VtnClient, openadr3Stats } from './client.js';
 import { eventQueries, matchesRegion, readEvent, readProgramNames, type ProgramInfo } from './parse.js';
 import { startWebhook, type Webhook } from './webhook.js';

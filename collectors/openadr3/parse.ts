@@ -6,7 +6,7 @@
  *
  * Time base: ms since the Unix epoch (UTC). Power: W.
  */
-import type { GridEvent, GridEventType } from '../../gslb/state/signals.js';
+import type { GridEvent, GridEventType } from '../../gslb/model/signals.js';
 
 /** The event payload types this collector turns into facts, and the fact type each becomes. */
 export const PAYLOAD_TYPES: Readonly<Record<string, GridEventType>> = {

@@ -28,7 +28,7 @@ import { stateRoutes, type StateApi } from './routes/state.js';
 import { operatorRoutes, type OperatorRoutesOptions } from './routes/operator.js';
 import { fleetRoutes, type FleetRoutesOptions } from './routes/fleet.js';
 import { dashboardRoutes } from './routes/dashboard.js';
-import type { ExplainQuery, ExplainResult } from '../policy/explain.js';
+import type { ExplainQuery, ExplainResult } from '../serve/explain.js';
 
 /** One line of /readyz. */
 export interface ReadinessCheck {
@@ -57,7 +57,7 @@ export interface ApiDeps {
   reload(): Promise<{ version: string; changed: boolean }>;
   /**
    * Explains the answer one client gets now, from the zones, plan and geo table the DNS path
-   * answers from (GET /v1/explain). Rejects with an ExplainError (gslb/policy/explain.ts) for
+   * answers from (GET /v1/explain). Rejects with an ExplainError (gslb/serve/explain.ts) for
    * bad input: the API answers 400 GSLB_ERR_VALIDATION naming `querystring.<field>`.
    */
   explain(q: ExplainQuery): Promise<ExplainResult>;

@@ -4,8 +4,8 @@ import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { buildApi, type ApiDeps } from './app.js';
 import { loadTokens } from './auth.js';
-import { explainQuery } from '../serving.js';
-import { context, NOW, planWith } from '../policy/explain-fixture.js';
+import { explainQuery } from '../serve/serving.js';
+import { context, NOW, planWith } from '../../test/helpers/explain-fixture.js';
 
 const VIEWER = 'viewer-token-0123456789abcdef';
 const INGEST = 'ingest-token-0123456789abcdef';

@@ -15,7 +15,7 @@ import { buildApi, type ApiDeps } from './app.js';
 import { loadTokens } from './auth.js';
 import { MAX_STREAMS } from './routes/fleet.js';
 import { StoreError } from '../state/store.js';
-import type { FleetView } from '../state/fleet.js';
+import type { FleetView } from '../control/fleet.js';
 
 const OPERATOR = 'operator-token-0123456789abcdef';
 const VIEWER = 'viewer-token-0123456789abcdef';

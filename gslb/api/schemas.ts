@@ -130,7 +130,7 @@ export const ExplainCandidateSchema = Type.Object({
   why: Type.String(),
 });
 
-/** GET /v1/explain: why the client gets its answer (gslb/policy/explain.ts ExplainResult). */
+/** GET /v1/explain: why the client gets its answer (gslb/serve/explain.ts ExplainResult). */
 export const ExplainResultSchema = Type.Object({
   at: Type.Integer({ description: 'ms since the Unix epoch the explanation is for' }),
   name: Type.String(),

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { renderExplain, runExplain, type CliIo } from './explain.js';
-import { explainQuery } from '../serving.js';
-import { context, NOW, planWith } from '../policy/explain-fixture.js';
+import { explainQuery } from '../serve/serving.js';
+import { context, NOW, planWith } from '../../test/helpers/explain-fixture.js';
 
 function io(reply: (url: URL, init: RequestInit) => Response | Promise<Response>, env: NodeJS.ProcessEnv = {}): CliIo & { stdout: string; stderr: string; urls: URL[]; inits: RequestInit[] } {
   const o = {

@@ -7,7 +7,7 @@
  * says which, with the server's error code and message); 2 usage error.
  */
 import { parseArgs } from 'node:util';
-import type { ExplainCandidate, ExplainResult } from '../policy/explain.js';
+import type { ExplainCandidate, ExplainResult } from '../serve/explain.js';
 import { CONNECTION_OPTIONS, callApi, connection, defaultIo, type CliIo } from './http.js';
 
 export const EXPLAIN_USAGE = `usage: gridsteer explain <client-ip> <name> [options]

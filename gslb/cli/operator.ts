@@ -18,8 +18,8 @@
  * printed); 2 usage error (with the command's usage).
  */
 import { parseArgs } from 'node:util';
-import type { Override } from '../types.js';
-import type { FleetStatus, Preview } from '../state/operator.js';
+import type { Override } from '../model/types.js';
+import type { FleetStatus, Preview } from '../control/operator.js';
 import { CONNECTION_OPTIONS, callApi, connection, connectionUsage, defaultIo, type ApiRequest, type CliIo, type Connection } from './http.js';
 
 // ---------------------------------------------------------------------------------------
@@ -32,7 +32,7 @@ export type OverrideView = Override;
 export type StatusView = Omit<FleetStatus, 'hooks'> & { hooks?: { regions?: Record<string, HookView> } };
 
 /**
- * One region's drain hook in GET /v1/status (gslb/hooks.ts DrainHookRegionStatus), read
+ * One region's drain hook in GET /v1/status (gslb/control/hooks.ts DrainHookRegionStatus), read
  * leniently: the CLI prints whatever phase and outcome words the server sends.
  */
 export interface HookView {

@@ -3,7 +3,7 @@
  * expected and how to fix it; a good configuration comes back defaulted, deeply frozen and
  * versioned by a hash of its files.
  */
-import { DEFAULT_GRID_RULES } from '../policy/planner.js';
+import { DEFAULT_GRID_RULES } from '../model/policy.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';

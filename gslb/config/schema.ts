@@ -6,8 +6,8 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { collectors } from '../../collectors/index.js';
-import { DEFAULT_GRID_RULES } from '../policy/planner.js';
-import { DrainHookSchema } from '../hooks.js';
+import { DEFAULT_GRID_RULES, GridRuleSchema, WhenAllDown } from '../model/policy.js';
+import { DrainHookSchema } from './drain-hook.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -103,10 +103,6 @@ export const ZoneSchema = Type.Object(
 
 const REGION_ID_FORM = 'a region id: at most 63 lowercase letters, digits and hyphens, starting with a letter or digit, e.g. us-va';
 
-export const WhenAllDown = Type.Union(
-  [Type.Literal('nearest'), Type.Literal('all'), Type.Literal('empty'), Type.Literal('servfail')],
-  { description: 'what to answer when no region admits the client: nearest (the nearest region up and not refusing new streams, else the nearest at all), all, empty (NODATA) or servfail' },
-);
 
 export const GslbNameSchema = Type.Object(
   {
@@ -137,27 +133,6 @@ const StalePolicySchema = (keepMs: number, then: string, what: string) =>
     { ...strict, default: {}, description: `what an expired ${what} means` },
   );
 
-const GridRuleSchema = Type.Object(
-  {
-    name: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'shown in the plan\'s reasons and in explain' }),
-    kind: Type.Union([Type.Literal('grid.event'), Type.Literal('grid.alert')], { description: 'which kind of grid fact' }),
-    types: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'fact types it matches (grid.event: simple, import-capacity-limit, dispatch-setpoint, grid-emergency, load-shed, cap, drain; grid.alert: normal, watch, conservation, flex-alert, eea, grid-alert, load-shed, emergency); absent = any' })),
-    minLevel: Type.Optional(Type.Integer({ minimum: 0, maximum: 3, description: 'the fact\'s level is at least this' })),
-    maxLevel: Type.Optional(Type.Integer({ minimum: 0, maximum: 3, description: 'the fact\'s level is at most this' })),
-    source: Type.Optional(Type.String({ minLength: 1, description: 'only facts whose source starts with this' })),
-    then: Type.Object(
-      {
-        cap: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'cap the region at this share' })),
-        capFromFact: Type.Optional(Type.Boolean({ description: 'cap at the fact\'s own cap (grid.event type cap)' })),
-        drain: Type.Optional(Type.Boolean({ description: 'drain the region' })),
-        importLimit: Type.Optional(Type.Boolean({ description: 'the fact\'s limitW is the site\'s grid import limit while it holds (needs power.fullLoadW in the region file)' })),
-        ttlCap: Type.Optional(Type.Integer({ minimum: 0, description: 'cap answers\' TTL at this many seconds (pre-arm)' })),
-      },
-      { ...strict, minProperties: 1, description: 'what a matching fact means' },
-    ),
-  },
-  { ...strict, description: 'one gridPolicy rule' },
-);
 
 export const PolicySchema = Type.Object(
   {
@@ -497,5 +472,4 @@ export type ZoneConfig = Static<typeof ZoneSchema>;
 export type StaticRecordConfig = Static<typeof StaticRecordSchema>;
 export type GslbNameConfig = Static<typeof GslbNameSchema>;
 export type RegionConfig = Static<typeof RegionSchema>;
-export type WhenAllDownPolicy = Static<typeof WhenAllDown>;
 export type AnySchema = TSchema;

@@ -1,6 +1,6 @@
 /**
  * Test helpers for configuration: a small valid fleet as text, temp folders holding it,
- * and the issues a load reports. For tests only (gslb/config/*.test.ts, gslb/serving.test.ts).
+ * and the issues a load reports. For tests only (gslb/config/*.test.ts, gslb/serve/serving.test.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

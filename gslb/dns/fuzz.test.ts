@@ -9,7 +9,7 @@ import { decodeMessage } from './message.js';
 import { FLAG, QTYPE, UDP_MIN } from './constants.js';
 import { makeResponder, query } from './testing.js';
 import { newParsedQuery, parseQuery, Verdict } from './query.js';
-import { xorshift32 } from '../policy/testing.js';
+import { xorshift32 } from '../../test/helpers/policy.js';
 
 /** Floats in [0, 1) from xorshift32: a failure names a reproducible seed and index. */
 function rng(seed: number): () => number {

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newParsedQuery, parseQuery, Verdict } from './query.js';
 import { keyFromWire } from './name.js';
-import { xorshift32 } from '../policy/testing.js';
+import { xorshift32 } from '../../test/helpers/policy.js';
 
 /** A query for a name given as labels (raw bytes, any case). */
 function queryFor(labels: number[][]): Buffer {

@@ -6,7 +6,7 @@
  * costs the hot path one comparison and an enabled one no random numbers.
  */
 import { formatAddr, maskAddr, parseAddr, type Addr } from '../geo/addr.js';
-import type { DecisionClass } from '../types.js';
+import type { DecisionClass } from '../model/types.js';
 
 /** The widest client prefix logged: /24 for IPv4, /56 for IPv6 (the ECS scope floors). */
 export const LOG_PREFIX4 = 24;

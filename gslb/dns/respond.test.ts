@@ -7,7 +7,7 @@ import { defaultTable } from '../geo/table.js';
 import { newParsedQuery, parseQuery, Verdict } from './query.js';
 import { FLAG, QTYPE, RCODE } from './constants.js';
 import { initialPlan } from '../policy/decide.js';
-import { planOf, snapshotABC } from '../policy/testing.js';
+import { planOf, snapshotABC } from '../../test/helpers/policy.js';
 import { Responder } from './respond.js';
 import type { QueryLogEntry } from './querylog.js';
 

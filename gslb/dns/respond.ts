@@ -4,20 +4,20 @@
  * 6891, 7871, 8482, 9619 (see docs/dns.md for the rule-by-rule list).
  */
 import { performance } from 'node:perf_hooks';
-import { now as clockNow } from '../clock.js';
+import { now as clockNow } from '../platform/clock.js';
 import { EDNS_DO, FLAG, QCLASS, QTYPE, RCODE, UDP_MIN, rcodeName, typeName } from './constants.js';
 import { newParsedQuery, parseQuery, Verdict, type ParsedQuery } from './query.js';
 import { keyToName, parentKey } from './name.js';
 import type { CompiledZones, NameNode, Template } from './zone.js';
-import { admissionSplits, decide, nextChangeOf, type Cell, type CellRange } from '../policy/decide.js';
+import { admissionSplits, decide, nextChangeOf } from '../policy/decide.js';
+import { type Cell, type CellRange } from '../model/cell.js';
 import { cellsOf, isUniformTable, locateClient, locatedRange, newCellRange, newClientLocation, replyScope, SourceCache } from '../geo/locate.js';
 import type { GeoTable } from '../geo/table.js';
-import { DECISION_CLASSES, type Plan } from '../types.js';
+import { DECISION_CLASSES, type Plan } from '../model/types.js';
+import type { DemandCounts } from '../model/snapshot.js';
 import { CACHE_BYPASS, CACHE_HIT, CACHE_MISS, DECISION_INDEX, DnsStats, TRANSPORT_TCP, TRANSPORT_UDP, type AnswerCounter } from './stats.js';
 import { ecsSubnet, sampleInterval, sourceSubnet, type QueryLogEntry } from './querylog.js';
 
-/** Steered queries by name, then by the client's home region. */
-export type DemandCounts = Record<string, Record<string, number>>;
 
 export interface ResponderOptions {
   /** Largest UDP reply we send (RFC 9715 default 1232). Also advertised in our OPT. */

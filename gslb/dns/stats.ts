@@ -3,7 +3,7 @@
  * only when scraped (metrics.ts), so answering never touches prom-client's label maps.
  */
 import { QTYPE, rcodeName, typeName } from './constants.js';
-import { DECISION_CLASSES, type DecisionClass } from '../types.js';
+import { DECISION_CLASSES, type DecisionClass } from '../model/types.js';
 
 export const TRANSPORT_UDP = 0;
 export const TRANSPORT_TCP = 1;

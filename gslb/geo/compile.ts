@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { openMmdb, type TreeAccess } from './mmdb-walk.js';
 import { parseAddr } from './addr.js';
 import { GeoTable, type RankingEntry } from './table.js';
-import { rankRegions, type LatLon } from '../policy/distance.js';
+import { rankRegions, type LatLon } from './distance.js';
 
 export const FLOOR4 = 24;
 export const FLOOR6 = 56;

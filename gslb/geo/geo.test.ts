@@ -17,8 +17,8 @@ import { QTYPE } from '../dns/constants.js';
 import { EDNS, OPTS, query } from '../dns/testing.js';
 import { defaultTable, GeoTable } from './table.js';
 import { parseAddr } from './addr.js';
-import { planWith, regionOfAddress, snapshotABC, syntheticTable } from '../policy/testing.js';
-import type { Plan } from '../types.js';
+import { planWith, regionOfAddress, snapshotABC, syntheticTable } from '../../test/helpers/policy.js';
+import type { Plan } from '../model/types.js';
 
 /** Two cells: ranking 0 (home a) and ranking 1 (home b), over several ranges each. */
 const TWO_CELLS = syntheticTable(

@@ -19,8 +19,8 @@ import { compileGeo, parseCidr, FLOOR4, FLOOR6, TOP_K, type FleetGeometry, type 
 import { defaultCacheDir, unpackEmbedded } from './service.js';
 import { GeoTable } from './table.js';
 import { isSpecial, parseAddr, type Addr } from './addr.js';
-import { rankRegions } from '../policy/distance.js';
-import { prng } from '../policy/testing.js';
+import { rankRegions } from './distance.js';
+import { prng } from '../../test/helpers/policy.js';
 
 /** The example fleet (regions/*.yaml), with some biases so that they matter. */
 const GEOMETRY: FleetGeometry = {

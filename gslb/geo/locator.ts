@@ -7,13 +7,27 @@
 import { readFile, stat } from 'node:fs/promises';
 import { Reader, type CityResponse } from 'mmdb-lib';
 import { formatAddr, maskAddr, parseAddr } from './addr.js';
-import type { GeoPosition, LocationLookup } from '../policy/explain.js';
 
 /** The database file to read and the version of the table in force (a change reopens it). */
 export interface LocatorSource {
   file: string;
   version: string;
 }
+
+/** What the GeoIP database says about one address (for people; never used to decide). */
+export interface GeoPosition {
+  lat: number;
+  lon: number;
+  /** ISO 3166-1 alpha-2. */
+  country?: string;
+  city?: string;
+  accuracyRadiusKm?: number;
+  /** The database network holding the address, as CIDR. */
+  network?: string;
+}
+
+/** Looks an address up in the GeoIP database; null when it holds no location for it. May throw. */
+export type LocationLookup = (address: string) => GeoPosition | null;
 
 /** What a database record says about an address, in GeoPosition terms; null without a location. */
 export function positionOf(rec: CityResponse | null, prefix: number, address: string): GeoPosition | null {

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GeoTable } from './table.js';
-import { xorshift32 as rng } from '../policy/testing.js';
+import { xorshift32 as rng } from '../../test/helpers/policy.js';
 
 /** A plain binary search over the whole table: what the /16 slot index must agree with. */
 function plain4(t: GeoTable, a: number): number {

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { admissionDraw, fnv1a32, murmurKey, regionSeed, type SubnetKey } from './admission.js';
-import { prng } from './testing.js';
+import { admissionDraw, fnv1a32, murmurKey, regionSeed } from './admission.js';
+import { type SubnetKey } from '../model/cell.js';
+import { prng } from '../../test/helpers/policy.js';
 
 /**
  * An independent MurmurHash3_x86_32 over any byte string, written from Austin Appleby's

@@ -7,17 +7,7 @@
  * away exactly the keys whose draw is ≥ w — a (1 − w) share of the clients of home h that
  * r admitted — and no client of any other home. Pure; no I/O.
  */
-
-/** The subnet key: the client address masked to min(source prefix, /24 or /56). */
-export interface SubnetKey {
-  family: 4 | 6;
-  /** IPv4: the masked address; IPv6: the top 32 bits of the masked address. */
-  hi: number;
-  /** IPv6: bits 32..63 of the masked address; IPv4: 0. */
-  lo: number;
-  /** The mask length applied. */
-  prefix: number;
-}
+import type { SubnetKey } from '../model/cell.js';
 
 /** FNV-1a, 32-bit, over the UTF-8 bytes of `s`. */
 export function fnv1a32(s: string): number {

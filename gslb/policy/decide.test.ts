@@ -1,10 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decide, ecsScope, widestInside32, FULL_STEP, initialPlan, nextChangeOf, planFromConfig, regionStepAt, weightOf, type Cell, type CellRange, type DecideName } from './decide.js';
-import { admissionDraw, type SubnetKey } from './admission.js';
+import { decide, FULL_STEP, initialPlan, nextChangeOf, planFromConfig, regionStepAt, weightOf, type DecideName } from './decide.js';
+import { ecsScope, widestInside32 } from '../geo/scope.js';
+import { type Cell, type CellRange } from '../model/cell.js';
+import { admissionDraw } from './admission.js';
+import { type SubnetKey } from '../model/cell.js';
 import { parseAddr } from '../geo/addr.js';
-import { planOf, planWith, xorshift32 } from './testing.js';
-import type { Plan } from '../types.js';
+import { planOf, planWith, xorshift32 } from '../../test/helpers/policy.js';
+import type { Plan } from '../model/types.js';
 
 const k4 = (s: string, prefix = 24): SubnetKey => ({ family: 4, hi: parseAddr(s)!.hi, lo: 0, prefix });
 const k6 = (s: string, prefix = 56): SubnetKey => {

@@ -4,9 +4,11 @@
  * Pure: no I/O, no clock — `now` only selects the plan step in force. The DNS hot path calls
  * it through a per-cell cache; explain, the API and the simulator call it directly.
  */
-import type { Answer, DecisionClass, Plan, RegionId, RegionStep } from '../types.js';
-import type { WhenAllDownPolicy } from '../config/schema.js';
-import { admissionDraw, type SubnetKey } from './admission.js';
+import type { Answer, DecisionClass, Plan, RegionId, RegionStep } from '../model/types.js';
+import type { WhenAllDownPolicy } from '../model/policy.js';
+import { admissionDraw } from './admission.js';
+import type { Cell, SubnetKey } from '../model/cell.js';
+import { ecsScope } from '../geo/scope.js';
 
 /** What decide needs to know about a steered name (compiled from config). */
 export interface DecideName {
@@ -16,27 +18,6 @@ export interface DecideName {
   /** Regions that serve the name, in config order, with their addresses per family. */
   regions: Map<RegionId, { v4: string[]; v6: string[] }>;
   whenAllDown: WhenAllDownPolicy;
-}
-
-/**
- * A geo cell: the client's ranking of regions, nearest first (top K), and the address range
- * the ranking holds for (for ECS scopes). `range` is absent when the client was placed
- * without the table (the default location before the first compile).
- */
-export interface Cell {
-  ranking: readonly RegionId[];
-  /** Why the client is where it is, in words (shown by explain). */
-  origin: string;
-  range?: CellRange;
-}
-
-/** [first, last] in the family's key space: IPv4 as (addr, 0), IPv6 as the top 64 bits. */
-export interface CellRange {
-  family: 4 | 6;
-  firstHi: number;
-  firstLo: number;
-  lastHi: number;
-  lastLo: number;
 }
 
 export interface DecideOptions {
@@ -118,63 +99,6 @@ export function admissionSplits(plan: Plan, ranking: readonly RegionId[], now: n
   if (home === undefined) return false;
   for (const r of ranking) if (weightOf(plan, home, r, now) < 1) return true;
   return false;
-}
-
-/** Trailing zero bits of a 32-bit value (32 for 0). */
-function ctz32(x: number): number {
-  return x === 0 ? 32 : 31 - Math.clz32(x & -x);
-}
-
-/**
- * The smallest p (0–32) such that the aligned /p block around `key` lies inside
- * [first, last] (all unsigned 32-bit, first ≤ key ≤ last), in closed form: the block's start
- * stays ≥ first once p passes the highest bit where key and first differ, or earlier if
- * first's low bits are zero from p on; likewise for its end and last (with ones).
- */
-export function widestInside32(key: number, first: number, last: number): number {
-  const d = (key ^ first) >>> 0;
-  const fromFirst = 32 - ctz32(first);
-  const pA = d === 0 ? 32 - ctz32(key) : fromFirst <= Math.clz32(d) ? fromFirst : Math.clz32(d) + 1;
-  const e = (key ^ last) >>> 0;
-  const toLast = 32 - ctz32(~last >>> 0);
-  const pB = e === 0 ? 32 - ctz32(~key >>> 0) : toLast <= Math.clz32(e) ? toLast : Math.clz32(e) + 1;
-  return Math.max(pA, pB);
-}
-
-/**
- * The ECS scope (RFC 7871 §7.2.1) for an answer: 0 when the source prefix is 0; the
- * floor (/24, /56) when admission could differ inside the cell; else the widest aligned
- * prefix around the key that stays inside the cell's range (never wider than needed to
- * stay in the cell, never 0 unless the cell is the whole space).
- */
-export function ecsScope(key: SubnetKey, sourcePrefix: number, range: CellRange | undefined, admissionInPlay: boolean): number {
-  if (sourcePrefix === 0) return 0;
-  const floor = key.family === 4 ? 24 : 56;
-  if (admissionInPlay || !range) return range ? floor : Math.min(sourcePrefix, floor);
-  if (key.family === 4) return Math.min(widestInside32(key.hi >>> 0, range.firstHi >>> 0, range.lastHi >>> 0), floor);
-  for (let p = 0; p <= floor; p++) {
-    // Block of the key at prefix p: [first, last].
-    let fHi: number;
-    let fLo: number;
-    let lHi: number;
-    let lLo: number;
-    if (p <= 32) {
-      const m = p === 0 ? 0 : (0xffffffff << (32 - p)) >>> 0;
-      fHi = (key.hi & m) >>> 0;
-      lHi = (fHi | ~m) >>> 0;
-      fLo = 0;
-      lLo = 0xffffffff;
-    } else {
-      const m = (0xffffffff << (64 - p)) >>> 0;
-      fHi = lHi = key.hi >>> 0;
-      fLo = (key.lo & m) >>> 0;
-      lLo = (fLo | ~m) >>> 0;
-    }
-    const geFirst = fHi > range.firstHi || (fHi === range.firstHi && fLo >= range.firstLo);
-    const leLast = lHi < range.lastHi || (lHi === range.lastHi && lLo <= range.lastLo);
-    if (geFirst && leLast) return p;
-  }
-  return floor;
 }
 
 /**

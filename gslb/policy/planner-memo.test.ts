@@ -15,7 +15,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { plan, planCounting, skipOff, type PlannerSettings } from './planner.js';
-import { xorshift32 } from './testing.js';
+import { xorshift32 } from '../../test/helpers/policy.js';
 import { IDS, World, fleetSettings, populate, step } from '../../test/helpers/plan-walk.js';
 
 test('a plan is the same with or without reuse and skipping, over a random walk of 150 changes (three seeds)', () => {

@@ -22,12 +22,13 @@
  * overrides (`by`).
  */
 import { createHash } from 'node:crypto';
-import { greatCircleKm, rankRegions, type LatLon } from './distance.js';
-import { FLEET, type Override, type Plan, type RegionId, type RegionStep, type SignalKind } from '../types.js';
-import type { SignalRecord } from '../state/reducer.js';
-import type { DemandBucket, StoreSnapshot } from '../state/store.js';
-import type { Capacity, GridAlert, GridEvent, LoadMetrics, PowerBudget } from '../state/signals.js';
+import { greatCircleKm, rankRegions, type LatLon } from '../geo/distance.js';
+import { FLEET, type Override, type Plan, type RegionId, type RegionStep, type SignalKind } from '../model/types.js';
+import type { SignalRecord } from '../model/snapshot.js';
+import type { DemandBucket, StoreSnapshot } from '../model/snapshot.js';
+import type { Capacity, GridAlert, GridEvent, LoadMetrics, PowerBudget } from '../model/signals.js';
 import { curveWords, drainCurve, type CurvePoint, type DrainCurve } from './drain.js';
+import { DEFAULT_GRID_RULES, type GridRule } from '../model/policy.js';
 
 /** What a kind's fact means once it is older than expiresAt + keepMs. */
 export type StaleThen = 'down' | 'degraded' | 'healthy' | 'ignore';
@@ -176,53 +177,6 @@ export function defaultSettings(regions: PlannerRegion[]): PlannerSettings {
     drain: { ...DEFAULT_DRAIN },
   };
 }
-
-/**
- * One gridPolicy rule (DESIGN.md "Data flow"): which grid facts it matches and what they mean.
- * Rules are tried in order; the first that matches a fact decides for it.
- */
-export interface GridRule {
-  name: string;
-  kind: 'grid.event' | 'grid.alert';
-  /** Fact types it matches (grid.event: simple, import-capacity-limit, …; grid.alert: eea, watch, …); absent = any. */
-  types?: string[];
-  /** The fact's level must be at least this. */
-  minLevel?: number;
-  /** The fact's level must be at most this. */
-  maxLevel?: number;
-  /** Only facts whose source starts with this. */
-  source?: string;
-  then: {
-    /** Cap the region at this share. */
-    cap?: number;
-    /** Cap at the fact's own `cap` value (grid.event type cap). */
-    capFromFact?: boolean;
-    /** Drain the region (share 0). */
-    drain?: boolean;
-    /** The fact's limitW becomes the site's grid import limit while it holds. */
-    importLimit?: boolean;
-    /** Cap answers' TTL at this many seconds (pre-arm: caches turn over fast if a drain follows). */
-    ttlCap?: number;
-  };
-}
-
-/** The shipped gridPolicy (issue 5's defaults). Operators replace it with policy.grid.rules. */
-export const DEFAULT_GRID_RULES: GridRule[] = [
-  { name: 'openadr-simple-1', kind: 'grid.event', types: ['simple'], minLevel: 1, maxLevel: 1, then: { cap: 0.75 } },
-  { name: 'openadr-simple-2', kind: 'grid.event', types: ['simple'], minLevel: 2, maxLevel: 2, then: { cap: 0.5 } },
-  { name: 'openadr-simple-3', kind: 'grid.event', types: ['simple'], minLevel: 3, then: { drain: true } },
-  { name: 'capacity-limit', kind: 'grid.event', types: ['import-capacity-limit', 'dispatch-setpoint'], then: { importLimit: true } },
-  { name: 'grid-emergency', kind: 'grid.event', types: ['grid-emergency'], then: { drain: true } },
-  { name: 'load-shed-order', kind: 'grid.event', types: ['load-shed'], then: { drain: true } },
-  { name: 'direct-drain', kind: 'grid.event', types: ['drain'], then: { drain: true } },
-  { name: 'direct-cap', kind: 'grid.event', types: ['cap'], then: { capFromFact: true } },
-  { name: 'alert-watch', kind: 'grid.alert', types: ['watch', 'conservation', 'flex-alert'], then: { ttlCap: 30 } },
-  { name: 'alert-eea1', kind: 'grid.alert', types: ['eea'], minLevel: 1, maxLevel: 1, then: { cap: 0.75, ttlCap: 30 } },
-  { name: 'alert-eea2', kind: 'grid.alert', types: ['eea'], minLevel: 2, maxLevel: 2, then: { drain: true } },
-  { name: 'alert-grid-alert', kind: 'grid.alert', types: ['grid-alert'], then: { drain: true } },
-  { name: 'alert-eea3-load-shed', kind: 'grid.alert', types: ['eea', 'load-shed', 'emergency'], minLevel: 3, then: { drain: true } },
-  { name: 'alert-load-shed', kind: 'grid.alert', types: ['load-shed', 'emergency'], then: { drain: true } },
-];
 
 /** The first rule matching a grid fact, or undefined. */
 export function matchGridRule(rules: GridRule[], kind: string, source: string, type: string, level: number | undefined): GridRule | undefined {

@@ -6,10 +6,10 @@
  * Homes are the located regions ranked from their own location (the planner's spill model);
  * names are not told apart.
  */
-import { rankRegions, type LatLon } from './distance.js';
+import { rankRegions, type LatLon } from '../geo/distance.js';
 import { regionStepAt, stepWeight } from './decide.js';
 import type { PlannerSettings } from './planner.js';
-import type { Plan, RegionId } from '../types.js';
+import type { Plan, RegionId } from '../model/types.js';
 
 export interface TrafficShares {
   /** Fraction of all demand each region takes (regions taking nothing are listed with 0). */

@@ -9,16 +9,18 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decide, type Cell, type DecideName } from './decide.js';
-import { admissionDraw, type SubnetKey } from './admission.js';
-import { planWith, prng, randomPublic24, randomPublic56, REGION_ADDR, regionOfAddress, snapshotABC, syntheticTable } from './testing.js';
+import { decide, type DecideName } from './decide.js';
+import { type Cell } from '../model/cell.js';
+import { admissionDraw } from './admission.js';
+import { type SubnetKey } from '../model/cell.js';
+import { planWith, prng, randomPublic24, randomPublic56, REGION_ADDR, regionOfAddress, snapshotABC, syntheticTable } from '../../test/helpers/policy.js';
 import { Responder } from '../dns/respond.js';
 import { compileZones } from '../dns/zone.js';
 import { decodeMessage, ipString } from '../dns/message.js';
 import { QTYPE } from '../dns/constants.js';
 import { EDNS, OPTS, query } from '../dns/testing.js';
 import type { GeoTable } from '../geo/table.js';
-import type { Plan } from '../types.js';
+import type { Plan } from '../model/types.js';
 
 const N = 100_000;
 const REGIONS = ['a', 'b', 'c'];

@@ -23,7 +23,7 @@
  *   no longer admits). A GOAWAY'd connection takes no new streams; its streams finish (or are
  *   cut at T); the client opens a new connection for its next session, resolving again.
  */
-import type { Signal } from '../types.js';
+import type { Signal } from '../model/types.js';
 import { makePolicy, type PolicyName, type SimPolicy, type WorldState } from './policies.js';
 import { EventHeap } from './heap.js';
 import { Rng } from './rng.js';

@@ -20,13 +20,16 @@
  * Contract: `answer` returns a region index (or −1 for no usable answer) and leaves the TTL in
  * seconds in `ttl`; `tick` is called once per simulated second, in time order.
  */
-import { decide, regionStepAt, stepWeight, type Cell, type DecideName } from '../policy/decide.js';
-import { admissionDraw, type SubnetKey } from '../policy/admission.js';
+import { decide, regionStepAt, stepWeight, type DecideName } from '../policy/decide.js';
+import { type Cell } from '../model/cell.js';
+import { admissionDraw } from '../policy/admission.js';
+import { type SubnetKey } from '../model/cell.js';
 import { defaultSettings, plan, type PlannerSettings } from '../policy/planner.js';
-import { reduce, type SignalRecord } from '../state/reducer.js';
+import { reduce } from '../state/reducer.js';
+import { type SignalRecord } from '../model/snapshot.js';
 import { validateSignal } from '../state/signals.js';
-import type { DemandBucket, StoreSnapshot } from '../state/store.js';
-import type { Plan, Signal } from '../types.js';
+import type { DemandBucket, StoreSnapshot } from '../model/snapshot.js';
+import type { Plan, Signal } from '../model/types.js';
 import type { PolicyParams } from './scenario.js';
 import type { World } from './world.js';
 
@@ -310,7 +313,7 @@ export class GridSteerPolicy implements SimPolicy {
 }
 
 /**
- * The planner settings of a simulated GridSteer, as gslb/state/setup.ts builds them from a
+ * The planner settings of a simulated GridSteer, as gslb/control/setup.ts builds them from a
  * configuration: defaultSettings() for the fleet, one steered name served by every region
  * with TTL0 = its TTL, drain planning with that TTL0 and Tmin, then the scenario's
  * `policies.gridsteer.planner` (a mapping merges key by key into the default's mapping; any

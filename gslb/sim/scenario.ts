@@ -21,7 +21,7 @@ import { RegionSchema, type RegionConfig } from '../config/schema.js';
 import { expected, type SchemaLike } from '../config/describe.js';
 import { defaultSettings } from '../policy/planner.js';
 import { SignalError, validateSignal } from '../state/signals.js';
-import type { Signal, SignalKind } from '../types.js';
+import type { Signal, SignalKind } from '../model/types.js';
 import { CONTINENTS, type Continent } from './metros.js';
 import { DEFAULT_SESSION_LENGTH, type SessionLengthParams } from './sessions.js';
 

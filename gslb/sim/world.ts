@@ -17,7 +17,7 @@
  *   (arrival rate × mean session length).
  */
 import { isSpecial } from '../geo/addr.js';
-import { greatCircleKm, rankRegions } from '../policy/distance.js';
+import { greatCircleKm, rankRegions } from '../geo/distance.js';
 import { METROS, metroWeights, type Metro } from './metros.js';
 import { Alias, Rng } from './rng.js';
 import type { Scenario, SimRegion } from './scenario.js';

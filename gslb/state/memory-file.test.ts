@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Override, Signal } from '../types.js';
+import type { Override, Signal } from '../model/types.js';
 import { MemoryStore } from './memory-store.js';
 import { StoreError } from './store.js';
 

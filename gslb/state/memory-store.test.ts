@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryStore } from './memory-store.js';
-import { storeConformance } from './store.conformance.js';
+import { storeConformance } from '../../test/helpers/store-conformance.js';
 
 storeConformance('MemoryStore (no file)', async () => {
   const store = new MemoryStore({ file: null });

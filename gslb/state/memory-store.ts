@@ -18,10 +18,12 @@
  */
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Override, Signal } from '../types.js';
-import { reduce, DEFAULT_RULES, type ReduceRules, type SignalRecord } from './reducer.js';
+import type { Override, Signal } from '../model/types.js';
+import { reduce, DEFAULT_RULES, type ReduceRules } from './reducer.js';
+import { type SignalRecord } from '../model/snapshot.js';
 import { signalId } from './signals.js';
-import { StoreError, type AuditEntry, type DemandBucket, type Lease, type PutResult, type StateStore, type StoreSnapshot, type StoreStatus } from './store.js';
+import { StoreError, type Lease, type PutResult, type StateStore, type StoreStatus } from './store.js';
+import { type AuditEntry, type DemandBucket, type StoreSnapshot } from '../model/snapshot.js';
 
 /** Demand buckets older than this, behind the newest bucket seen, are dropped. */
 const DEMAND_KEEP_MS = 3600_000;

@@ -26,11 +26,13 @@
  *   revision read, when listeners are called so the node reloads its snapshot.
  */
 import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { Override, Signal } from '../types.js';
+import type { Override, Signal } from '../model/types.js';
 import { demandField, parseDemandField, storeKeys, type StoreKeys } from './keys.js';
-import { DEFAULT_RULES, reduce, type ReduceRules, type SignalRecord } from './reducer.js';
+import { DEFAULT_RULES, reduce, type ReduceRules } from './reducer.js';
+import { type SignalRecord } from '../model/snapshot.js';
 import { signalId } from './signals.js';
-import { StoreError, type AuditEntry, type DemandBucket, type Lease, type PutResult, type StateStore, type StoreSnapshot, type StoreStatus } from './store.js';
+import { StoreError, type Lease, type PutResult, type StateStore, type StoreStatus } from './store.js';
+import { type AuditEntry, type DemandBucket, type StoreSnapshot } from '../model/snapshot.js';
 
 /** Where Redis is, parsed from the store URL. */
 export type RedisTarget =

@@ -5,9 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Signal, SignalKind } from '../types.js';
-import { DEFAULT_RULES, movedEnough, reduce, type ReduceRules, type SignalRecord } from './reducer.js';
-import { SIGNAL_KINDS, signalId } from './signals.js';
+import type { Signal, SignalKind } from '../model/types.js';
+import { DEFAULT_RULES, movedEnough, reduce, type ReduceRules } from './reducer.js';
+import { type SignalRecord } from '../model/snapshot.js';
+import { signalId } from './signals.js';
+import { SIGNAL_KINDS } from '../model/signals.js';
 
 const T0 = 1_700_000_000_000;
 

@@ -15,8 +15,9 @@
  *   and what it was before its last change (GridFold).
  * Every other kind applies its latest value as is.
  */
-import type { Signal } from '../types.js';
+import type { Signal } from '../model/types.js';
 import { signalId } from './signals.js';
+import type { SignalRecord } from '../model/snapshot.js';
 
 export interface ReduceRules {
   /** Consecutive successes before a down endpoint is up again (gdnsd up_thresh). */
@@ -28,42 +29,6 @@ export interface ReduceRules {
 }
 
 export const DEFAULT_RULES: ReduceRules = { rise: 2, fall: 3, hysteresis: 0.05 };
-
-/** Kind-specific memory of a record. */
-export type Fold =
-  | {
-      kind: 'health';
-      stableUp: boolean;
-      streak: number;
-      lastUp: boolean;
-      /** observedAt of the probe that last turned the stable state down → up (for slow start); absent = never seen turning. */
-      upSince?: number;
-    }
-  | { kind: 'applied'; value: Record<string, number> }
-  | GridFold
-  | { kind: 'latest' };
-
-/**
- * A grid fact's memory (grid.event, grid.alert; docs/adr/0007-proactive-drain.md): when its
- * current content was first learned (the notice a drain had), and what it said before the
- * content last changed, until when — so a cancelled, modified or cleared fact restores
- * traffic with a ramp from where the old one had brought it, instead of at once.
- */
-export interface GridFold {
-  kind: 'grid';
-  /** observedAt of the first signal with the current content (re-polls of the same content keep it). */
-  learnedAt: number;
-  /** The content before the last change, learned at `learnedAt`, in force until `until` (the change's observedAt). */
-  last?: { value: unknown; learnedAt: number; until: number };
-}
-
-/** The stored form of the latest signal of one id. */
-export interface SignalRecord {
-  /** signalId(signal): region|kind|source|key. */
-  id: string;
-  signal: Signal;
-  fold: Fold;
-}
 
 function numericFields(v: unknown): Record<string, number> {
   const out: Record<string, number> = {};

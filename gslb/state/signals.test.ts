@@ -5,8 +5,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Signal, SignalKind } from '../types.js';
-import { MAX_FUTURE_MS, SIGNAL_KINDS, SignalError, signalId, validateSignal } from './signals.js';
+import type { Signal, SignalKind } from '../model/types.js';
+import { SignalError, signalId, validateSignal } from './signals.js';
+import { MAX_FUTURE_MS, SIGNAL_KINDS } from '../model/signals.js';
 
 const NOW = 1_700_000_000_000;
 const REGIONS: ReadonlySet<string> = new Set(['us-east', 'eu-west', 'ap-south']);

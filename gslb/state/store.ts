@@ -2,7 +2,7 @@
  * The state store: where signals, operator overrides, the audit log, demand buckets and
  * poller leases live. One interface, two implementations (memory-store.ts, the default,
  * with an append-only file; redis-store.ts for many nodes), one conformance suite
- * (store.conformance.ts) run against both.
+ * (test/helpers/store-conformance.ts) run against both.
  *
  * Contracts every implementation keeps:
  * - Every successful write bumps the **revision** (a positive integer, strictly increasing,
@@ -19,44 +19,9 @@
  * - Time: every instant is ms since the Unix epoch. The store never reads the clock to
  *   decide anything about signals (expiry is the planner's business).
  */
-import type { Override, Signal } from '../types.js';
-import type { SignalRecord } from './reducer.js';
-
-/** One entry of the audit log: who did what, when, why, and the state before and after. */
-export interface AuditEntry {
-  /** Assigned by the store, increasing. */
-  seq: number;
-  /** ms epoch, the caller's clock at the request. */
-  at: number;
-  actor: string;
-  /** e.g. `override.create`, `override.end`. */
-  action: string;
-  /** The override's id (or another object's) the entry is about. */
-  target: string;
-  reason: string;
-  before: unknown;
-  after: unknown;
-}
-
-/** Everything the planner needs, read at one revision. */
-export interface StoreSnapshot {
-  revision: number;
-  /** The folded record of every signal id, in a stable order (by id). */
-  records: SignalRecord[];
-  /** Every override not ended, in a stable order (by id). */
-  overrides: Override[];
-  /** Demand buckets: per (bucket start, home, name) the query count, all nodes summed. */
-  demand: DemandBucket[];
-}
-
-/** Queries counted by all nodes for clients of one home asking one name in one 10-second bucket. */
-export interface DemandBucket {
-  /** ms epoch, a multiple of 10 000. */
-  bucket: number;
-  home: string;
-  name: string;
-  queries: number;
-}
+import type { Override, Signal } from '../model/types.js';
+import type { AuditEntry, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
+import type { SignalRecord } from '../model/snapshot.js';
 
 /** A poller's right to run on this node until `until` (ms epoch, store clock); `token` fences its writes. */
 export interface Lease {

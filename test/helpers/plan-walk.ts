@@ -7,9 +7,10 @@
  * scaffolding: no production module imports it.
  */
 import { defaultSettings, type PlannerSettings } from '../../gslb/policy/planner.js';
-import { reduce, type SignalRecord } from '../../gslb/state/reducer.js';
-import type { DemandBucket, StoreSnapshot } from '../../gslb/state/store.js';
-import type { Override, Signal } from '../../gslb/types.js';
+import { reduce } from '../../gslb/state/reducer.js';
+import { type SignalRecord } from '../../gslb/model/snapshot.js';
+import type { DemandBucket, StoreSnapshot } from '../../gslb/model/snapshot.js';
+import type { Override, Signal } from '../../gslb/model/types.js';
 
 export const T = 1_800_000_000_000;
 export const MIN = 60_000;

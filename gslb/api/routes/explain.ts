@@ -2,7 +2,7 @@
  * Explain route:
  * - GET /v1/explain?client=…&name=…[&type=A|AAAA][&subnet=…] (viewer): why that client gets
  *   the answer it gets — where it is placed, each region's distance, bias, weight and
- *   admission draw, and decide's answer and reasons (gslb/policy/explain.ts).
+ *   admission draw, and decide's answer and reasons (gslb/serve/explain.ts).
  * Bad input answers 400 GSLB_ERR_VALIDATION naming `querystring.<field>`: a client that is not
  * an IP address, a subnet that is not a CIDR, a name that is not steered (the message lists the
  * steered names), a type other than A or AAAA. Before the first geo table the answer comes from
@@ -11,7 +11,7 @@
 import { apiError } from '../errors.js';
 import type { ApiDeps } from '../app.js';
 import { ExplainQuerySchema, ExplainResultSchema, errorResponses, type ApiPlugin } from '../schemas.js';
-import { ExplainError } from '../../policy/explain.js';
+import { ExplainError } from '../../serve/explain.js';
 
 export interface ExplainRoutesOptions extends Record<string, unknown> {
   explain: ApiDeps['explain'];

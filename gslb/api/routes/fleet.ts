@@ -2,7 +2,7 @@
  * Fleet routes (issue 7; docs/api.md "Fleet"): what operators look at during a grid event.
  * - GET /v1/regions       (viewer): every region with its configuration, state in the plan now,
  *   next scheduled change, expected traffic share, power now, health, and every signal the
- *   store holds about it with source and age (gslb/state/fleet.ts).
+ *   store holds about it with source and age (gslb/control/fleet.ts).
  * - GET /v1/regions/:id   (viewer): one region, the same shape; 404 naming the known ids.
  * - GET /v1/grid-events   (viewer): the grid events and alerts the store knows, with when each
  *   was learned (the notice a drain had).
@@ -19,7 +19,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { apiError } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
 import { StoreError } from '../../state/store.js';
-import type { FleetView } from '../../state/fleet.js';
+import type { FleetView } from '../../control/fleet.js';
 
 export interface FleetRoutesOptions extends Record<string, unknown> {
   fleet: () => Promise<FleetView & { revision: number }>;

@@ -15,8 +15,8 @@ import { apiError } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
 import { OverrideSchema, PlanSchema } from './state.js';
 import { StoreError } from '../../state/store.js';
-import { OverrideError } from '../../state/service.js';
-import type { OperatorService } from '../../state/operator.js';
+import { OverrideError } from '../../control/service.js';
+import type { OperatorService } from '../../control/operator.js';
 
 export interface OperatorRoutesOptions extends Record<string, unknown> {
   operator: Pick<OperatorService, 'drain' | 'undrain' | 'force' | 'unforce' | 'freeze' | 'status' | 'preview' | 'enterEvent'>;

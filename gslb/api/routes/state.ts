@@ -15,11 +15,11 @@
 import { Type } from '@sinclair/typebox';
 import { apiError } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
-import type { Override, Plan } from '../../types.js';
-import type { AuditEntry, DemandBucket } from '../../state/store.js';
+import type { Override, Plan } from '../../model/types.js';
+import type { AuditEntry, DemandBucket } from '../../model/snapshot.js';
 import { StoreError } from '../../state/store.js';
 import { SignalError } from '../../state/signals.js';
-import { OverrideError, type IngestResult, type OverrideRequest } from '../../state/service.js';
+import { OverrideError, type IngestResult, type OverrideRequest } from '../../control/service.js';
 
 /** What the state routes need from the process (gslb/main.ts wires a StateService). */
 export interface StateApi {
@@ -121,7 +121,7 @@ export const stateRoutes: ApiPlugin<StateRoutesOptions> = async (app, opts) => {
     {
       onRequest: app.requireRole('ingest'),
       schema: {
-        body: Type.Object({ signals: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 1000, description: 'signals (gslb/types.ts Signal)' }) }, { additionalProperties: false }),
+        body: Type.Object({ signals: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 1000, description: 'signals (gslb/model/types.ts Signal)' }) }, { additionalProperties: false }),
         response: {
           200: Type.Object({ revision: Type.Integer(), results: Type.Array(Type.Object({ stored: Type.Boolean(), reason: Type.Optional(Type.String()) })) }),
           ...errorResponses,

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { prepare } from './serving.js';
-import { assertOneIssue, baseFiles, issuesOf, lineOf, sub, tempFleet, type Expect, type Files } from './config/testing.js';
+import { assertOneIssue, baseFiles, issuesOf, lineOf, sub, tempFleet, type Expect, type Files } from '../config/testing.js';
 
 const CONFIG = 'gridsteer.yaml';
 /** The last static record of the base config: new records go after it (index 6 on). */

@@ -5,7 +5,7 @@
  * The DNS counters are filled from DnsStats at scrape time, never on the hot path.
  */
 import client, { AggregatorRegistry, type Registry, type MetricObjectWithValues, type MetricValue, type MetricValueWithName } from 'prom-client';
-import { LATENCY_BOUNDS_MS, type DnsStats } from './dns/stats.js';
+import { LATENCY_BOUNDS_MS, type DnsStats } from '../dns/stats.js';
 
 /** One process's metrics as prom-client JSON. */
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];

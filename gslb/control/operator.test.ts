@@ -7,12 +7,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { MemoryStore } from './memory-store.js';
+import { MemoryStore } from '../state/memory-store.js';
 import { OverrideError, StateService } from './service.js';
 import { OperatorService } from './operator.js';
 import { defaultSettings, type PlannerSettings } from '../policy/planner.js';
 import { regionStepAt } from '../policy/decide.js';
-import type { Plan } from '../types.js';
+import type { Plan } from '../model/types.js';
 
 const NOW = 1_800_000_000_000;
 const S = 1000;

@@ -3,12 +3,13 @@
  * PRNG, random public subnets, plans with weights and schedules, a synthetic geo table and
  * a zone snapshot whose steered name is served by three regions a, b and c.
  */
-import { isSpecial, type Addr } from '../geo/addr.js';
-import { GeoTable, type RankingEntry } from '../geo/table.js';
-import type { ZoneSnapshot } from '../dns/zone.js';
-import type { Plan, RegionId, RegionStep, Signal } from '../types.js';
-import { reduce, type SignalRecord } from '../state/reducer.js';
-import { SNAP } from '../dns/testing.js';
+import { isSpecial, type Addr } from '../../gslb/geo/addr.js';
+import { GeoTable, type RankingEntry } from '../../gslb/geo/table.js';
+import type { ZoneSnapshot } from '../../gslb/dns/zone.js';
+import type { Plan, RegionId, RegionStep, Signal } from '../../gslb/model/types.js';
+import { reduce } from '../../gslb/state/reducer.js';
+import { type SignalRecord } from '../../gslb/model/snapshot.js';
+import { SNAP } from '../../gslb/dns/testing.js';
 
 /** splitmix32: a deterministic 32-bit PRNG (same sequence for the same seed, everywhere). */
 export function prng(seed: number): () => number {

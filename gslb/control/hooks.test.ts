@@ -10,21 +10,10 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { Value } from '@sinclair/typebox/value';
-import {
-  bearerToken,
-  DrainHookRunner,
-  DrainHookSchema,
-  drainHookPhase,
-  drainHookProblems,
-  dueDrainHookCall,
-  nextDrainHookInstant,
-  type DrainHookConfig,
-  type DrainHookPayload,
-  type DrainHookRunnerOptions,
-  type DrainHookState,
-} from './hooks.js';
-import type { Plan, RegionStep } from './types.js';
-import { closedPort, startDrainGateway, type DrainGateway, type GatewayCall } from '../test/helpers/drain-gateway.js';
+import { bearerToken, DrainHookRunner, drainHookPhase, drainHookProblems, dueDrainHookCall, nextDrainHookInstant, type DrainHookPayload, type DrainHookRunnerOptions, type DrainHookState } from './hooks.js';
+import { DrainHookSchema, type DrainHookConfig } from '../config/drain-hook.js';
+import type { Plan, RegionStep } from '../model/types.js';
+import { closedPort, startDrainGateway, type DrainGateway, type GatewayCall } from '../../test/helpers/drain-gateway.js';
 
 type Step = RegionStep & { refuse?: boolean };
 

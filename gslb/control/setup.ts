@@ -5,10 +5,10 @@
 import { dirname, resolve } from 'node:path';
 import type { Config, RegionConfig } from '../config/schema.js';
 import type { PlannerSettings } from '../policy/planner.js';
-import type { SignalKind } from '../types.js';
-import type { ReduceRules } from './reducer.js';
-import { MemoryStore } from './memory-store.js';
-import type { StateStore } from './store.js';
+import type { SignalKind } from '../model/types.js';
+import type { ReduceRules } from '../state/reducer.js';
+import { MemoryStore } from '../state/memory-store.js';
+import type { StateStore } from '../state/store.js';
 
 export function plannerSettings(c: Config, regions: RegionConfig[]): PlannerSettings {
   const p = c.policy;
@@ -57,7 +57,7 @@ export function reduceRules(c: Config): ReduceRules {
 export async function storeFor(c: Config, configFile: string, log: (level: 'info' | 'warn' | 'error', msg: string) => void): Promise<StateStore> {
   const rules = reduceRules(c);
   if (c.state.store === 'redis') {
-    const { RedisStore } = await import('./redis-store.js');
+    const { RedisStore } = await import('../state/redis-store.js');
     return new RedisStore({
       url: c.state.redis.url,
       prefix: c.state.redis.prefix,

@@ -5,11 +5,11 @@
  * Every change goes through the StateService, so it is validated, audited (actor, time,
  * reason, before, after), durable and, with Redis, seen by every node.
  */
-import { FLEET, type Override, type Plan, type RegionId, type Signal } from '../types.js';
+import { FLEET, type Override, type Plan, type RegionId, type Signal } from '../model/types.js';
 import { demandPerHome, gridSharesAt, operatorShareAt, plan as planOf } from '../policy/planner.js';
 import { trafficShares } from '../policy/traffic.js';
-import { reduce } from './reducer.js';
-import { SignalError, validateSignal } from './signals.js';
+import { reduce } from '../state/reducer.js';
+import { SignalError, validateSignal } from '../state/signals.js';
 import { OverrideError, type OverrideRequest, type StateService } from './service.js';
 import { fleetView, regionStatusAt, type FleetView, type RegionInfo, type RegionStatus } from './fleet.js';
 

@@ -6,12 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import client from 'prom-client';
-import { defaultSettings, plan, regionPowerAt, type PlannerSettings, type RegionPower } from './policy/planner.js';
-import { initialPlan, regionStepAt } from './policy/decide.js';
-import { foldRecords, planOf } from './policy/testing.js';
+import { defaultSettings, plan, regionPowerAt, type PlannerSettings, type RegionPower } from '../policy/planner.js';
+import { initialPlan, regionStepAt } from '../policy/decide.js';
+import { foldRecords, planOf } from '../../test/helpers/policy.js';
 import { REGION_STATES, gridFactsInForce, regionHealthyAt, regionStateAt, registerFleetMetrics, signalAges } from './fleet-metrics.js';
-import type { Plan, Signal, SignalKind } from './types.js';
-import type { SignalRecord } from './state/reducer.js';
+import type { Plan, Signal, SignalKind } from '../model/types.js';
+import type { SignalRecord } from '../model/snapshot.js';
 
 const T = 1_800_000_000_000;
 const MIN = 60_000;

@@ -6,14 +6,14 @@
  * `POST /v1/signals`; a refused or failed fact is logged once per change of outcome and
  * counted, never thrown back into the collector.
  */
-import { now as clockNow } from './clock.js';
+import { now as clockNow } from '../platform/clock.js';
 import type { Logger } from 'pino';
-import type { Collector, CollectorContext, FleetRegion } from '../collectors/types.js';
-import type { Signal } from './types.js';
-import { LeaseRunner, type Fence } from './state/lease.js';
-import type { StateService } from './state/service.js';
-import { SignalError } from './state/signals.js';
-import type { StateStore } from './state/store.js';
+import type { Collector, CollectorContext, FleetRegion } from '../../collectors/types.js';
+import type { Signal } from '../model/types.js';
+import { LeaseRunner, type Fence } from '../state/lease.js';
+import type { StateService } from './service.js';
+import { SignalError } from '../state/signals.js';
+import type { StateStore } from '../state/store.js';
 
 /** Per collector, what became of what it emitted. */
 export interface CollectorCounts {

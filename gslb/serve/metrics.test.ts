@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import client from 'prom-client';
 import { aggregateMetrics, CountedHistogram, createRegistry } from './metrics.js';
-import { CACHE_HIT, CACHE_MISS, DECISION_INDEX, DnsStats, LATENCY_BOUNDS_MS, TRANSPORT_UDP } from './dns/stats.js';
+import { CACHE_HIT, CACHE_MISS, DECISION_INDEX, DnsStats, LATENCY_BOUNDS_MS, TRANSPORT_UDP } from '../dns/stats.js';
 
 const H = 'gridsteer_dns_response_duration_seconds';
 

@@ -10,9 +10,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import type { Override, Signal, SignalKind } from '../types.js';
-import { DEFAULT_RULES } from './reducer.js';
-import { StoreError, type StateStore } from './store.js';
+import type { Override, Signal, SignalKind } from '../../gslb/model/types.js';
+import { DEFAULT_RULES } from '../../gslb/state/reducer.js';
+import { StoreError, type StateStore } from '../../gslb/state/store.js';
 
 export interface ConformanceHandle {
   store: StateStore;

@@ -7,10 +7,10 @@
  * collectors). The pure parts are exported for the case tables beside this file.
  */
 import client, { type Registry } from 'prom-client';
-import { nextChangeOf, regionStepAt } from './policy/decide.js';
-import { healthAt, regionPowerAt, type PlannerRegion, type PlannerSettings } from './policy/planner.js';
-import type { SignalRecord } from './state/reducer.js';
-import type { Plan, RegionId, SignalKind } from './types.js';
+import { nextChangeOf, regionStepAt } from '../policy/decide.js';
+import { healthAt, regionPowerAt, type PlannerRegion, type PlannerSettings } from '../policy/planner.js';
+import type { SignalRecord } from '../model/snapshot.js';
+import type { Plan, RegionId, SignalKind } from '../model/types.js';
 
 /** A region's state as `gridsteer status` shows it. */
 export const REGION_STATES = ['up', 'draining', 'restoring', 'refusing', 'down'] as const;

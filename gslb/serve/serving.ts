@@ -3,16 +3,17 @@
  * config, then hands a ServeState (plain data) to each answering process, which compiles
  * it into a Responder's ServingState. The same code runs in the primary with --workers 0.
  */
-import { ConfigError, loadConfig, renderPath, type ConfigIssue, type LoadedConfig } from './config/load.js';
-import { compileZones, snapshotOf, ZoneError, type CompiledZones, type ZoneSnapshot } from './dns/zone.js';
-import { absoluteName, nameKey } from './dns/name.js';
-import { planFromConfig } from './policy/decide.js';
-import { checkExplainInput, explain, ExplainError, type ExplainQuery, type ExplainResult, type LocationLookup } from './policy/explain.js';
-import { rankRegions } from './policy/distance.js';
-import type { ResponderOptions, ServingState } from './dns/respond.js';
-import { TOP_K, type FleetGeometry } from './geo/compile.js';
-import { defaultTable, GeoTable } from './geo/table.js';
-import type { Plan } from './types.js';
+import { ConfigError, loadConfig, renderPath, type ConfigIssue, type LoadedConfig } from '../config/load.js';
+import { compileZones, snapshotOf, ZoneError, type CompiledZones, type ZoneSnapshot } from '../dns/zone.js';
+import { absoluteName, nameKey } from '../dns/name.js';
+import { planFromConfig } from '../policy/decide.js';
+import { checkExplainInput, explain, ExplainError, type ExplainQuery, type ExplainResult } from './explain.js';
+import { type LocationLookup } from '../geo/locator.js';
+import { rankRegions } from '../geo/distance.js';
+import type { ResponderOptions, ServingState } from '../dns/respond.js';
+import { TOP_K, type FleetGeometry } from '../geo/compile.js';
+import { defaultTable, GeoTable } from '../geo/table.js';
+import type { Plan } from '../model/types.js';
 
 /** Which geo table to answer from: a compiled table file, or none (the default location). */
 export interface GeoRef {
@@ -116,7 +117,7 @@ export interface ExplainContext {
 }
 
 /**
- * Explains the answer `q` gets at `now` (policy/explain.ts). Rejects with ExplainError naming
+ * Explains the answer `q` gets at `now` (serve/explain.ts). Rejects with ExplainError naming
  * the field when the name is not steered (the message lists the names that are), the client
  * is not an address or the subnet not a subnet — before the database is opened.
  */

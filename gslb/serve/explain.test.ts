@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { explain, ExplainError, parseSubnet, type ExplainResult } from './explain.js';
-import { admissionDraw } from './admission.js';
-import { ADDRS, context, FLEET, fixtureTable, lookup, NOW, planWith, snapshot } from './explain-fixture.js';
-import { explainQuery, type ExplainContext } from '../serving.js';
+import { admissionDraw } from '../policy/admission.js';
+import { ADDRS, context, FLEET, fixtureTable, lookup, NOW, planWith, snapshot } from '../../test/helpers/explain-fixture.js';
+import { explainQuery, type ExplainContext } from './serving.js';
 import { compileZones } from '../dns/zone.js';
 import { Responder } from '../dns/respond.js';
 import { decodeMessage, ipBytes } from '../dns/message.js';
@@ -11,8 +11,8 @@ import { QTYPE } from '../dns/constants.js';
 import { query, EDNS } from '../dns/testing.js';
 import { defaultTable } from '../geo/table.js';
 import { parseAddr } from '../geo/addr.js';
-import type { Plan } from '../types.js';
-import type { WhenAllDownPolicy } from '../config/schema.js';
+import type { Plan } from '../model/types.js';
+import type { WhenAllDownPolicy } from '../model/policy.js';
 
 const run = (q: { client: string; subnet?: string; name?: string; type?: 'A' | 'AAAA' }, ctx: ExplainContext = context(), now = NOW): Promise<ExplainResult> =>
   explainQuery(ctx, { client: q.client, name: q.name ?? 'api.gslb.example.com', type: q.type ?? 'A', ...(q.subnet === undefined ? {} : { subnet: q.subnet }) }, now);

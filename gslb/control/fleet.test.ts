@@ -1,14 +1,15 @@
 /**
- * The fleet view (gslb/state/fleet.ts): signal summaries and power now as case tables; the
+ * The fleet view (gslb/control/fleet.ts): signal summaries and power now as case tables; the
  * view of a small fleet built from real reducer records and a real plan: state, next change,
  * traffic shares that add up, health counts, expired facts, and grid events with their notice.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fleetView, powerNow, summarize, type RegionInfo } from './fleet.js';
-import { reduce, type SignalRecord } from './reducer.js';
+import { reduce } from '../state/reducer.js';
+import { type SignalRecord } from '../model/snapshot.js';
 import { defaultSettings, plan } from '../policy/planner.js';
-import type { Signal, SignalKind } from '../types.js';
+import type { Signal, SignalKind } from '../model/types.js';
 
 const NOW = 1_800_000_000_000;
 const S = 1000;

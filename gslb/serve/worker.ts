@@ -9,8 +9,9 @@
  * {t:'ack', version}, {t:'metrics', id, data}, {t:'demand', id, data}, {t:'fatal', message}.
  */
 import pino from 'pino';
-import { Responder, type DemandCounts } from './dns/respond.js';
-import { startDnsServer, type ListenAddress, type TcpLimits } from './dns/server.js';
+import { Responder } from '../dns/respond.js';
+import { type DemandCounts } from '../model/snapshot.js';
+import { startDnsServer, type ListenAddress, type TcpLimits } from '../dns/server.js';
 import { servingState, type ServeState } from './serving.js';
 import { createRegistry } from './metrics.js';
 

@@ -2,20 +2,20 @@
  * Test-only fixture for explain (not a test file itself): a three-region fleet, a small
  * synthetic geo table with geoip, override and default cells in both families, a stub
  * database lookup, and the ExplainContext that ties them together. Used by
- * policy/explain.test.ts and api/explain.test.ts.
+ * serve/explain.test.ts and api/explain.test.ts.
  *
  * IPv4 cells: 0/8 default · 1/8 geoip [a b c] · 2/8 override [c a] · 3/8 geoip [b a c] ·
  * 4.0.0.0 and up default. IPv6 cells (top 64 bits): below 2a00:: default · 2a00::/8 geoip
  * [a b c] · 2b00::/8 geoip [b a c] · 2c00:: and up default.
  */
-import { GeoTable, type RankingEntry } from '../geo/table.js';
-import { compileZones, type CompiledZones, type ZoneSnapshot } from '../dns/zone.js';
-import type { WhenAllDownPolicy } from '../config/schema.js';
-import type { FleetGeometry } from '../geo/compile.js';
-import type { Plan } from '../types.js';
-import { planFromSteps, type FleetStep } from './testing.js';
-import type { ExplainContext } from '../serving.js';
-import type { GeoPosition } from './explain.js';
+import { GeoTable, type RankingEntry } from '../../gslb/geo/table.js';
+import { compileZones, type CompiledZones, type ZoneSnapshot } from '../../gslb/dns/zone.js';
+import type { WhenAllDownPolicy } from '../../gslb/model/policy.js';
+import type { FleetGeometry } from '../../gslb/geo/compile.js';
+import type { Plan } from '../../gslb/model/types.js';
+import { planFromSteps, type FleetStep } from './policy.js';
+import type { ExplainContext } from '../../gslb/serve/serving.js';
+import type { GeoPosition } from '../../gslb/geo/locator.js';
 
 export const NOW = 1_800_000_000_000;
 

@@ -17,10 +17,12 @@ import { formatAddr, mask32, parseAddr, type Addr } from '../geo/addr.js';
 import { TOP_K, type FleetGeometry } from '../geo/compile.js';
 import { cellsOf, ECS_FAMILY_IPV4, ECS_FAMILY_IPV6, isUniformTable, locateClient, locatedRange, newCellRange, newClientLocation, replyScope, SourceCache } from '../geo/locate.js';
 import type { CellOrigin, GeoTable } from '../geo/table.js';
-import type { Plan, RegionId } from '../types.js';
-import { admissionDraw } from './admission.js';
-import { admissionSplits, decide, regionStepAt, stepWeight, type Cell, type CellRange, type DecideName } from './decide.js';
-import { biasedDistance, greatCircleKm, rankRegions, type LatLon } from './distance.js';
+import type { GeoPosition, LocationLookup } from '../geo/locator.js';
+import type { Plan, RegionId } from '../model/types.js';
+import { admissionDraw } from '../policy/admission.js';
+import { admissionSplits, decide, regionStepAt, stepWeight, type DecideName } from '../policy/decide.js';
+import { type Cell, type CellRange } from '../model/cell.js';
+import { biasedDistance, greatCircleKm, rankRegions, type LatLon } from '../geo/distance.js';
 
 /** What GET /v1/explain and `gridsteer explain` ask. */
 export interface ExplainQuery {
@@ -33,20 +35,6 @@ export interface ExplainQuery {
   subnet?: string;
 }
 
-/** What the GeoIP database says about one address (for people; never used to decide). */
-export interface GeoPosition {
-  lat: number;
-  lon: number;
-  /** ISO 3166-1 alpha-2. */
-  country?: string;
-  city?: string;
-  accuracyRadiusKm?: number;
-  /** The database network holding the address, as CIDR. */
-  network?: string;
-}
-
-/** Looks an address up in the GeoIP database; null when it holds no location for it. May throw. */
-export type LocationLookup = (address: string) => GeoPosition | null;
 
 export interface ExplainInput {
   /** The packet's source address: the resolver's, or the client's own. */
