@@ -27,7 +27,7 @@ for (const [input, want] of cases) {
 }
 
 test('a malformed GRIDSTEER_TEST_CLOCK stops the process at start-up with one line and status 2', async () => {
-  const cli = fileURLToPath(new URL('./cli/main.js', import.meta.url));
+  const cli = fileURLToPath(new URL('../cli/main.js', import.meta.url));
   const config = fileURLToPath(new URL('../../../gridsteer.yaml', import.meta.url));
   // serve loads the clock (check-config and version do not need it); with a good clock it would
   // keep serving until the 20 s bound kills it, and the status would not be 2.

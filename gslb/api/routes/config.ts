@@ -6,7 +6,7 @@
  * Reloads run one at a time, in arrival order.
  */
 import { apiError } from '../errors.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import {
   ConfigInfoSchema,
   ConfigInvalidBodySchema,

@@ -9,7 +9,7 @@
  * the default table, and the result says so.
  */
 import { apiError } from '../errors.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../deps.js';
 import { ExplainQuerySchema, ExplainResultSchema, errorResponses, type ApiPlugin } from '../schemas.js';
 import { ExplainError } from '../../serve/explain.js';
 

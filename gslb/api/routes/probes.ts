@@ -4,7 +4,7 @@
  * - GET /readyz:  200 when every check is ok, else 503; the body lists every check.
  * - GET /metrics: Prometheus text, already aggregated across processes by the caller.
  */
-import type { ReadinessCheck } from '../app.js';
+import type { ReadinessCheck } from '../deps.js';
 import { HealthSchema, MetricsSchema, ReadinessSchema, errorResponses, type ApiPlugin } from '../schemas.js';
 
 export interface ProbeRoutesOptions extends Record<string, unknown> {

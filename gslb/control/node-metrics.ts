@@ -1,0 +1,80 @@
+/**
+ * This node's own gauges and counters on the primary's registry: each running collector's
+ * counters and signal outcomes, the plan's unplaced demand, fail static, the store's clock
+ * skew and the store revision the plan in force came from. Values are read at scrape time
+ * from the functions given; nothing is counted on the DNS path.
+ */
+import client, { type Registry } from 'prom-client';
+import type { Collector } from '../../collectors/types.js';
+import type { Plan } from '../model/types.js';
+import type { CollectorHost } from './collectors.js';
+
+export interface NodeMetricsSources {
+  /** The collector registry (collectors/index.ts). */
+  collectors: readonly Collector[];
+  host: Pick<CollectorHost, 'counts'>;
+  /** The plan in force. */
+  plan(): Plan;
+  store(): { stale: boolean; clockSkewMs: number };
+}
+
+export function registerNodeMetrics(registry: Registry, s: NodeMetricsSources): void {
+  new client.Counter({
+    name: 'gridsteer_collector_events_total',
+    help: "each running collector's own counters (polls, failures by code, payloads refused …; see its README), one series per numeric counter",
+    labelNames: ['collector', 'event'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const walk = (collector: string, prefix: string, v: unknown, depth: number): void => {
+        if (typeof v === 'number' && Number.isFinite(v) && v >= 0) this.inc({ collector, event: prefix }, v);
+        else if (v && typeof v === 'object' && depth < 4) for (const [k, x] of Object.entries(v)) walk(collector, prefix ? `${prefix}.${k}` : k, x, depth + 1);
+      };
+      for (const c of s.collectors) if (s.host.counts.has(c.name) && c.stats) walk(c.name, '', c.stats(), 0);
+    },
+  });
+  new client.Counter({
+    name: 'gridsteer_collector_signals_total',
+    help: 'signals emitted by collectors on this node, by collector and outcome (stored, stale: an equal or newer one was already stored, rejected: invalid, failed: the store did not answer)',
+    labelNames: ['collector', 'outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [name, c] of s.host.counts) for (const outcome of ['stored', 'stale', 'rejected', 'failed'] as const) this.inc({ collector: name, outcome }, c[outcome]);
+    },
+  });
+  new client.Gauge({
+    name: 'gridsteer_unplaced_demand_qps',
+    help: 'measured demand (queries/s) of clients of a home region that no region with headroom could take, per home, from the plan in force (never dropped silently: those clients get whenAllDown)',
+    labelNames: ['home'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [home, q] of Object.entries(s.plan().unplaced ?? {})) this.set({ home }, q);
+    },
+  });
+  new client.Gauge({
+    name: 'gridsteer_store_stale',
+    help: '1 while this node cannot read the state store and answers from its last plan (fail static), else 0',
+    registers: [registry],
+    collect() {
+      this.set(s.store().stale ? 1 : 0);
+    },
+  });
+  new client.Gauge({
+    name: 'gridsteer_store_clock_skew_seconds',
+    help: "the state store's clock minus this node's, in seconds (Redis TIME; 0 for the memory store); over 0.25 s the node is not ready",
+    registers: [registry],
+    collect() {
+      this.set(s.store().clockSkewMs / 1000);
+    },
+  });
+  new client.Gauge({
+    name: 'gridsteer_plan_store_revision',
+    help: 'the store revision the plan in force was computed from',
+    registers: [registry],
+    collect() {
+      this.set(s.plan().storeRevision);
+    },
+  });
+}
