@@ -4,8 +4,11 @@
  * Time base everywhere: milliseconds since the Unix epoch (UTC), as numbers.
  * Power in watts (W), energy in watt-hours (Wh), fractions in [0, 1].
  * None of these types carries behaviour: they are plain, JSON-serialisable data, so they
- * cross process boundaries (primary → workers) and the store unchanged.
+ * cross process boundaries (primary → workers) and the store unchanged. The shapes the
+ * API returns (Override, RegionStep, Plan) are TypeBox schemas with their static types, so
+ * the HTTP layer describes and serialises them from this one declaration.
  */
+import { Type, type Static } from '@sinclair/typebox';
 
 /** Region identifier: the `id` of a file in regions/ (lowercase, [a-z0-9-]). */
 export type RegionId = string;
@@ -43,7 +46,8 @@ export interface Signal<V = unknown> {
 }
 
 /** What an operator (or automation acting for one) asks of a region. */
-export type OverrideAction = 'drain' | 'undrain' | 'force-up' | 'force-down' | 'weight' | 'freeze';
+export const OVERRIDE_ACTIONS = ['drain', 'undrain', 'force-up', 'force-down', 'weight', 'freeze'] as const;
+export type OverrideAction = (typeof OVERRIDE_ACTIONS)[number];
 
 /** The region of a fleet-wide override (`freeze`). */
 export const FLEET = '*';
@@ -52,87 +56,66 @@ export const FLEET = '*';
  * An operator override: first-class state that survives restarts (CONVENTIONS.md habit 3).
  * Precedence (DESIGN.md): force-down > health down > drain/cap > grid obligations > power
  * budget > compute capacity > carbon. `force-up` overrides health alone and must have `end`.
+ * Declared once here; the API's responses use this schema.
  */
-export interface Override {
-  /** Unique id (assigned by the store). */
-  id: string;
-  region: RegionId;
-  action: OverrideAction;
-  /**
-   * For `drain` the cap to reach (0 = full drain, 0.3 = keep 30 %); for `weight` the weight;
-   * for `undrain` the cap it restores from (the drain's level when it was ended); else absent.
-   */
-  value?: number;
-  /** Length of the weight ramp in ms (0 = at once). */
-  ramp: number;
-  /**
-   * `drain` only: the deadline (ms epoch) by which the region must be drained — caches turned
-   * over and sessions given their allowance, as for a grid event starting then (DESIGN.md
-   * "TTLs and draining"); the ramp is placed before it. Absent: the ramp starts at `start`.
-   */
-  by?: number;
-  /** `freeze` only: per region, the automated cap in force when automation was frozen (held while it lasts). */
-  hold?: Record<RegionId, number>;
-  /** Who: a token's subject or `automation/<rule>`. */
-  actor: string;
-  /** Why, in words; mandatory and shown in explain, audit and the dashboard. */
-  reason: string;
-  /** In force from (ms epoch). */
-  start: number;
-  /** In force until (ms epoch); mandatory for `force-up`. */
-  end?: number;
-}
+export const OverrideSchema = Type.Object({
+  id: Type.String({ description: 'unique id (assigned by the store)' }),
+  region: Type.String({ description: `a region id, or ${FLEET} for a fleet-wide override (freeze)` }),
+  action: Type.Union(
+    OVERRIDE_ACTIONS.map((a) => Type.Literal(a)),
+    { description: 'drain, undrain, force-up, force-down, weight or freeze' },
+  ),
+  value: Type.Optional(
+    Type.Number({ description: "drain: the cap to reach (0 = full drain, 0.3 = keep 30 %); weight: the weight; undrain: the cap it restores from (the drain's level when it was ended); else absent" }),
+  ),
+  ramp: Type.Integer({ description: 'ramp length, ms (0 = at once)' }),
+  by: Type.Optional(
+    Type.Integer({ description: 'drain: the deadline, ms epoch, by which the region must be drained (caches turned over, sessions given their allowance); the ramp is placed before it. Absent: the ramp starts at start' }),
+  ),
+  hold: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'freeze: the gridPolicy share held per region (the automated cap in force when automation was frozen)' })),
+  actor: Type.String({ description: "who: a token's subject or automation/<rule>" }),
+  reason: Type.String({ description: 'why, in words; shown in explain, audit and the dashboard' }),
+  start: Type.Integer({ description: 'in force from, ms epoch' }),
+  end: Type.Optional(Type.Integer({ description: 'in force until, ms epoch; mandatory for force-up' })),
+});
+export type Override = Static<typeof OverrideSchema>;
 
 /**
  * One step of one region's schedule (ADR 0006): from `at` on, until the region's next step,
  * this holds for clients that would be sent to the region.
  */
-export interface RegionStep {
-  /** ms epoch at which this step takes effect. */
-  at: number;
-  /** Admission weight w[home][region] in [0, 1] for every home not listed in `homes`. */
-  share: number;
-  /** Homes whose weight into this region differs from `share` (static config weights, a saturated region's own clients). */
-  homes?: Record<RegionId, number>;
-  /** The region must not receive traffic at all (down or forced down). */
-  down: boolean;
-  /** Hard cap on the TTL (seconds) of answers while this step holds; absent = no cap. */
-  ttlCap?: number;
-  /**
-   * From this step the region's gateway should refuse new streams (a grid event or a drain
-   * deadline has begun and the region is to take nothing): the drain hook says so.
-   */
-  refuse?: boolean;
-  /** Why, in words (signal expiry, ramp step k/n of a drain, a grid event …). */
-  reasons: string[];
-}
+export const RegionStepSchema = Type.Object({
+  at: Type.Integer({ description: 'ms epoch from which the step holds' }),
+  share: Type.Number({ description: 'admission weight w[home][region] in [0, 1] for every home not in homes' }),
+  homes: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: "homes whose weight into this region differs from share (static config weights, a saturated region's own clients)" })),
+  down: Type.Boolean({ description: 'the region must not receive traffic at all (down or forced down)' }),
+  ttlCap: Type.Optional(Type.Number({ description: 'hard cap on the TTL (seconds) of answers while this step holds; absent = no cap' })),
+  refuse: Type.Optional(Type.Boolean({ description: "the gateway should refuse new streams from this step (a grid event or a drain deadline has begun): the drain hook says so" })),
+  reasons: Type.Array(Type.String(), { description: 'why, in words (signal expiry, ramp step k/n of a drain, a grid event …)' }),
+});
+export type RegionStep = Static<typeof RegionStepSchema>;
 
 /**
  * The planner's output: pure function of (configHash, storeRevision, state).
  * `version` is the hash of those inputs, so nodes with the same revision hold
  * byte-identical plans and switch steps at the same instants.
  */
-export interface Plan {
-  version: string;
-  configHash: string;
-  storeRevision: number;
-  /** The newest input instant (ms epoch) — informational only, never read by decide. */
-  computedAt: number;
-  /**
-   * Per region, its schedule ordered by `at` (the step in force at `now` is the last with
-   * at ≤ now). A region without an entry, or before its first step, takes every client:
-   * weight 1, up, no TTL cap.
-   */
-  regions: Record<RegionId, RegionStep[]>;
-  /**
-   * Carbon tie-break (ADR 0006): for clients whose home is the key, try this region first —
-   * a healthy, uncapped region within the latency band of the home whose grid is clearly
-   * cleaner. Order only: weights, health and caps still decide admission.
-   */
-  prefer?: Record<RegionId, { region: RegionId; reason: string }>;
-  /** Measured demand (queries/s per home) that no region with headroom could take; absent = none. */
-  unplaced?: Record<RegionId, number>;
-}
+export const PlanSchema = Type.Object({
+  version: Type.String({ description: "the hash of the plan's inputs" }),
+  configHash: Type.String(),
+  storeRevision: Type.Integer(),
+  computedAt: Type.Integer({ description: 'the newest input instant (ms epoch); informational only, never read by decide' }),
+  regions: Type.Record(Type.String(), Type.Array(RegionStepSchema), {
+    description: 'per region, its schedule ordered by at (ADR 0006); the step in force at now is the last with at ≤ now. A region without an entry, or before its first step, takes every client: weight 1, up, no TTL cap',
+  }),
+  prefer: Type.Optional(
+    Type.Record(Type.String(), Type.Object({ region: Type.String(), reason: Type.String() }), {
+      description: 'carbon tie-break (ADR 0006): per home, the region tried first (a healthy, uncapped region within the latency band whose grid is clearly cleaner); order only',
+    }),
+  ),
+  unplaced: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'measured demand (q/s per home) no region with headroom can take; absent = none' })),
+});
+export type Plan = Static<typeof PlanSchema>;
 
 /** One region's addresses for an answer. */
 export interface AnswerAddresses {

@@ -13,7 +13,7 @@
 import { Type } from '@sinclair/typebox';
 import { apiError } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
-import { OverrideSchema, PlanSchema } from './state.js';
+import { OverrideSchema, PlanSchema } from '../../model/types.js';
 import { StoreError } from '../../state/store.js';
 import { OverrideError } from '../../control/service.js';
 import type { OperatorService } from '../../control/operator.js';

@@ -15,7 +15,7 @@
 import { Type } from '@sinclair/typebox';
 import { apiError } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
-import type { Override, Plan } from '../../model/types.js';
+import { OverrideSchema, PlanSchema, type Override, type Plan } from '../../model/types.js';
 import type { AuditEntry, DemandBucket } from '../../model/snapshot.js';
 import { StoreError } from '../../state/store.js';
 import { SignalError } from '../../state/signals.js';
@@ -39,20 +39,6 @@ export interface StateRoutesOptions extends Record<string, unknown> {
 }
 
 const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 8.64e15, description });
-
-export const OverrideSchema = Type.Object({
-  id: Type.String(),
-  region: Type.String(),
-  action: Type.String(),
-  value: Type.Optional(Type.Number()),
-  ramp: Type.Integer({ description: 'ramp length, ms' }),
-  by: Type.Optional(Type.Integer({ description: 'drain: the deadline, ms epoch' })),
-  hold: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'freeze: the gridPolicy share held per region' })),
-  actor: Type.String(),
-  reason: Type.String(),
-  start: Type.Integer({ description: 'ms epoch' }),
-  end: Type.Optional(Type.Integer({ description: 'ms epoch' })),
-});
 
 const OverrideBodySchema = Type.Object(
   {
@@ -81,30 +67,6 @@ const AuditEntrySchema = Type.Object({
   reason: Type.String(),
   before: Type.Unknown(),
   after: Type.Unknown(),
-});
-
-export const PlanSchema = Type.Object({
-  version: Type.String(),
-  configHash: Type.String(),
-  storeRevision: Type.Integer(),
-  computedAt: Type.Integer(),
-  regions: Type.Record(
-    Type.String(),
-    Type.Array(
-      Type.Object({
-        at: Type.Integer({ description: 'ms epoch from which the step holds' }),
-        share: Type.Number({ description: 'admission weight for every home not in homes' }),
-        homes: Type.Optional(Type.Record(Type.String(), Type.Number())),
-        down: Type.Boolean(),
-        ttlCap: Type.Optional(Type.Number()),
-        refuse: Type.Optional(Type.Boolean({ description: 'the gateway should refuse new streams (the drain hook says so)' })),
-        reasons: Type.Array(Type.String()),
-      }),
-    ),
-    { description: 'per region, its schedule (ADR 0006)' },
-  ),
-  prefer: Type.Optional(Type.Record(Type.String(), Type.Object({ region: Type.String(), reason: Type.String() }), { description: 'carbon tie-break: per home, the region tried first' })),
-  unplaced: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'measured demand (q/s per home) no region with headroom can take' })),
 });
 
 function storeFailure(e: unknown): never {

@@ -1,0 +1,72 @@
+/**
+ * The dashboard's mirror types (dashboards/web/src/types.ts: the browser build imports
+ * nothing of the server's) agree with the server's declarations: every field the dashboard
+ * reads exists in the shape the server declares (gslb/model for Plan, RegionStep, Override;
+ * the fleet routes, operator and explain types for the rest) with a compatible type. Checked
+ * with the TypeScript compiler over a small program, so a change on either side that breaks
+ * the other fails here; the second test is the check's own mutation check.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import ts from 'typescript';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Server shape → dashboard shape: each line compiles only if the first is assignable to the second. */
+const CHECKS = `
+import type * as Model from './gslb/model/types.js';
+import type * as FleetT from './gslb/control/fleet.js';
+import type * as Op from './gslb/control/operator.js';
+import type * as Ex from './gslb/serve/explain.js';
+import type { FleetRoutesOptions } from './gslb/api/routes/fleet.js';
+import type * as Dash from './dashboards/web/src/types.js';
+type Assignable<From, To> = From extends To ? true : false;
+const ok = <T extends true>(): T => true as T;
+export const checks = [
+  ok<Assignable<Model.Plan, Dash.Plan>>(),
+  ok<Assignable<Model.RegionStep, Dash.PlanStep>>(),
+  ok<Assignable<Model.Override, Dash.Override>>(),
+  ok<Assignable<FleetT.SignalView, Dash.SignalView>>(),
+  ok<Assignable<FleetT.RegionView, Dash.RegionView>>(),
+  ok<Assignable<FleetT.GridEventView, Dash.GridEventView>>(),
+  ok<Assignable<Awaited<ReturnType<FleetRoutesOptions['fleet']>>, Dash.Fleet>>(),
+  ok<Assignable<Op.FleetStatus, Dash.Status>>(),
+  ok<Assignable<Op.Preview, Dash.Preview>>(),
+  ok<Assignable<Ex.ExplainResult, Dash.Explain>>(),
+];
+`;
+
+/** Type errors of CHECKS (+ `extra`), compiled against the real sources. */
+function diagnostics(extra = ''): string[] {
+  const file = join(ROOT, '__shapes_check__.ts');
+  const options: ts.CompilerOptions = { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, types: ['node'], skipLibCheck: true, noUncheckedIndexedAccess: true };
+  const host = ts.createCompilerHost(options);
+  const read = host.readFile.bind(host);
+  host.readFile = (f) => (f === file ? CHECKS + extra : read(f));
+  const exists = host.fileExists.bind(host);
+  host.fileExists = (f) => f === file || exists(f);
+  const getSource = host.getSourceFile.bind(host);
+  host.getSourceFile = (f, lang, onError, create) => (f === file ? ts.createSourceFile(f, CHECKS + extra, lang) : getSource(f, lang, onError, create));
+  const program = ts.createProgram([file], options, host);
+  return ts
+    .getPreEmitDiagnostics(program)
+    .filter((d) => d.file?.fileName === file)
+    .map((d) => `line ${d.file!.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}: ${(CHECKS + extra).split('\n')[d.file!.getLineAndCharacterOfPosition(d.start ?? 0).line]!.trim()}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`);
+}
+
+test("the dashboard's types are satisfied by the server's declared shapes", () => {
+  assert.deepEqual(diagnostics(), []);
+});
+
+test('mutation check: a dashboard field the server does not declare is reported', () => {
+  const bad = `
+interface DashPlanWithMore { version: string; regions: Record<string, unknown[]>; rollout: number }
+export const bad = ok<Assignable<Model.Plan, DashPlanWithMore>>();
+interface DashStepWrong { at: string }
+export const bad2 = ok<Assignable<Model.RegionStep, DashStepWrong>>();
+`;
+  const d = diagnostics(bad);
+  assert.equal(d.length, 2, d.join('\n'));
+});
