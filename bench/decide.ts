@@ -16,10 +16,9 @@ import { prepare, servingState, stateVersion } from '../gslb/serve/serving.js';
 import { compileGeo } from '../gslb/geo/compile.js';
 import { defaultCacheDir, unpackEmbedded } from '../gslb/geo/service.js';
 import { decide, planFromConfig } from '../gslb/policy/decide.js';
-import { type Cell } from '../gslb/model/cell.js';
+import type { Cell, SubnetKey } from '../gslb/model/cell.js';
 import { Responder } from '../gslb/dns/respond.js';
 import { encodeMessage } from '../gslb/dns/message.js';
-import type { SubnetKey } from '../gslb/model/cell.js';
 import { xorshift32 as rng } from '../test/helpers/policy.js';
 
 const { values } = parseArgs({ options: { config: { type: 'string', default: 'gridsteer.yaml' }, n: { type: 'string', default: '2000000' } } });

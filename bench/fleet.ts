@@ -7,8 +7,7 @@
  */
 import { defaultSettings, type PlannerSettings } from '../gslb/policy/planner.js';
 import { reduce } from '../gslb/state/reducer.js';
-import { type SignalRecord } from '../gslb/model/snapshot.js';
-import type { StoreSnapshot } from '../gslb/model/snapshot.js';
+import type { SignalRecord, StoreSnapshot } from '../gslb/model/snapshot.js';
 import type { Override, Signal } from '../gslb/model/types.js';
 import { xorshift32 } from '../test/helpers/policy.js';
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { validateSignal } from '../../gslb/state/signals.js';
-import { type GridAlert } from '../../gslb/model/signals.js';
+import type { GridAlert } from '../../gslb/model/signals.js';
 import { FeedError, genericKind, pjmKind, readAeso, readCaiso, readErcot, readPjm, type FeedErrorCode, type ReadOptions, type Reading } from './adapters.js';
 
 // dist/collectors/grid-alerts → the source fixtures three levels up.

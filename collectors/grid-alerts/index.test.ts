@@ -16,7 +16,7 @@ import { configProblems, gridAlerts, gridAlertsStats, GridAlertsConfigSchema, ty
 import type { CollectorContext, FleetRegion } from '../types.js';
 import type { Signal } from '../../gslb/model/types.js';
 import { validateSignal } from '../../gslb/state/signals.js';
-import { type GridAlert } from '../../gslb/model/signals.js';
+import type { GridAlert } from '../../gslb/model/signals.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../collectors/grid-alerts/fixtures/', import.meta.url));
 const fixture = (name: string) => readFileSync(FIXTURES + name, 'utf8');

@@ -5,7 +5,7 @@ import { pino, type Logger } from 'pino';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { BODY_LIMIT, buildApi } from './app.js';
-import { type ApiDeps } from './deps.js';
+import type { ApiDeps } from './deps.js';
 import { hashToken, loadTokens, type TokenStore } from './auth.js';
 import type { ErrorCode } from './errors.js';
 import type { ApiInstance, TypeBoxTypeProvider } from './schemas.js';

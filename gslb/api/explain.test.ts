@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from './app.js';
-import { type ApiDeps } from './deps.js';
+import type { ApiDeps } from './deps.js';
 import { loadTokens } from './auth.js';
 import { explainQuery } from '../serve/serving.js';
 import { context, NOW, planWith } from '../../test/helpers/explain-fixture.js';

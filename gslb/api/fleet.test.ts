@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { buildApi } from './app.js';
-import { type ApiDeps } from './deps.js';
+import type { ApiDeps } from './deps.js';
 import { loadTokens } from './auth.js';
 import { MAX_STREAMS } from './routes/fleet.js';
 import { StoreError } from '../state/store.js';

@@ -8,9 +8,8 @@
  * Demand is a measurement, not state anyone acted on: a bucket that cannot be written (the
  * store is unreachable) is counted in `lost` and logged once per outage, not retried.
  */
-import type { DemandCounts } from '../model/snapshot.js';
+import type { DemandCounts, DemandBucket } from '../model/snapshot.js';
 import type { StateStore } from '../state/store.js';
-import type { DemandBucket } from '../model/snapshot.js';
 
 export const BUCKET_MS = 10_000;
 

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fleetView, powerNow, summarize, type RegionInfo } from './fleet.js';
 import { reduce } from '../state/reducer.js';
-import { type SignalRecord } from '../model/snapshot.js';
+import type { SignalRecord } from '../model/snapshot.js';
 import { defaultSettings, plan } from '../policy/planner.js';
 import type { Signal, SignalKind } from '../model/types.js';
 

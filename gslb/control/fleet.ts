@@ -9,8 +9,7 @@ import { nextChangeOf, regionStepAt } from '../policy/decide.js';
 import { demandPerHome, healthAt, regionPowerAt, type PlannerRegion, type PlannerSettings } from '../policy/planner.js';
 import { trafficShares } from '../policy/traffic.js';
 import type { Plan, RegionId, SignalKind } from '../model/types.js';
-import type { SignalRecord } from '../model/snapshot.js';
-import type { DemandBucket } from '../model/snapshot.js';
+import type { SignalRecord, DemandBucket } from '../model/snapshot.js';
 import type { GridAlert, GridEvent, HealthProbe } from '../model/signals.js';
 
 /** What the configuration says of a region (its region file). */

@@ -13,9 +13,8 @@ import type { Logger } from 'pino';
 import { FLEET, type Override, type OverrideAction, type Plan, type Signal } from '../model/types.js';
 import { gridSharesAt, operatorShareAt, plan, type PlannerSettings } from '../policy/planner.js';
 import { SignalError, validateSignal } from '../state/signals.js';
-import type { SignalRecord } from '../model/snapshot.js';
+import type { SignalRecord, AuditEntry, StoreSnapshot } from '../model/snapshot.js';
 import { StoreError, type StateStore, type StoreStatus } from '../state/store.js';
-import { type AuditEntry, type StoreSnapshot } from '../model/snapshot.js';
 
 /** Largest clock difference between this node and the store before the node is not ready. */
 export const MAX_CLOCK_SKEW_MS = 250;

@@ -10,7 +10,7 @@ import { newParsedQuery, parseQuery, Verdict, type ParsedQuery } from './query.j
 import { keyToName, parentKey } from './name.js';
 import type { CompiledZones, NameNode, Template } from './zone.js';
 import { admissionSplits, decide, nextChangeOf } from '../policy/decide.js';
-import { type Cell, type CellRange } from '../model/cell.js';
+import type { Cell, CellRange } from '../model/cell.js';
 import { cellsOf, isUniformTable, locateClient, locatedRange, newCellRange, newClientLocation, replyScope, SourceCache } from '../geo/locate.js';
 import type { GeoTable } from '../geo/table.js';
 import { DECISION_CLASSES, type Plan } from '../model/types.js';

@@ -9,9 +9,8 @@
  */
 import { isSpecial4, isSpecial6, mask32, parseAddr, type Addr } from './addr.js';
 import type { GeoTable } from './table.js';
-import type { SubnetKey } from '../model/cell.js';
+import type { SubnetKey, Cell, CellRange } from '../model/cell.js';
 import { ecsScope } from './scope.js';
-import { type Cell, type CellRange } from '../model/cell.js';
 
 /** ECS FAMILY values (RFC 7871 §6, IANA address family numbers). */
 export const ECS_FAMILY_IPV4 = 1;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admissionDraw, fnv1a32, murmurKey, regionSeed } from './admission.js';
-import { type SubnetKey } from '../model/cell.js';
+import type { SubnetKey } from '../model/cell.js';
 import { prng } from '../../test/helpers/policy.js';
 
 /**

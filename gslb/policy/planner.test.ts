@@ -7,9 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { plan, defaultSettings, demandPerHome, DEFAULT_DRAIN, type PlannerSettings } from './planner.js';
 import { nextChangeOf, regionStepAt, weightOf } from './decide.js';
-import type { SignalRecord } from '../model/snapshot.js';
+import type { SignalRecord, StoreSnapshot } from '../model/snapshot.js';
 import { foldRecords } from '../../test/helpers/policy.js';
-import type { StoreSnapshot } from '../model/snapshot.js';
 import type { Override, Signal, SignalKind } from '../model/types.js';
 
 const T = 1_800_000_000_000; // a fixed instant (2027-01-15)

@@ -24,8 +24,7 @@
 import { createHash } from 'node:crypto';
 import { greatCircleKm, rankRegions, type LatLon } from '../geo/distance.js';
 import { FLEET, type Override, type Plan, type RegionId, type RegionStep, type SignalKind } from '../model/types.js';
-import type { SignalRecord } from '../model/snapshot.js';
-import type { DemandBucket, StoreSnapshot } from '../model/snapshot.js';
+import type { SignalRecord, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
 import type { Capacity, GridAlert, GridEvent, LoadMetrics, PowerBudget } from '../model/signals.js';
 import { curveWords, drainCurve, type CurvePoint, type DrainCurve } from './drain.js';
 import { DEFAULT_GRID_RULES, type GridRule } from '../model/policy.js';

@@ -9,9 +9,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { plan, defaultSettings, gridSharesAt, DEFAULT_DRAIN, type PlannerSettings } from './planner.js';
 import { decide, regionStepAt, type DecideName } from './decide.js';
-import type { SignalRecord } from '../model/snapshot.js';
+import type { SignalRecord, StoreSnapshot } from '../model/snapshot.js';
 import { foldRecords } from '../../test/helpers/policy.js';
-import type { StoreSnapshot } from '../model/snapshot.js';
 import { FLEET, type Override, type Plan, type Signal } from '../model/types.js';
 import type { SubnetKey } from '../model/cell.js';
 

@@ -10,9 +10,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide, type DecideName } from './decide.js';
-import { type Cell } from '../model/cell.js';
+import type { Cell, SubnetKey } from '../model/cell.js';
 import { admissionDraw } from './admission.js';
-import { type SubnetKey } from '../model/cell.js';
 import { planWith, prng, randomPublic24, randomPublic56, REGION_ADDR, regionOfAddress, snapshotABC, syntheticTable } from '../../test/helpers/policy.js';
 import { Responder } from '../dns/respond.js';
 import { compileZones } from '../dns/zone.js';

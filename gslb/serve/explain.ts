@@ -21,7 +21,7 @@ import type { GeoPosition, LocationLookup } from '../geo/locator.js';
 import type { Plan, RegionId } from '../model/types.js';
 import { admissionDraw } from '../policy/admission.js';
 import { admissionSplits, decide, regionStepAt, stepWeight, type DecideName } from '../policy/decide.js';
-import { type Cell, type CellRange } from '../model/cell.js';
+import type { Cell, CellRange } from '../model/cell.js';
 import { biasedDistance, greatCircleKm, rankRegions, type LatLon } from '../geo/distance.js';
 
 /** What GET /v1/explain and `gridsteer explain` ask. */

@@ -8,8 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import type { GeoService } from '../geo/service.js';
-import { geoSettings } from '../geo/service.js';
+import { type GeoService, geoSettings } from '../geo/service.js';
 import type { Plan } from '../model/types.js';
 import type { ServingHolder } from './current.js';
 import { prepare, stateVersion, type Prepared } from './serving.js';

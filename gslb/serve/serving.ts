@@ -8,7 +8,7 @@ import { compileZones, snapshotOf, ZoneError, type CompiledZones, type ZoneSnaps
 import { absoluteName, nameKey } from '../dns/name.js';
 import { planFromConfig } from '../policy/decide.js';
 import { checkExplainInput, explain, ExplainError, type ExplainQuery, type ExplainResult } from './explain.js';
-import { type LocationLookup } from '../geo/locator.js';
+import type { LocationLookup } from '../geo/locator.js';
 import { rankRegions } from '../geo/distance.js';
 import type { ResponderOptions, ServingState } from '../dns/respond.js';
 import { TOP_K, type FleetGeometry } from '../geo/compile.js';

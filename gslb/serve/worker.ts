@@ -10,7 +10,7 @@
  */
 import pino from 'pino';
 import { Responder } from '../dns/respond.js';
-import { type DemandCounts } from '../model/snapshot.js';
+import type { DemandCounts } from '../model/snapshot.js';
 import { startDnsServer, type ListenAddress, type TcpLimits } from '../dns/server.js';
 import { servingState, type ServeState } from './serving.js';
 import { createRegistry } from './metrics.js';

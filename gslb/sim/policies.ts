@@ -21,14 +21,12 @@
  * seconds in `ttl`; `tick` is called once per simulated second, in time order.
  */
 import { decide, regionStepAt, stepWeight, type DecideName } from '../policy/decide.js';
-import { type Cell } from '../model/cell.js';
+import type { Cell, SubnetKey } from '../model/cell.js';
 import { admissionDraw } from '../policy/admission.js';
-import { type SubnetKey } from '../model/cell.js';
 import { defaultSettings, plan, type PlannerSettings } from '../policy/planner.js';
 import { reduce } from '../state/reducer.js';
-import { type SignalRecord } from '../model/snapshot.js';
+import type { SignalRecord, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
 import { validateSignal } from '../state/signals.js';
-import type { DemandBucket, StoreSnapshot } from '../model/snapshot.js';
 import type { Plan, Signal } from '../model/types.js';
 import type { PolicyParams } from './scenario.js';
 import type { World } from './world.js';

@@ -20,10 +20,9 @@ import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, 
 import { dirname } from 'node:path';
 import type { Override, Signal } from '../model/types.js';
 import { reduce, DEFAULT_RULES, type ReduceRules } from './reducer.js';
-import { type SignalRecord } from '../model/snapshot.js';
+import type { SignalRecord, AuditEntry, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
 import { signalId } from './signals.js';
 import { StoreError, type Lease, type PutResult, type StateStore, type StoreStatus } from './store.js';
-import { type AuditEntry, type DemandBucket, type StoreSnapshot } from '../model/snapshot.js';
 
 /** Demand buckets older than this, behind the newest bucket seen, are dropped. */
 const DEMAND_KEEP_MS = 3600_000;

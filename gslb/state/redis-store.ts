@@ -29,10 +29,9 @@ import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type Redi
 import type { Override, Signal } from '../model/types.js';
 import { demandField, parseDemandField, storeKeys, type StoreKeys } from './keys.js';
 import { DEFAULT_RULES, reduce, type ReduceRules } from './reducer.js';
-import { type SignalRecord } from '../model/snapshot.js';
+import type { SignalRecord, AuditEntry, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
 import { signalId } from './signals.js';
 import { StoreError, type Lease, type PutResult, type StateStore, type StoreStatus } from './store.js';
-import { type AuditEntry, type DemandBucket, type StoreSnapshot } from '../model/snapshot.js';
 
 /** Where Redis is, parsed from the store URL. */
 export type RedisTarget =

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Signal, SignalKind } from '../model/types.js';
 import { DEFAULT_RULES, movedEnough, reduce, type ReduceRules } from './reducer.js';
-import { type SignalRecord } from '../model/snapshot.js';
+import type { SignalRecord } from '../model/snapshot.js';
 import { signalId } from './signals.js';
 import { SIGNAL_KINDS } from '../model/signals.js';
 

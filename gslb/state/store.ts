@@ -20,8 +20,7 @@
  *   decide anything about signals (expiry is the planner's business).
  */
 import type { Override, Signal } from '../model/types.js';
-import type { AuditEntry, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
-import type { SignalRecord } from '../model/snapshot.js';
+import type { AuditEntry, DemandBucket, StoreSnapshot, SignalRecord } from '../model/snapshot.js';
 
 /** A poller's right to run on this node until `until` (ms epoch, store clock); `token` fences its writes. */
 export interface Lease {

@@ -8,8 +8,7 @@
  */
 import { defaultSettings, type PlannerSettings } from '../../gslb/policy/planner.js';
 import { reduce } from '../../gslb/state/reducer.js';
-import { type SignalRecord } from '../../gslb/model/snapshot.js';
-import type { DemandBucket, StoreSnapshot } from '../../gslb/model/snapshot.js';
+import type { SignalRecord, DemandBucket, StoreSnapshot } from '../../gslb/model/snapshot.js';
 import type { Override, Signal } from '../../gslb/model/types.js';
 
 export const T = 1_800_000_000_000;

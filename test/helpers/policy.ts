@@ -8,7 +8,7 @@ import { GeoTable, type RankingEntry } from '../../gslb/geo/table.js';
 import type { ZoneSnapshot } from '../../gslb/dns/zone.js';
 import type { Plan, RegionId, RegionStep, Signal } from '../../gslb/model/types.js';
 import { reduce } from '../../gslb/state/reducer.js';
-import { type SignalRecord } from '../../gslb/model/snapshot.js';
+import type { SignalRecord } from '../../gslb/model/snapshot.js';
 import { SNAP } from '../../gslb/dns/testing.js';
 
 /** splitmix32: a deterministic 32-bit PRNG (same sequence for the same seed, everywhere). */
