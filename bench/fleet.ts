@@ -5,7 +5,7 @@
  * has a grid event within the hour and every 20th (others) an operator drain with a
  * 2-minute ramp. Records are folded by the real reducer. Deterministic in n.
  */
-import { defaultSettings, type PlannerSettings } from '../gslb/policy/planner.js';
+import { defaultSettings, type PlannerSettings } from '../gslb/policy/planner/index.js';
 import { reduce } from '../gslb/state/reducer.js';
 import type { SignalRecord, StoreSnapshot } from '../gslb/model/snapshot.js';
 import type { Override, Signal } from '../gslb/model/types.js';

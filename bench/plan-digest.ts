@@ -15,7 +15,7 @@
  * Bounded (fixed counts); no clock reads enter a plan. usage: node dist/bench/plan-digest.js
  */
 import { createHash } from 'node:crypto';
-import { plan } from '../gslb/policy/planner.js';
+import { plan } from '../gslb/policy/planner/index.js';
 import { reduce } from '../gslb/state/reducer.js';
 import { xorshift32 } from '../test/helpers/policy.js';
 import { benchFleet } from './fleet.js';

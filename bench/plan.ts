@@ -18,7 +18,7 @@
  * usage: node dist/bench/plan.js [--runs 20] [--sizes 10,100,1000]
  */
 import { parseArgs } from 'node:util';
-import { plan, planCounting } from '../gslb/policy/planner.js';
+import { plan, planCounting } from '../gslb/policy/planner/index.js';
 import { reduce } from '../gslb/state/reducer.js';
 import { benchFleet as fleet } from './fleet.js';
 

@@ -11,7 +11,7 @@ import { startRedis, type RunningRedis } from './helpers/redis.js';
 import { sleep } from './helpers/net.js';
 import { RedisStore } from '../gslb/state/redis-store.js';
 import { StateService, MAX_CLOCK_SKEW_MS } from '../gslb/control/service.js';
-import { defaultSettings } from '../gslb/policy/planner.js';
+import { defaultSettings } from '../gslb/policy/planner/index.js';
 
 let redis: RunningRedis;
 before(async () => {

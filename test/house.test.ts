@@ -32,7 +32,7 @@ const REAL = tree();
 
 test('the repository obeys the house rules', () => {
   assert.ok(REAL.size > 200, `read ${REAL.size} files from ${ROOT}`);
-  assert.ok(REAL.has('gslb/policy/planner.ts') && REAL.has('dashboards/web/src/types.ts'), 'the tree was read');
+  assert.ok(REAL.has('gslb/policy/planner/plan.ts') && REAL.has('dashboards/web/src/types.ts'), 'the tree was read');
   assert.deepEqual(houseViolations(REAL), []);
 });
 
@@ -66,22 +66,22 @@ function mutate(file: string, line: string): Map<string, string> {
 }
 
 const MUTATIONS: [string, string, string, RegExp][] = [
-  ['state → policy', 'gslb/state/reducer.ts', "import { plan } from '../policy/planner.js';", /gslb\/state may not import gslb\/policy/],
+  ['state → policy', 'gslb/state/reducer.ts', "import { plan } from '../policy/planner/index.js';", /gslb\/state may not import gslb\/policy/],
   ['state → control (type only)', 'gslb/state/store.ts', "import type { StateService } from '../control/service.js';", /gslb\/state may not import gslb\/control/],
   ['state → dns', 'gslb/state/memory-store.ts', "import { Responder } from '../dns/respond.js';", /gslb\/state may not import gslb\/dns/],
-  ['policy → state', 'gslb/policy/planner.ts', "import { reduce } from '../state/reducer.js';", /gslb\/policy may not import gslb\/state/],
+  ['policy → state', 'gslb/policy/planner/view.ts', "import { reduce } from '../../state/reducer.js';", /gslb\/policy may not import gslb\/state/],
   ['policy → dns', 'gslb/policy/decide.ts', "import { Responder } from '../dns/respond.js';", /gslb\/policy may not import gslb\/dns/],
   ['policy → api', 'gslb/policy/drain.ts', "import { buildApi } from '../api/app.js';", /gslb\/policy may not import gslb\/api/],
   ['policy → control', 'gslb/policy/traffic.ts', "import type { StateService } from '../control/service.js';", /gslb\/policy may not import gslb\/control/],
   ['policy → serve', 'gslb/policy/admission.ts', "import { explain } from '../serve/explain.js';", /gslb\/policy may not import gslb\/serve/],
-  ['policy → sim', 'gslb/policy/planner.ts', "import { runScenario } from '../sim/run.js';", /gslb\/policy may not import gslb\/sim/],
+  ['policy → sim', 'gslb/policy/planner/plan.ts', "import { runScenario } from '../../sim/run.js';", /gslb\/policy may not import gslb\/sim/],
   ['policy → I/O', 'gslb/policy/drain.ts', "import { readFileSync } from 'node:fs';", /pure core reaches the I\/O module node:fs/],
-  ['policy → I/O through geo', 'gslb/policy/planner.ts', "import { GeoService } from '../geo/service.js';", /pure core reaches the I\/O module/],
-  ['policy reads the clock', 'gslb/policy/planner.ts', 'const started = Date.now();', /pure core reads the clock/],
+  ['policy → I/O through geo', 'gslb/policy/planner/power.ts', "import { GeoService } from '../../geo/service.js';", /pure core reaches the I\/O module/],
+  ['policy reads the clock', 'gslb/policy/planner/spill.ts', 'const started = Date.now();', /pure core reads the clock/],
   ['reducer reads the clock', 'gslb/state/reducer.ts', 'const t0 = performance.now();', /pure core reads the clock/],
   ['geo → policy', 'gslb/geo/locate.ts', "import { decide } from '../policy/decide.js';", /gslb\/geo may not import gslb\/policy/],
   ['collector → state', 'collectors/health/index.ts', "import { reduce } from '../../gslb/state/reducer.js';", /collectors may not import gslb\/state/],
-  ['collector → policy', 'collectors/openadr3/parse.ts', "import { plan } from '../../gslb/policy/planner.js';", /collectors may not import gslb\/policy/],
+  ['collector → policy', 'collectors/openadr3/parse.ts', "import { plan } from '../../gslb/policy/planner/index.js';", /collectors may not import gslb\/policy/],
   ['collector → dns', 'collectors/mqtt/budget.ts', "import { Responder } from '../../gslb/dns/respond.js';", /collectors may not import gslb\/dns/],
   ['collector → api', 'collectors/carbon/parse.ts', "import { buildApi } from '../../gslb/api/app.js';", /collectors may not import gslb\/api/],
   ['collector → control', 'collectors/prometheus/index.ts', "import { CollectorHost } from '../../gslb/control/collectors.js';", /collectors may not import gslb\/control/],
@@ -90,7 +90,7 @@ const MUTATIONS: [string, string, string, RegExp][] = [
   ['core → sim', 'gslb/dns/respond.ts', "import { runScenario } from '../sim/run.js';", /gslb\/dns may not import gslb\/sim/],
   ['production → test scaffolding', 'gslb/control/service.ts', "import { xorshift32 } from '../../test/helpers/policy.js';", /production code imports test scaffolding/],
   ['production → testing module', 'gslb/serve/serving.ts', "import { tempConfig } from '../config/testing.js';", /production code imports test scaffolding gslb\/config\/testing.ts/],
-  ['model → anything', 'gslb/model/types.ts', "import type { Plan } from '../policy/planner.js';", /gslb\/model may not import gslb\/policy/],
+  ['model → anything', 'gslb/model/types.ts', "import type { Plan } from '../policy/planner/index.js';", /gslb\/model may not import gslb\/policy/],
   ['model → a package', 'gslb/model/cell.ts', "import Redis from 'ioredis';", /gslb\/model is a leaf/],
   ['folder cycle', 'gslb/geo/table.ts', "import type { Config } from '../config/schema.js';", /folder cycle gslb\/config ⇄ gslb\/geo/],
 ];

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import client from 'prom-client';
-import { defaultSettings, plan, regionPowerAt, type PlannerSettings, type RegionPower } from '../policy/planner.js';
+import { defaultSettings, plan, regionPowerAt, type PlannerSettings, type RegionPower } from '../policy/planner/index.js';
 import { initialPlan, regionStepAt } from '../policy/decide.js';
 import { foldRecords, planOf } from '../../test/helpers/policy.js';
 import { REGION_STATES, gridFactsInForce, regionHealthyAt, regionStateAt, registerFleetMetrics, signalAges } from './fleet-metrics.js';

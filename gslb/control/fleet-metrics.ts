@@ -8,7 +8,7 @@
  */
 import client, { type Registry } from 'prom-client';
 import { nextChangeOf, regionStepAt } from '../policy/decide.js';
-import { healthAt, regionPowerAt, type PlannerRegion, type PlannerSettings } from '../policy/planner.js';
+import { healthAt, regionPowerAt, type PlannerRegion, type PlannerSettings } from '../policy/planner/index.js';
 import type { SignalRecord } from '../model/snapshot.js';
 import type { Plan, RegionId, SignalKind } from '../model/types.js';
 

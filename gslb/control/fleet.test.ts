@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { fleetView, powerNow, summarize, type RegionInfo } from './fleet.js';
 import { reduce } from '../state/reducer.js';
 import type { SignalRecord } from '../model/snapshot.js';
-import { defaultSettings, plan } from '../policy/planner.js';
+import { defaultSettings, plan } from '../policy/planner/index.js';
 import type { Signal, SignalKind } from '../model/types.js';
 
 const NOW = 1_800_000_000_000;

@@ -6,7 +6,7 @@
  * knows, with when they were learned. Pure: everything comes from the arguments.
  */
 import { nextChangeOf, regionStepAt } from '../policy/decide.js';
-import { demandPerHome, healthAt, regionPowerAt, type PlannerRegion, type PlannerSettings } from '../policy/planner.js';
+import { demandPerHome, healthAt, regionPowerAt, type PlannerRegion, type PlannerSettings } from '../policy/planner/index.js';
 import { trafficShares } from '../policy/traffic.js';
 import type { Plan, RegionId, SignalKind } from '../model/types.js';
 import type { SignalRecord, DemandBucket } from '../model/snapshot.js';

@@ -10,7 +10,7 @@ import pino from 'pino';
 import { MemoryStore } from '../state/memory-store.js';
 import { OverrideError, StateService } from './service.js';
 import { OperatorService } from './operator.js';
-import { defaultSettings, type PlannerSettings } from '../policy/planner.js';
+import { defaultSettings, type PlannerSettings } from '../policy/planner/index.js';
 import { regionStepAt } from '../policy/decide.js';
 import type { Plan } from '../model/types.js';
 

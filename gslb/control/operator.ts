@@ -6,7 +6,7 @@
  * reason, before, after), durable and, with Redis, seen by every node.
  */
 import { FLEET, type Override, type Plan, type RegionId, type Signal } from '../model/types.js';
-import { demandPerHome, gridSharesAt, operatorShareAt, plan as planOf } from '../policy/planner.js';
+import { demandPerHome, gridSharesAt, operatorShareAt, plan as planOf } from '../policy/planner/index.js';
 import { trafficShares } from '../policy/traffic.js';
 import { reduce } from '../state/reducer.js';
 import { SignalError, validateSignal } from '../state/signals.js';

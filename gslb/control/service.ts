@@ -11,7 +11,7 @@
  */
 import type { Logger } from 'pino';
 import { FLEET, type Override, type OverrideAction, type Plan, type Signal } from '../model/types.js';
-import { gridSharesAt, operatorShareAt, plan, type PlannerSettings } from '../policy/planner.js';
+import { gridSharesAt, operatorShareAt, plan, type PlannerSettings } from '../policy/planner/index.js';
 import { SignalError, validateSignal } from '../state/signals.js';
 import type { SignalRecord, AuditEntry, StoreSnapshot } from '../model/snapshot.js';
 import { StoreError, type StateStore, type StoreStatus } from '../state/store.js';

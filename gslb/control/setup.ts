@@ -4,7 +4,7 @@
  */
 import { dirname, resolve } from 'node:path';
 import type { Config, RegionConfig } from '../config/schema.js';
-import type { PlannerSettings } from '../policy/planner.js';
+import type { PlannerSettings } from '../policy/planner/index.js';
 import type { SignalKind } from '../model/types.js';
 import type { ReduceRules } from '../state/reducer.js';
 import { MemoryStore } from '../state/memory-store.js';

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { drainCurve, type CurveInput } from './drain.js';
-import { DEFAULT_DRAIN, type DrainSettings } from './planner.js';
+import { DEFAULT_DRAIN, type DrainSettings } from './planner/index.js';
 
 const T = 1_800_000_000_000;
 const S = 1000;

@@ -1,6 +1,6 @@
 /**
  * The planner reuses a region's schedule from the last plan made with the same settings
- * object when the region's inputs are unchanged (RegionMemo in planner.ts), and skips the
+ * object when the region's inputs are unchanged (RegionMemo in planner/memo.ts), and skips the
  * instants where only a probe's vote changes when the votes decide as before (VOTES_ONLY).
  * These tests hold both to one promise: a plan is the same as one made from scratch at
  * every instant. A seeded random
@@ -14,7 +14,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { plan, planCounting, skipOff, type PlannerSettings } from './planner.js';
+import { plan, planCounting, skipOff, type PlannerSettings } from './planner/index.js';
 import { xorshift32 } from '../../test/helpers/policy.js';
 import { IDS, World, fleetSettings, populate, step } from '../../test/helpers/plan-walk.js';
 

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { plan, defaultSettings, demandPerHome, DEFAULT_DRAIN, type PlannerSettings } from './planner.js';
+import { plan, defaultSettings, demandPerHome, DEFAULT_DRAIN, type PlannerSettings } from './planner/index.js';
 import { nextChangeOf, regionStepAt, weightOf } from './decide.js';
 import type { SignalRecord, StoreSnapshot } from '../model/snapshot.js';
 import { foldRecords } from '../../test/helpers/policy.js';

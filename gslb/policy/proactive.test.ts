@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { plan, defaultSettings, gridSharesAt, DEFAULT_DRAIN, type PlannerSettings } from './planner.js';
+import { plan, defaultSettings, gridSharesAt, DEFAULT_DRAIN, type PlannerSettings } from './planner/index.js';
 import { decide, regionStepAt, type DecideName } from './decide.js';
 import type { SignalRecord, StoreSnapshot } from '../model/snapshot.js';
 import { foldRecords } from '../../test/helpers/policy.js';

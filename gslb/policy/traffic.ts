@@ -8,7 +8,7 @@
  */
 import { rankRegions, type LatLon } from '../geo/distance.js';
 import { regionStepAt, stepWeight } from './decide.js';
-import type { PlannerSettings } from './planner.js';
+import type { PlannerSettings } from './planner/index.js';
 import type { Plan, RegionId } from '../model/types.js';
 
 export interface TrafficShares {

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { defaultSettings } from '../policy/planner.js';
+import { defaultSettings } from '../policy/planner/index.js';
 import { loadScenario } from './scenario.js';
 import { buildWorld } from './world.js';
 import { GridSteerPolicy, ReactivePolicy, StaticPolicy, simPlannerSettings, type WorldState } from './policies.js';

@@ -23,7 +23,7 @@
 import { decide, regionStepAt, stepWeight, type DecideName } from '../policy/decide.js';
 import type { Cell, SubnetKey } from '../model/cell.js';
 import { admissionDraw } from '../policy/admission.js';
-import { defaultSettings, plan, type PlannerSettings } from '../policy/planner.js';
+import { defaultSettings, plan, type PlannerSettings } from '../policy/planner/index.js';
 import { reduce } from '../state/reducer.js';
 import type { SignalRecord, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
 import { validateSignal } from '../state/signals.js';

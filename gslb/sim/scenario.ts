@@ -19,7 +19,7 @@ import { parse as parseYaml } from 'yaml';
 import { closest, formatIssue, got, locateIn, parseYamlFile, pointerToPath, renderPath, type ConfigIssue, type ParsedFile } from '../config/yaml.js';
 import { RegionSchema, type RegionConfig } from '../config/schema.js';
 import { expected, type SchemaLike } from '../config/describe.js';
-import { defaultSettings } from '../policy/planner.js';
+import { defaultSettings } from '../policy/planner/index.js';
 import { SignalError, validateSignal } from '../state/signals.js';
 import type { Signal, SignalKind } from '../model/types.js';
 import { CONTINENTS, type Continent } from './metros.js';

@@ -6,7 +6,7 @@
  * change a plan) and bench/plan-digest.ts (a refactor must not change a plan). Test
  * scaffolding: no production module imports it.
  */
-import { defaultSettings, type PlannerSettings } from '../../gslb/policy/planner.js';
+import { defaultSettings, type PlannerSettings } from '../../gslb/policy/planner/index.js';
 import { reduce } from '../../gslb/state/reducer.js';
 import type { SignalRecord, DemandBucket, StoreSnapshot } from '../../gslb/model/snapshot.js';
 import type { Override, Signal } from '../../gslb/model/types.js';

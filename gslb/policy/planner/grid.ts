@@ -1,0 +1,210 @@
+/**
+ * Grid obligations: which gridPolicy rule a grid fact matches, the facts in force with their drain curves, and a fact's import limit as a share.
+ * Part of the planner (gslb/policy/planner/): pure, no clock reads, no I/O.
+ */
+import type { SignalRecord } from '../../model/snapshot.js';
+import type { GridAlert, GridEvent, PowerBudget } from '../../model/signals.js';
+import { drainCurve, type CurvePoint, type DrainCurve } from '../drain.js';
+import type { GridRule } from '../../model/policy.js';
+import { type PlannerRegion, type PlannerSettings, round } from './settings.js';
+
+/** The first rule matching a grid fact, or undefined. */
+export function matchGridRule(rules: GridRule[], kind: string, source: string, type: string, level: number | undefined): GridRule | undefined {
+  return rules.find(
+    (r) =>
+      r.kind === kind &&
+      (r.types === undefined || r.types.includes(type)) &&
+      (r.minLevel === undefined || (level ?? 0) >= r.minLevel) &&
+      (r.maxLevel === undefined || (level ?? 0) <= r.maxLevel) &&
+      (r.source === undefined || source.startsWith(r.source)),
+  );
+}
+
+/** The trust of a source: the longest matching prefix in gridTrust, else full. */
+function trustOf(s: PlannerSettings, source: string): 'full' | 'cap' {
+  let best = '';
+  let t: 'full' | 'cap' = 'full';
+  for (const [prefix, v] of Object.entries(s.gridTrust)) {
+    if (source.startsWith(prefix) && prefix.length >= best.length) {
+      best = prefix;
+      t = v;
+    }
+  }
+  return t;
+}
+
+/**
+ * One grid fact read through gridPolicy: a grid record's current content, or — while it
+ * restores — the content it had before it changed or was cancelled (GridFold.last).
+ */
+export interface GridFact {
+  rule: GridRule;
+  /** In words, e.g. "grid event e1 from openadr3/vtn: load-shed, 2026-…–2026-…". */
+  what: string;
+  /** The window [start, end) in which it is in force (end already cut at a change). */
+  start: number;
+  end: number;
+  /** In force from here: the start, or when it was learned if later (nothing acts on what was not yet known). */
+  from: number;
+  /** The cap its rule asks for (1 = none), after the source's trust. */
+  cap: number;
+  limitW?: number;
+  note: string;
+  effect: string;
+  shadow: boolean;
+  previous: boolean;
+  /** A grid alert past its expiresAt is kept (until its stale policy ends it): said so from here. */
+  keptFrom?: number;
+  priority?: number;
+  priorityKey: string;
+  curve?: DrainCurve;
+}
+
+/**
+ * The share an import limit of `limitW` leaves the region (its full-load draw against the
+ * limited import plus on-site generation and storage from its power budget), or 1 when the
+ * region has no fullLoadW.
+ */
+function importShare(region: PlannerRegion, power: SignalRecord[], limitW: number): number {
+  if (!region.fullLoadW) return 1;
+  let avail = Math.min(region.importLimitW ?? Infinity, limitW);
+  for (const r of power) {
+    if (r.fold.kind !== 'applied') continue;
+    const v = r.fold.value as PowerBudget;
+    const storageW = (v.storageWh ?? 0) > 0 ? (v.storageMaxW ?? 0) : 0;
+    avail = Math.min(v.importLimitW ?? region.importLimitW ?? Infinity, limitW) + (v.generationW ?? 0) + storageW;
+  }
+  return Math.min(1, avail / region.fullLoadW);
+}
+
+export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: SignalRecord[], s: PlannerSettings): GridFact[] {
+  const out: GridFact[] = [];
+  const iso = (t: number) => (Number.isFinite(t) ? new Date(t).toISOString() : '…');
+  for (const r of grid) {
+    const fold = r.fold.kind === 'grid' ? r.fold : undefined;
+    const contents: { value: unknown; learnedAt: number; until?: number; previous: boolean }[] = [
+      { value: r.signal.value, learnedAt: fold?.learnedAt ?? r.signal.observedAt, previous: false },
+    ];
+    if (fold?.last) contents.push({ value: fold.last.value, learnedAt: fold.last.learnedAt, until: fold.last.until, previous: true });
+    for (const c of contents) {
+      let kind: 'grid.event' | 'grid.alert';
+      let type: string;
+      let level: number | undefined;
+      let start: number;
+      let end: number;
+      let what: string;
+      let factCap: number | undefined;
+      let limitW: number | undefined;
+      let priority: number | undefined;
+      let program = '';
+      if (r.signal.kind === 'grid.event') {
+        const v = c.value as GridEvent;
+        if (v.cancelled) continue;
+        kind = 'grid.event';
+        ({ type, level, start, end, cap: factCap, limitW, priority } = v);
+        program = v.program ?? '';
+        what = `grid event ${v.id} from ${r.signal.source}: ${v.type}${v.level !== undefined ? ` level ${v.level}` : ''}${v.limitW !== undefined ? ` ${Math.round(v.limitW)} W` : ''}${v.cap !== undefined ? ` ${v.cap}` : ''}, ${iso(v.start)}–${iso(v.end)}`;
+      } else {
+        const v = c.value as GridAlert;
+        kind = 'grid.alert';
+        type = v.type ?? 'eea';
+        level = v.level;
+        start = v.start ?? c.learnedAt;
+        end = v.end ?? Infinity;
+        // The current content stops counting when its stale policy says so.
+        if (!c.previous) end = Math.min(end, r.signal.expiresAt + s.stale['grid.alert'].keepMs);
+        what = `grid alert ${type} level ${v.level}${v.zone ? ` in ${v.zone}` : ''} from ${r.signal.source}`;
+      }
+      if (c.previous) what += ` (until it changed at ${iso(c.until!)})`;
+      const rule = matchGridRule(s.gridRules, kind, r.signal.source, type, level);
+      if (!rule) continue;
+      const shadow = s.gridMode === 'shadow' || s.gridShadow.some((p) => r.signal.source.startsWith(p));
+      let cap = rule.then.drain ? 0 : rule.then.capFromFact ? (factCap ?? 1) : (rule.then.cap ?? 1);
+      let note = '';
+      if (cap < s.gridCapFloor && trustOf(s, r.signal.source) === 'cap') {
+        note = ` (source trusted to cap only: a drain needs an operator's confirmation, so capped at ${s.gridCapFloor})`;
+        cap = s.gridCapFloor;
+      }
+      // An import limit is planned ahead like a cap: the share it will leave.
+      let curveCap = cap;
+      if (rule.then.importLimit && limitW !== undefined) curveCap = Math.min(curveCap, importShare(region, power, limitW));
+      const effect = [
+        cap < 1 ? `cap ${round(cap)}` : '',
+        rule.then.ttlCap !== undefined ? `TTL ≤ ${rule.then.ttlCap} s` : '',
+        rule.then.importLimit && limitW !== undefined ? `import limit ${Math.round(limitW)} W` : '',
+      ]
+        .filter((x) => x !== '')
+        .join(', ');
+      const until = c.until;
+      const curve =
+        curveCap < 1 && Number.isFinite(start)
+          ? drainCurve({ start, end, learnedAt: c.learnedAt, cap: round(curveCap), ttl0S: region.ttl0S ?? s.drain.ttl0S, ...(until !== undefined ? { until } : {}) }, s.drain)
+          : undefined;
+      out.push({
+        rule,
+        what,
+        start,
+        from: Math.max(start, c.learnedAt),
+        end: Math.min(end, until ?? Infinity),
+        cap,
+        ...(limitW !== undefined ? { limitW } : {}),
+        note,
+        effect,
+        shadow,
+        previous: c.previous,
+        ...(priority !== undefined ? { priority } : {}),
+        ...(kind === 'grid.alert' && !c.previous ? { keptFrom: r.signal.expiresAt } : {}),
+        priorityKey: `${r.signal.source}|${program}`,
+        ...(curve ? { curve } : {}),
+      });
+    }
+  }
+  return out;
+}
+
+interface LiveFact {
+  f: GridFact;
+  /** Its drain curve's point at t (undefined: no curve). */
+  p: CurvePoint | undefined;
+  inWindow: boolean;
+}
+
+/** liveFacts when nothing acts (shared: never written to). */
+const NO_LIVE: { live: LiveFact[]; bestPriority: ReadonlyMap<string, number> } = { live: [], bestPriority: new Map() };
+
+/**
+ * The grid facts acting at t (in their window, or on their drain curve below 1) and, per
+ * source and program, the lowest priority number among them (OpenADR: that one wins).
+ */
+export function liveFacts(facts: readonly GridFact[], t: number): { live: LiveFact[]; bestPriority: ReadonlyMap<string, number> } {
+  if (facts.length === 0) return NO_LIVE;
+  const live: LiveFact[] = [];
+  for (const f of facts) {
+    const p = f.curve?.at(t);
+    const inWindow = t >= f.from && t < f.end;
+    if (inWindow || (p !== undefined && p.cap < 1)) live.push({ f, p, inWindow });
+  }
+  if (live.length === 0) return NO_LIVE;
+  const bestPriority = new Map<string, number>();
+  for (const { f } of live) {
+    if (f.priority === undefined) continue;
+    bestPriority.set(f.priorityKey, Math.min(bestPriority.get(f.priorityKey) ?? Infinity, f.priority));
+  }
+  return { live, bestPriority };
+}
+
+/**
+ * The lowest grid-event import limit in force at t, W (Infinity: none), as viewAt applies
+ * it: a fact in its window whose gridPolicy rule sets `importLimit`, not shadowed and not
+ * yielding to a lower priority number of its source and program.
+ */
+export function eventImportLimitAt(facts: readonly GridFact[], t: number): number {
+  const { live, bestPriority } = liveFacts(facts, t);
+  let limitW = Infinity;
+  for (const { f, inWindow } of live) {
+    const best = bestPriority.get(f.priorityKey);
+    if (!inWindow || f.shadow || (f.priority !== undefined && best !== undefined && f.priority > best)) continue;
+    if (f.rule.then.importLimit && f.limitW !== undefined && f.limitW < limitW) limitW = f.limitW;
+  }
+  return limitW;
+}

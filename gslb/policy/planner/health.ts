@@ -1,0 +1,141 @@
+/**
+ * Health tallies: the vantages' votes per endpoint at an instant (majority down), when a region came back (slow start), the tally for metrics and the API.
+ * Part of the planner (gslb/policy/planner/): pure, no clock reads, no I/O.
+ */
+import type { SignalRecord } from '../../model/snapshot.js';
+import { type StalePolicy, phaseAt } from './settings.js';
+
+/**
+ * A region's endpoints (health.probe keys, in the order healthAt lists them) and, per health
+ * record, its endpoint's index (−1: not a health fold); arrays viewAt's tally reuses at each
+ * instant instead of making new ones.
+ */
+export interface HealthScratch {
+  keys: string[];
+  keyOf: Int32Array;
+  ups: Int32Array;
+  downs: Int32Array;
+  /** Latest turn up of the vantages voting up; NaN: one of them never turned (healthAt's undefined). */
+  since: Float64Array;
+}
+
+export function healthScratch(health: readonly SignalRecord[]): HealthScratch {
+  const keys: string[] = [];
+  const keyOf = new Int32Array(health.length).fill(-1);
+  health.forEach((r, j) => {
+    if (r.fold.kind !== 'health') return;
+    let k = keys.indexOf(r.signal.key);
+    if (k < 0) k = keys.push(r.signal.key) - 1;
+    keyOf[j] = k;
+  });
+  const n = keys.length;
+  return { keys, keyOf, ups: new Int32Array(n), downs: new Int32Array(n), since: new Float64Array(n) };
+}
+
+/**
+ * The health votes at t (per endpoint, each vantage's stable state; a stale probe votes as the
+ * kind's stale policy says), counted into `h` (valid until the next call with it): what
+ * healthAt and viewAt read. Returns the endpoints probed and those down.
+ */
+export function tallyHealth(health: readonly SignalRecord[], h: HealthScratch, t: number, hp: StalePolicy): { probed: number; down: number } {
+  const { keyOf, ups, downs, since } = h;
+  ups.fill(0);
+  downs.fill(0);
+  since.fill(-Infinity);
+  for (let j = 0; j < health.length; j++) {
+    const k = keyOf[j]!;
+    if (k < 0) continue;
+    const r = health[j]!;
+    const fold = r.fold as Extract<SignalRecord['fold'], { kind: 'health' }>;
+    let vote: boolean | null = fold.stableUp;
+    if (phaseAt(r, t, hp) === 'stale') vote = hp.then === 'down' ? false : hp.then === 'healthy' ? true : null;
+    if (vote === true) {
+      ups[k]!++;
+      const u = fold.upSince;
+      since[k] = u === undefined ? NaN : Math.max(since[k]!, u);
+    } else if (vote === false) downs[k]!++;
+  }
+  return tallyCounts(h);
+}
+
+/** Endpoints a tally has votes for, and those down by a majority of them. */
+function tallyCounts(h: HealthScratch): { probed: number; down: number } {
+  let probed = 0;
+  let down = 0;
+  for (let k = 0; k < h.ups.length; k++) {
+    if (h.ups[k]! + h.downs[k]! === 0) continue;
+    probed++;
+    if (h.downs[k]! > h.ups[k]!) down++;
+  }
+  return { probed, down };
+}
+
+/**
+ * When the region came back up as a whole (slow start): the latest turn up among its up
+ * endpoints; NaN when none is up or one of them never turned.
+ */
+export function cameBackAt(h: HealthScratch): number {
+  let back = -Infinity;
+  let upEps = 0;
+  for (let k = 0; k < h.keys.length; k++) {
+    if (h.ups[k]! + h.downs[k]! === 0 || h.downs[k]! > h.ups[k]!) continue;
+    upEps++;
+    const sk = h.since[k]!;
+    back = sk === -Infinity ? NaN : Math.max(back, sk);
+  }
+  return upEps > 0 ? back : NaN;
+}
+
+/** The endpoints a tally found down (by a majority of their vantages), in order. */
+export function downEndpoints(h: HealthScratch): string[] {
+  return h.keys.filter((_, k) => h.ups[k]! + h.downs[k]! > 0 && h.downs[k]! > h.ups[k]!);
+}
+
+/** A region's health probes at one instant, counted as the planner counts them (healthAt). */
+export interface HealthTally {
+  /** Endpoints (signal keys) with a probe record. */
+  keys: string[];
+  /** Per endpoint: vantages voting up, voting down. */
+  ups: number[];
+  downs: number[];
+  /** Per endpoint, the latest time an up vote turned up (undefined: one of them never turned). */
+  since: (number | undefined)[];
+  /** Endpoints with at least one vote. */
+  probed: number;
+  /** Endpoints a majority of their vantages say are down. */
+  downEps: string[];
+  /** Every probed endpoint is down: the region is down by health (absent an operator's force-up). */
+  down: boolean;
+}
+
+/**
+ * Health at `t` from a region's health.probe records: per endpoint, a majority of vantage
+ * votes (each vantage's stable state; a stale probe votes as the kind's stale policy says).
+ */
+export function healthAt(health: readonly SignalRecord[], t: number, hp: StalePolicy): HealthTally {
+  const h = healthScratch(health);
+  const { probed, down } = tallyHealth(health, h, t, hp);
+  return {
+    keys: h.keys,
+    ups: [...h.ups],
+    downs: [...h.downs],
+    since: Array.from(h.since, (x) => (Number.isNaN(x) ? undefined : x)),
+    probed,
+    downEps: downEndpoints(h),
+    down: probed > 0 && down === probed,
+  };
+}
+
+/**
+ * What a region's health tally (rr.tally, just filled by tallyHealth) decides in viewAt: down
+ * (and which endpoints), and when a slow start began if one can apply. At an instant where
+ * only votes change, a view with the same outcome as the instant before is that view again:
+ * nothing else viewAt reads changes there (overrides, facts, curves, floors and the other
+ * records have instants of their own, and slow-start steps too).
+ */
+export function healthOutcome(h: HealthScratch): string {
+  const { probed, down } = tallyCounts(h);
+  if (probed > 0 && down === probed) return `down ${downEndpoints(h).join(',')}`;
+  const back = cameBackAt(h);
+  return Number.isNaN(back) ? 'up' : `up ${back}`;
+}

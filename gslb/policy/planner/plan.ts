@@ -1,0 +1,285 @@
+/**
+ * plan(): the whole planner pass over a snapshot: per region its schedule (made, or reused), the safety pass, spill and carbon, and the version hash.
+ * Part of the planner (gslb/policy/planner/): pure, no clock reads, no I/O.
+ */
+import { createHash } from 'node:crypto';
+import { FLEET, type Override, type Plan, type RegionId, type RegionStep } from '../../model/types.js';
+import type { SignalRecord, StoreSnapshot } from '../../model/snapshot.js';
+import type { LoadMetrics } from '../../model/signals.js';
+import { carbonPreferences } from './carbon.js';
+import { healthOutcome, tallyHealth } from './health.js';
+import { ANY_CHANGE, VOTES_ONLY, regionInstants } from './instants.js';
+import { RegionMemo, regionMemos } from './memo.js';
+import { type FloorSegment, safetyFloors } from './safety.js';
+import { type PlanInput, type PlannerRegion, type PlannerSettings, phaseAt, round } from './settings.js';
+import { demandPerHome, spillLimits } from './spill.js';
+import { type RegionRecords, type RegionView, Texts, type ViewContext, sameStep, splitRecords, staticWeightsOf, stepOf, viewAt } from './view.js';
+
+/** canonical(settings), once per settings object (the service re-plans with the same one). */
+const settingsKeys = new WeakMap<PlannerSettings, string>();
+
+/** Canonical JSON (sorted keys) for hashing. */
+function canonical(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .sort()
+    .filter((k) => o[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+    .join(',')}}`;
+}
+
+/**
+ * The plan for a snapshot. Deterministic: the same (configHash, snapshot, settings) give the
+ * same bytes. Steps start at 0 (everything known now) and follow every instant at which
+ * anything changes; consecutive steps with the same weights, caps, down set and reasons merge.
+ * Settings are never changed in place (a reload makes new ones): a region whose inputs are
+ * those of the last plan made with the same settings object keeps its schedule (RegionMemo,
+ * ADR 0009), and the plan is the same as if it had been made again.
+ */
+export function plan(input: PlanInput): Plan {
+  return planCore(input).plan;
+}
+
+/**
+ * plan() and how many regions' schedules it made (the others were reused from the last plan
+ * made with the same settings object, their inputs unchanged): for the benchmark and tests.
+ */
+export function planCounting(input: PlanInput): { plan: Plan; made: number } {
+  const { plan, made } = planCore(input);
+  return { plan, made };
+}
+
+/**
+ * gridPolicy's share per region at `t` as the plan has it (after the safety limits, before
+ * any freeze): what `POST /v1/automation/freeze` holds.
+ */
+export function gridSharesAt(input: PlanInput, t: number): Record<RegionId, number> {
+  return planCore({ ...input, snapshot: { ...input.snapshot, overrides: input.snapshot.overrides.filter((o) => o.action !== 'freeze') } }).gridAt(t);
+}
+
+/** Tests only: evaluate every instant (to check that skipping VOTES_ONLY instants changes no plan). */
+export const skipOff = { on: false };
+
+function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record<RegionId, number>; made: number } {
+  const { snapshot: snap0, settings: s } = input;
+  const snapshot: StoreSnapshot = input.frozen
+    ? { ...snap0, records: snap0.records.map((r) => ({ ...r, signal: { ...r.signal, expiresAt: Infinity } })) }
+    : snap0;
+  const ids = new Set(s.regions.map((r) => r.id));
+  const regionById = new Map(s.regions.map((r) => [r.id, r]));
+  const recsBy = new Map<RegionId, SignalRecord[]>();
+  const ovsBy = new Map<RegionId, Override[]>();
+  for (const r of s.regions) {
+    recsBy.set(r.id, []);
+    ovsBy.set(r.id, []);
+  }
+  let newest = 0;
+  for (const r of snapshot.records) {
+    const region = r.signal.region;
+    if (!ids.has(region) || r.signal.kind === 'demand') continue;
+    recsBy.get(region)!.push(r);
+    newest = Math.max(newest, r.signal.observedAt);
+  }
+  // Fleet-wide freezes of automation; every region is re-evaluated where one starts or ends.
+  const freezes: Override[] = [];
+  for (const o of snapshot.overrides) {
+    if (o.region === FLEET && o.action === 'freeze') {
+      freezes.push(o);
+      newest = Math.max(newest, o.start);
+      continue;
+    }
+    if (!ids.has(o.region)) continue;
+    ovsBy.get(o.region)!.push(o);
+    newest = Math.max(newest, o.start);
+  }
+  // Each region's schedule on its own: evaluated at 0 and at each of its instants, a step
+  // wherever its view changes. Work and size grow with the changes, not regions × instants.
+  // A region whose inputs are those of the last plan made with these settings keeps the
+  // schedule that plan made for it (see RegionMemo): a plan after one signal redoes one region.
+  const regionsOut: Record<RegionId, RegionStep[]> = {};
+  const texts = new Texts();
+  const ctx: ViewContext = { freezes, texts };
+  const schedule = (region: PlannerRegion, rr: RegionRecords, own: ReadonlyMap<number, number>, c: ViewContext, extra: number[] = []): { steps: RegionStep[]; grid: [number, number][] | null } => {
+    const id = region.id;
+    let whyAt = own;
+    if (extra.length > 0) {
+      const m = new Map(own);
+      for (const t of extra) m.set(t, ANY_CHANGE);
+      whyAt = m;
+    }
+    const times = new Float64Array(whyAt.size + 1); // [0, ...instants], sorted numerically
+    let n = 1;
+    for (const t of whyAt.keys()) times[n++] = t;
+    times.sort();
+    const steps: RegionStep[] = [];
+    /** gridPolicy's share at each instant, kept only for regions where it ever falls below 1. */
+    let grid: [number, number][] | null = null;
+    const ovs = ovsBy.get(id)!;
+    const sw = staticWeightsOf(id, s, ids);
+    const hp = s.stale['health.probe'];
+    let outcome = '';
+    for (const t of times) {
+      // Only votes change here: if they decide what they decided before, so is the view.
+      if (whyAt.get(t) === VOTES_ONLY && !skipOff.on) {
+        tallyHealth(rr.health, rr.tally, t, hp);
+        const o = healthOutcome(rr.tally);
+        if (o === outcome) continue;
+      }
+      const v = viewAt(region, rr, ovs, t, s, c);
+      outcome = healthOutcome(rr.tally);
+      if (grid === null && v.gridRaw < 1) grid = [[0, 1]];
+      if (grid !== null && grid[grid.length - 1]![1] !== v.gridRaw) grid.push([t, v.gridRaw]);
+      const st = stepOf(id, v, t, sw);
+      const last = steps[steps.length - 1];
+      if (last && sameStep(last, st)) continue;
+      steps.push(st);
+    }
+    return { steps, grid };
+  };
+  const keep = (id: RegionId, steps: RegionStep[]) => {
+    // A region that is fully up throughout needs no schedule at all. The plan gets its own
+    // step objects (the spill pass below replaces their homes and reasons; the memo's stay).
+    if (!(steps.length === 1 && steps[0]!.share === 1 && !steps[0]!.homes && !steps[0]!.down && steps[0]!.reasons.length === 0)) regionsOut[id] = steps.map((st) => ({ ...st }));
+    else delete regionsOut[id];
+  };
+  let memos = regionMemos.get(s);
+  if (!memos) regionMemos.set(s, (memos = new Map()));
+  const freezeKey = freezes.length === 0 ? '' : JSON.stringify(freezes);
+  const frozen = input.frozen === true;
+  const rrBy = new Map<RegionId, RegionRecords>();
+  const memoBy = new Map<RegionId, RegionMemo>();
+  const gridBy = new Map<RegionId, [number, number][]>();
+  let made = 0;
+  for (const region of s.regions) {
+    const id = region.id;
+    const recs = recsBy.get(id)!;
+    const ovs = ovsBy.get(id)!;
+    const ovsKey = ovs.length === 0 ? '' : JSON.stringify(ovs);
+    let m = memos.get(id);
+    if (!m || !m.sameInputs(recs, ovsKey, freezeKey, frozen)) {
+      made++;
+      const rr = splitRecords(recs, region, s);
+      const own = regionInstants(region, recs, rr, ovs, freezes, s);
+      m = new RegionMemo(recs, ovsKey, freezeKey, frozen, rr, own, schedule(region, rr, own, ctx));
+      memos.set(id, m);
+    }
+    memoBy.set(id, m);
+    rrBy.set(id, m.rr);
+    keep(id, m.steps);
+    if (m.grid) gridBy.set(id, m.grid);
+  }
+  // Safety limits on gridPolicy (safetyFloors): the regions they hold back are planned again.
+  const floors = safetyFloors(s, gridBy);
+  const floorCtx = new Map<RegionId, ViewContext>();
+  for (const [id, segs] of floors) {
+    const c: ViewContext = {
+      freezes,
+      texts,
+      floor: (t) => {
+        let cur: FloorSegment | undefined;
+        for (const g of segs) if (g.from <= t) cur = g;
+        return cur && cur.floor > 0 ? { floor: cur.floor, why: cur.why } : undefined;
+      },
+    };
+    floorCtx.set(id, c);
+    const m = memoBy.get(id)!;
+    const segsKey = JSON.stringify(segs);
+    if (m.floored?.key !== segsKey) {
+      m.floored = {
+        key: segsKey,
+        steps: schedule(
+          regionById.get(id)!,
+          m.rr,
+          m.instants,
+          c,
+          segs.map((g) => g.from),
+        ).steps,
+      };
+    }
+    keep(id, m.floored.steps);
+  }
+
+  // Every region's view at the newest input instant, worked out once (only if needed) for the
+  // carbon tie-break and the spill limits, which both look at "now".
+  let atRef: Map<RegionId, RegionView> | undefined;
+  const viewsAtRef = (): Map<RegionId, RegionView> =>
+    (atRef ??= new Map(s.regions.map((region) => [region.id, viewAt(region, rrBy.get(region.id)!, ovsBy.get(region.id)!, newest, s, floorCtx.get(region.id) ?? ctx)])));
+
+  // Carbon tie-break, at the newest input instant: per home, a cleaner healthy region of its
+  // latency band (a soft fact: never over health, drains, caps or power).
+  const prefer = carbonPreferences(s, recsBy, viewsAtRef, newest);
+
+  // Spill limits from measured demand, at the newest input instant (see spillLimits); plans
+  // are made again every 10 s with fresh demand, so the limits follow it.
+  const demand = demandPerHome(snapshot.demand);
+  let spillKey = '';
+  let unplaced: Record<RegionId, number> | undefined;
+  if (demand.size > 0) {
+    const tRef = newest;
+    const views = viewsAtRef();
+    const util = new Map<RegionId, number>();
+    const loadAt = new Map<RegionId, number>();
+    for (const region of s.regions) {
+      for (const r of rrBy.get(region.id)!.compute) {
+        if (r.signal.kind !== 'load.metrics' || phaseAt(r, tRef, s.stale['load.metrics']) === 'stale') continue;
+        const v = r.signal.value as LoadMetrics;
+        const u = v.kvCacheUse ?? 0;
+        if (u > (util.get(region.id) ?? 0)) {
+          util.set(region.id, u);
+          loadAt.set(region.id, r.signal.observedAt);
+        }
+      }
+    }
+    // When each home began spilling: the first of the run of steps, up to tRef, in which it
+    // does not take all its clients.
+    const spillSince = new Map<RegionId, number>();
+    for (const region of s.regions) {
+      const steps = regionsOut[region.id] ?? [];
+      let since: number | undefined;
+      for (const st of steps) {
+        if (st.at > tRef) break;
+        const spilling = st.down || (st.homes?.[region.id] ?? st.share) < 1;
+        since = spilling ? (since ?? st.at) : undefined;
+      }
+      if (since !== undefined) spillSince.set(region.id, since);
+    }
+    const { limits, reasons, unplaced: lost } = spillLimits(s, views, util, demand, spillSince, loadAt);
+    if (lost.size > 0) unplaced = Object.fromEntries([...lost.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+    // What demand changed in the plan (not the raw counts) goes into the version.
+    if (limits.size > 0 || reasons.size > 0) spillKey = JSON.stringify([[...limits.entries()].sort(), [...reasons.entries()].sort()]);
+    for (const region of s.regions) {
+      const lim = limits.get(region.id);
+      const why = reasons.get(region.id);
+      if (!lim && !why) continue;
+      const steps = (regionsOut[region.id] ??= [{ at: 0, share: 1, down: false, reasons: [] }]);
+      for (const st of steps) {
+        if (lim) {
+          const homes = { ...(st.homes ?? {}) };
+          for (const [h, w] of Object.entries(lim)) homes[h] = Math.min(homes[h] ?? st.share, round(w * st.share));
+          st.homes = Object.fromEntries(Object.entries(homes).sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+          st.reasons = [...st.reasons, `${region.id}: spill limited by headroom: ${Object.entries(lim).map(([h, w]) => `from ${h} ${w}`).join(', ')}`];
+        }
+        if (why) st.reasons = [...st.reasons, ...why];
+      }
+    }
+  }
+
+  // The inputs: a stored record is identified by its id and observedAt (latest wins, and the
+  // store never replaces a record with an older one), so those stand for its content;
+  // overrides are hashed whole, settings with sorted keys.
+  const h = createHash('sha256').update(`${input.configHash}\n${snapshot.revision}\n${input.frozen ? 'frozen\n' : ''}`);
+  // One flat string (joined, not a rope of 2 × records pieces that hashing must flatten).
+  const ids4hash = snapshot.records.map((r) => `${r.id}@${r.signal.observedAt}`);
+  h.update(ids4hash.length > 0 ? `${ids4hash.join('\n')}\n` : '').update(JSON.stringify(snapshot.overrides));
+  h.update(spillKey);
+  h.update(JSON.stringify(prefer ?? null));
+  let sk = settingsKeys.get(s);
+  if (sk === undefined) settingsKeys.set(s, (sk = canonical(s)));
+  const version = h.update(sk).digest('hex').slice(0, 16);
+  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}) };
+  const gridAt = (t: number) =>
+    Object.fromEntries(s.regions.map((region) => [region.id, viewAt(region, rrBy.get(region.id)!, ovsBy.get(region.id)!, t, s, floorCtx.get(region.id) ?? ctx).grid]));
+  return { plan: out, gridAt, made };
+}

@@ -1,0 +1,179 @@
+/**
+ * What the planner is told (PlannerSettings, per region PlannerRegion) and the defaults it falls back on; the stale phases of a record.
+ * Part of the planner (gslb/policy/planner/): pure, no clock reads, no I/O.
+ */
+import type { LatLon } from '../../geo/distance.js';
+import type { RegionId, SignalKind } from '../../model/types.js';
+import type { SignalRecord, StoreSnapshot } from '../../model/snapshot.js';
+import { DEFAULT_GRID_RULES, type GridRule } from '../../model/policy.js';
+
+/** What a kind's fact means once it is older than expiresAt + keepMs. */
+export type StaleThen = 'down' | 'degraded' | 'healthy' | 'ignore';
+
+export interface StalePolicy {
+  /** How long past expiresAt the last value still holds, ms. */
+  keepMs: number;
+  /**
+   * Then: `down` (a health vote for down, a capacity of 0), `degraded` (capacity capped at
+   * `degradedShare`), `healthy` (as if the fact said all is well), `ignore` (the fact no
+   * longer counts; for health, the vote is dropped).
+   */
+  then: StaleThen;
+}
+
+export interface PlannerRegion {
+  id: RegionId;
+  /** Where the region is (and its Route 53 bias): the neighbours a home spills to, nearest first. */
+  location?: LatLon;
+  bias?: number;
+  /** Configured capacity units (a capacity signal in units is divided by this). */
+  capacityUnits?: number;
+  /** Configured grid import limit, W (used when no power.budget signal says otherwise). */
+  importLimitW?: number;
+  /** The site's draw at full load, W: power-limited share = available W / fullLoadW. */
+  fullLoadW?: number;
+  /** TTL0 for drain planning: the largest TTL of the names the region serves, s (default drain.ttl0S). */
+  ttl0S?: number;
+}
+
+export interface PlannerSettings {
+  regions: PlannerRegion[];
+  /** Static weights from config, w[home][target] (missing = 1); multiplied with the plan's. */
+  staticWeights: Record<RegionId, Record<RegionId, number>>;
+  stale: Record<SignalKind, StalePolicy>;
+  /** The cap `degraded` means. */
+  degradedShare: number;
+  /** gridPolicy: what grid facts mean for traffic (GridRule, first match per fact). */
+  gridRules: GridRule[];
+  /** Grid events and alerts: applied, or only shown in the plan's reasons (shadow). */
+  gridMode: 'apply' | 'shadow';
+  /** Sources (a prefix of `source`, e.g. a collector name) whose grid facts are only shown. */
+  gridShadow: string[];
+  /** Per source prefix: `cap` = may pre-arm and cap, but a drain needs an operator (it caps at gridCapFloor). */
+  gridTrust: Record<string, 'full' | 'cap'>;
+  /** The least share a `cap`-trust source may leave a region on its own. */
+  gridCapFloor: number;
+  /** A region whose model servers have more requests waiting, or more KV cache in use, takes no spill (the endpoint picker's rule). */
+  /**
+   * Saturation (queueWaiting, kvCacheUse): a saturated region takes no spill. `throttledFactor`:
+   * a region with throttled GPUs that is also saturated is capped at this share of what the
+   * throttle leaves, until it is not saturated (simulator finding 5, docs/simulation.md).
+   */
+  saturation: { queueWaiting: number; kvCacheUse: number; throttledFactor: number };
+  /** Spacing of an operator drain's ramp steps, ms. */
+  rampStepMs: number;
+  /** A region that comes back up as a whole takes traffic back over this long, in rampStepMs steps (0 = at once). */
+  slowStartMs: number;
+  /** Carbon tie-break: regions within this many km of a home count as the same latency band (0 = off). */
+  carbonBandKm: number;
+  /** …and one must be this much cleaner (relative gCO2/kWh, or percentile points ÷ 100) to go first. */
+  carbonMinGain: number;
+  /** Proactive drain before known grid events, and the automation's safety limits (ADR 0007). */
+  drain: DrainSettings;
+  /** The steered names and the regions serving each (for the safety limit per name); absent = one name served by every region. */
+  names?: { name: string; regions: RegionId[] }[];
+}
+
+/**
+ * DESIGN.md "TTLs and draining": for an event at T capping a region at f, the weight reaches
+ * f at T − S − max(Tmin, F) − m, the ramp starts R earlier in steps max(Tmin, F) apart, and
+ * answers' TTLs start shrinking lead = TTL0 + R + max(Tmin, F) + S + m before T (decide
+ * bounds every TTL by the next step). After the end E the cap holds for `holdMs`
+ * (hysteresis), then the weight ramps back over `restoreMs`.
+ */
+export interface DrainSettings {
+  /** TTL0, s: the largest TTL of the names a region serves (PlannerRegion.ttl0S overrides it per region). */
+  ttl0S: number;
+  /** Tmin, s (policy.minTtl). */
+  minTtlS: number;
+  /** F, s (policy.resolverMinTtl): the TTL floor resolvers are assumed to clamp to. */
+  resolverFloorS: number;
+  /** S: the time sessions get to finish before T, ms (at least). */
+  sessionAllowanceMs: number;
+  /**
+   * With more notice than the lead needs, S grows to use it, up to this (ms): long streams
+   * then end on their own before T instead of being cut. Equal to sessionAllowanceMs = fixed S.
+   */
+  sessionAllowanceMaxMs: number;
+  /** m: margin, at least the clock-skew bound, ms. */
+  marginMs: number;
+  /** R: the ramp's length, ms (0 = one step). */
+  rampMs: number;
+  /** After the end: the cap holds this long before the restore begins (a flapping signal cannot whipsaw traffic), ms. */
+  holdMs: number;
+  /** After the hold: the weight ramps back to 1 over this long, ms (0 = at once). */
+  restoreMs: number;
+  /** Safety: gridPolicy may take at most this share of a name's capacity at once without an operator (1 = no limit). */
+  maxAutoShare: number;
+  /** Safety: gridPolicy starts draining at most one region per this interval, ms (0 = no limit). */
+  minDrainIntervalMs: number;
+}
+
+export const DEFAULT_DRAIN: DrainSettings = {
+  ttl0S: 30,
+  minTtlS: 5,
+  resolverFloorS: 30,
+  sessionAllowanceMs: 300_000,
+  sessionAllowanceMaxMs: 5_400_000,
+  marginMs: 5_000,
+  rampMs: 120_000,
+  holdMs: 120_000,
+  restoreMs: 300_000,
+  maxAutoShare: 0.5,
+  minDrainIntervalMs: 120_000,
+};
+
+export const DEFAULT_STALE: Record<SignalKind, StalePolicy> = {
+  'health.probe': { keepMs: 300_000, then: 'ignore' },
+  'load.metrics': { keepMs: 120_000, then: 'ignore' },
+  capacity: { keepMs: 600_000, then: 'degraded' },
+  'power.budget': { keepMs: 600_000, then: 'degraded' },
+  'grid.event': { keepMs: 0, then: 'ignore' },
+  'grid.alert': { keepMs: 3600_000, then: 'ignore' },
+  carbon: { keepMs: 3600_000, then: 'ignore' },
+  demand: { keepMs: 0, then: 'ignore' },
+};
+
+/** Planner settings with the configuration's defaults (docs/configuration.md), for `regions`. */
+export function defaultSettings(regions: PlannerRegion[]): PlannerSettings {
+  return {
+    regions,
+    staticWeights: {},
+    stale: structuredClone(DEFAULT_STALE),
+    degradedShare: 0.5,
+    gridRules: DEFAULT_GRID_RULES,
+    gridMode: 'apply',
+    gridShadow: [],
+    gridTrust: { 'grid-alerts': 'cap' },
+    gridCapFloor: 0.25,
+    saturation: { queueWaiting: 5, kvCacheUse: 0.8, throttledFactor: 0.5 },
+    rampStepMs: 30_000,
+    slowStartMs: 60_000,
+    carbonBandKm: 250,
+    carbonMinGain: 0.2,
+    drain: { ...DEFAULT_DRAIN },
+  };
+}
+
+export interface PlanInput {
+  configHash: string;
+  snapshot: StoreSnapshot;
+  settings: PlannerSettings;
+  /**
+   * Fail static (DESIGN.md "Many nodes"): the store is unreachable, so no signal can be
+   * refreshed; every signal is taken as known until the store is back (no expiry or stale
+   * policy steps). Grid events, override ends and ramps keep their schedule.
+   */
+  frozen?: boolean;
+}
+
+/** Rounds a share to 4 decimals so plans stay small and stable. */
+export const round = (x: number) => Math.round(Math.min(1, Math.max(0, x)) * 10000) / 10000;
+
+type Phase = 'fresh' | 'kept' | 'stale';
+
+export function phaseAt(r: SignalRecord, t: number, p: StalePolicy): Phase {
+  if (t < r.signal.expiresAt) return 'fresh';
+  if (t < r.signal.expiresAt + p.keepMs) return 'kept';
+  return 'stale';
+}

@@ -1,0 +1,135 @@
+/**
+ * Spill limits: measured demand per home and how much of it the neighbours with headroom can take; the rest is unplaced.
+ * Part of the planner (gslb/policy/planner/): pure, no clock reads, no I/O.
+ */
+import { rankRegions, type LatLon } from '../../geo/distance.js';
+import type { RegionId } from '../../model/types.js';
+import type { DemandBucket } from '../../model/snapshot.js';
+import { type PlannerRegion, type PlannerSettings, round } from './settings.js';
+import type { RegionView } from './view.js';
+
+/** Closed demand buckets the planner averages over (60 s of 10-second buckets). */
+export const DEMAND_WINDOW_BUCKETS = 6;
+
+/** Spill that began this long before a region's load reading is taken to be in it (demand window and cache turnover), ms. */
+export const SPILL_SETTLE_MS = 60_000;
+
+/** How many neighbours of a home its spill may go to, nearest first. */
+const SPILL_NEIGHBOURS = 3;
+
+/**
+ * Measured demand per home in queries/s: the mean of the last DEMAND_WINDOW_BUCKETS closed
+ * buckets, where "closed" means older than the newest bucket in the store (other nodes may
+ * still be adding to the newest). All names summed: weights are per home, not per name.
+ */
+export function demandPerHome(rows: DemandBucket[]): Map<RegionId, number> {
+  const out = new Map<RegionId, number>();
+  if (rows.length === 0) return out;
+  const newest = Math.max(...rows.map((r) => r.bucket));
+  const closed = [...new Set(rows.filter((r) => r.bucket < newest).map((r) => r.bucket))].sort((a, b) => b - a).slice(0, DEMAND_WINDOW_BUCKETS);
+  if (closed.length === 0) return out;
+  const use = new Set(closed);
+  for (const r of rows) if (use.has(r.bucket)) out.set(r.home, (out.get(r.home) ?? 0) + r.queries);
+  for (const [h, q] of out) out.set(h, q / (closed.length * 10));
+  return out;
+}
+
+/**
+ * Spill limits (DESIGN.md "TTLs and draining": spill goes only where the receiving region
+ * has headroom; what no region can take is reported as unplaced demand). From the views of
+ * every region at `t` and measured demand D (q/s per home):
+ * - a home h sends D_h × (1 − share_h) onward (all of D_h when it is down);
+ * - a region n serving `S_n` (its own admitted demand D_n × share_n, plus spill from homes
+ *   spilling since SPILL_SETTLE_MS before its load reading) at KV-cache use u_n can take
+ *   `headroom_n = S_n / u_n − D_n × share_n` of spill (load grows with the demand it serves);
+ *   without a load reading or any demand served, its headroom is not known and its admission
+ *   is not limited;
+ * - homes (in id order) place their spill on their nearest SPILL_NEIGHBOURS regions in turn;
+ *   where a neighbour cannot take all that reaches it, w[h][n] = what it can take ÷ what
+ *   reaches it, and the rest goes on.
+ * Returns w[h][n] below 1 per receiving region, and words on unplaced demand per home.
+ */
+export function spillLimits(
+  s: PlannerSettings,
+  views: Map<RegionId, RegionView>,
+  util: Map<RegionId, number>,
+  demand: Map<RegionId, number>,
+  /** When each home began spilling (its share fell below 1 or it went down), ms epoch. */
+  spillSince: Map<RegionId, number>,
+  /** observedAt of the load reading behind util, per region. */
+  loadAt: Map<RegionId, number>,
+): { limits: Map<RegionId, Record<RegionId, number>>; reasons: Map<RegionId, string[]>; unplaced: Map<RegionId, number> } {
+  const limits = new Map<RegionId, Record<RegionId, number>>();
+  const reasons = new Map<RegionId, string[]>();
+  const unplaced = new Map<RegionId, number>();
+  const located = s.regions.filter((r) => r.location !== undefined) as (PlannerRegion & { location: LatLon })[];
+  if (demand.size === 0 || located.length < 2) return { limits, reasons, unplaced };
+  const homes = [...demand.keys()].filter((h) => views.has(h)).sort();
+  const neighboursOf = new Map<RegionId, RegionId[]>();
+  for (const h of homes) {
+    const home = located.find((r) => r.id === h);
+    if (!home) continue;
+    neighboursOf.set(
+      h,
+      rankRegions(home.location, located.map((r) => ({ id: r.id, location: r.location, bias: r.bias ?? 0 })))
+        .map((x) => x.id)
+        .filter((id) => id !== h)
+        .slice(0, SPILL_NEIGHBOURS),
+    );
+  }
+  // What each region serves: its own clients it admits, plus the spill that reaches it from
+  // homes that have been spilling since before its load reading by SPILL_SETTLE_MS (so the
+  // reading u includes that load). Its capacity is served ÷ u, and the room left for spill
+  // is that less its own admitted clients. Spill newer than the reading is not in u yet.
+  const reaching = new Map<RegionId, number>();
+  for (const h of homes) {
+    const v = views.get(h)!;
+    let left = (demand.get(h) ?? 0) * (v.down ? 1 : 1 - v.share);
+    const since = spillSince.get(h) ?? Infinity;
+    for (const n of neighboursOf.get(h) ?? []) {
+      const vn = views.get(n)!;
+      if (vn.down || vn.noSpill || left <= 1e-9) continue;
+      if ((loadAt.get(n) ?? -Infinity) >= since + SPILL_SETTLE_MS) reaching.set(n, (reaching.get(n) ?? 0) + left * vn.share);
+      left -= left * vn.share;
+    }
+  }
+  const headroom = new Map<RegionId, number>();
+  for (const r of located) {
+    const v = views.get(r.id)!;
+    const u = util.get(r.id);
+    const ownServed = (demand.get(r.id) ?? 0) * (v.down ? 0 : v.share);
+    const served = ownServed + (reaching.get(r.id) ?? 0);
+    if (u === undefined || u <= 0 || served <= 0) continue;
+    headroom.set(r.id, v.down ? 0 : Math.max(0, served / u - ownServed));
+  }
+  for (const h of homes) {
+    const v = views.get(h)!;
+    const home = located.find((r) => r.id === h);
+    if (!home) continue;
+    let left = (demand.get(h) ?? 0) * (v.down ? 1 : 1 - v.share);
+    if (left <= 1e-9) continue;
+    const sent = left;
+    const neighbours = neighboursOf.get(h) ?? [];
+    for (const n of neighbours) {
+      const vn = views.get(n)!;
+      if (vn.down || vn.noSpill) continue;
+      const reach = left * vn.share;
+      if (reach <= 1e-9) continue;
+      const room = headroom.get(n);
+      if (room === undefined) {
+        left -= reach;
+        continue;
+      }
+      const take = Math.min(reach, room);
+      headroom.set(n, room - take);
+      if (take < reach) (limits.get(n) ?? limits.set(n, {}).get(n)!)[h] = round(take / reach);
+      left -= take;
+    }
+    if (left > 1e-6) {
+      unplaced.set(h, Math.round(left * 1000) / 1000);
+      const words = `${h}: ${left.toFixed(1)} of ${sent.toFixed(1)} q/s of spill could not be placed on ${neighbours.join(', ')} (no headroom); those clients get whenAllDown's answer or stay`;
+      (reasons.get(h) ?? reasons.set(h, []).get(h)!).push(words);
+    }
+  }
+  return { limits, reasons, unplaced };
+}
