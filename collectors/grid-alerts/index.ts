@@ -22,7 +22,7 @@
  *   once the round in progress has ended. No fact is emitted after stop().
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { boundedGet, FetchError, showUrl } from '../http.js';
+import { boundedRequest, FetchError, showUrl } from '../kit/http.js';
 import type { Collector, CollectorContext } from '../types.js';
 import { FeedError, readFeed, ZONES, type FeedErrorCode, type Iso, type Reading } from './adapters.js';
 
@@ -107,7 +107,7 @@ export async function fetchText(url: string, timeoutMs: number, maxBytes: number
   const shown = showUrl(url);
   let res: { status: number; text: string };
   try {
-    res = await boundedGet({ url, headers: { accept: ACCEPT, 'user-agent': 'gridsteer-grid-alerts' }, timeoutMs, maxBytes, stop, redirect: 'follow' });
+    res = await boundedRequest({ url, headers: { accept: ACCEPT, 'user-agent': 'gridsteer-grid-alerts' }, timeoutMs, maxBytes, stop, redirect: 'follow' });
   } catch (e) {
     const code = e instanceof FetchError && e.kind === 'too-large' ? 'GRID_ALERTS_ERR_TOO_LARGE' : 'GRID_ALERTS_ERR_FETCH';
     throw new FeedError(code, `${shown}: ${e instanceof Error ? e.message : String(e)}`);

@@ -19,7 +19,7 @@
  *   resolves once the round in progress has ended. No fact is emitted after stop().
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { boundedGet, FetchError } from '../http.js';
+import { boundedRequest, FetchError } from '../kit/http.js';
 import type { Collector, CollectorContext, Signal } from '../types.js';
 import { ExpositionError, parseExposition, seriesId, type Sample } from './parse.js';
 
@@ -248,7 +248,7 @@ export class ScrapeError extends Error {
 export async function fetchText(url: URL, headers: Readonly<Record<string, string>>, timeoutMs: number, maxBytes: number, stop: AbortSignal): Promise<string> {
   let res: { status: number; text: string };
   try {
-    res = await boundedGet({ url, headers: { accept: ACCEPT, ...headers }, timeoutMs, maxBytes, stop, redirect: 'follow' });
+    res = await boundedRequest({ url, headers: { accept: ACCEPT, ...headers }, timeoutMs, maxBytes, stop, redirect: 'follow' });
   } catch (e) {
     throw new ScrapeError(e instanceof FetchError ? e.message : String(e));
   }
