@@ -12,9 +12,16 @@
  *   credentials, and a redirect would take them elsewhere). `redirect: 'follow'` is kept only
  *   for the pollers whose READMEs promised "after redirects" before the kit (prometheus,
  *   grid-alerts), so their configs keep working.
+ * - Compressed answers (gzip, deflate, br) are decoded, and `maxBytes` bounds the decoded
+ *   body. Any port may be asked for (node:http, one connection per request, closed after it).
  * - A failure is a FetchError whose `kind` each caller maps to its own error codes; its message
  *   is plain words without a module prefix. Nothing here logs or counts.
  */
+
+import http from 'node:http';
+import https from 'node:https';
+import zlib from 'node:zlib';
+import type { Readable } from 'node:stream';
 
 export type FetchFailure = 'network' | 'timeout' | 'stopped' | 'cut-short' | 'too-large';
 
@@ -67,14 +74,22 @@ export function fetchReason(e: unknown): string {
 }
 
 const is2xx = (s: number) => s >= 200 && s < 300;
+/** Most redirects followed with `redirect: 'follow'` (fetch's limit). */
+const MAX_REDIRECTS = 20;
+/** Headers dropped when a followed redirect leaves the origin. */
+const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 
-/** One request; resolves with the status and (when read) the body, or rejects with a FetchError. */
+/**
+ * One request; resolves with the status and (when read) the body, or rejects with a FetchError.
+ * node:http(s) with no agent (one connection per request, closed after it), so any port works
+ * (fetch refuses some, e.g. 9 and 6000) and nothing lingers after stop.
+ */
 export async function boundedRequest(o: BoundedRequest): Promise<BoundedAnswer> {
-  const ac = new AbortController();
   let why: FetchError | null = null;
+  let current: http.ClientRequest | null = null;
   const abort = (e: FetchError) => {
     why ??= e;
-    ac.abort();
+    current?.destroy(why);
   };
   const timer = setTimeout(() => abort(new FetchError('timeout', `no complete answer within ${o.timeoutMs} ms`)), o.timeoutMs);
   timer.unref();
@@ -82,56 +97,113 @@ export async function boundedRequest(o: BoundedRequest): Promise<BoundedAnswer> 
   if (o.stop.aborted) onStop();
   else o.stop.addEventListener('abort', onStop, { once: true });
   try {
-    let res: Response;
+    let url: URL;
     try {
-      res = await fetch(o.url, { method: o.method ?? 'GET', headers: o.headers, body: o.body, signal: ac.signal, redirect: o.redirect === 'follow' ? 'follow' : 'manual' });
-    } catch (e) {
-      throw why ?? new FetchError('network', fetchReason(e));
+      url = new URL(o.url);
+    } catch {
+      throw new FetchError('network', `${JSON.stringify(String(o.url).slice(0, 200))} is not a URL`);
     }
-    const status = res.status;
-    const failed = (e: FetchError): FetchError => {
-      e.status ??= status;
-      return e;
-    };
-    const body = res.body;
-    // Cancelling is never awaited: a peer that holds the connection must not hold the caller.
-    if (!(o.readBody ?? is2xx)(res.status)) {
-      void body?.cancel().catch(() => undefined);
-      return { status: res.status, body: Buffer.alloc(0), text: '' };
-    }
-    const truncate = o.overflow === 'truncate';
-    const declared = Number(res.headers.get('content-length') ?? NaN);
-    if (!truncate && declared > o.maxBytes) {
-      void body?.cancel().catch(() => undefined);
-      throw failed(new FetchError('too-large', `the body is ${declared} bytes, more than ${o.maxBytes}`));
-    }
-    if (!body) return { status: res.status, body: Buffer.alloc(0), text: '' };
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    const reader = body.getReader();
-    try {
-      while (!truncate || size < o.maxBytes) {
-        let r: Awaited<ReturnType<typeof reader.read>>;
+    let headers: Record<string, string> = { ...o.headers };
+    // As fetch did: offer compression, and bound the decoded body (a gzip bomb is too large).
+    if (!Object.keys(headers).some((k) => k.toLowerCase() === 'accept-encoding')) headers['accept-encoding'] = 'gzip, deflate, br';
+    for (let hop = 0; ; hop++) {
+      if (why) throw why;
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FetchError('network', `${url.protocol} URLs are not fetched (http: and https: only)`);
+      const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+        const mod = url.protocol === 'https:' ? https : http;
+        let req: http.ClientRequest;
         try {
-          r = await reader.read();
+          req = mod.request(url, { method: o.method ?? 'GET', headers, agent: false }, resolve);
         } catch (e) {
-          throw failed(why ?? new FetchError('cut-short', `the body was cut short (${fetchReason(e)})`));
+          // A header value node refuses (a line break, a non-Latin-1 character).
+          reject(new FetchError('network', (e as Error).message));
+          return;
         }
-        if (r.done) break;
-        size += r.value.byteLength;
-        if (!truncate && size > o.maxBytes) throw failed(new FetchError('too-large', `the body is more than ${o.maxBytes} bytes`));
-        chunks.push(r.value);
+        current = req;
+        req.on('error', (e) => reject(why ?? new FetchError('network', e.message)));
+        if (o.body !== undefined && hop === 0) req.end(o.body);
+        else req.end();
+      });
+      const status = res.statusCode ?? 0;
+      const location = res.headers.location;
+      if (o.redirect === 'follow' && status >= 300 && status < 400 && location !== undefined && (o.method ?? 'GET') === 'GET') {
+        res.destroy();
+        if (hop >= MAX_REDIRECTS) throw new FetchError('network', `more than ${MAX_REDIRECTS} redirects`);
+        let next: URL;
+        try {
+          next = new URL(location, url);
+        } catch {
+          throw new FetchError('network', `a redirect to ${JSON.stringify(location.slice(0, 200))}, which is not a URL`);
+        }
+        if (next.origin !== url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !CREDENTIAL_HEADERS.includes(k.toLowerCase())));
+        url = next;
+        continue;
       }
-    } finally {
-      void reader.cancel().catch(() => undefined);
+      return await readAnswer(res, status, o, () => why);
     }
-    const buf = Buffer.concat(chunks, size);
-    const kept = truncate ? buf.subarray(0, o.maxBytes) : buf;
-    return { status: res.status, body: kept, text: kept.toString('utf8') };
   } finally {
     clearTimeout(timer);
     o.stop.removeEventListener('abort', onStop);
+    current = null;
   }
+}
+
+/** Reads (or discards) one answer's body within the caller's bounds. */
+function readAnswer(res: http.IncomingMessage, status: number, o: BoundedRequest, why: () => FetchError | null): Promise<BoundedAnswer> {
+  const failed = (e: FetchError): FetchError => {
+    e.status ??= status;
+    return e;
+  };
+  const empty = { status, body: Buffer.alloc(0), text: '' };
+  // Discarding never waits: a peer that holds the connection must not hold the caller.
+  if (!(o.readBody ?? is2xx)(status)) {
+    res.destroy();
+    return Promise.resolve(empty);
+  }
+  const truncate = o.overflow === 'truncate';
+  const declared = Number(res.headers['content-length'] ?? NaN);
+  if (!truncate && declared > o.maxBytes) {
+    res.destroy();
+    return Promise.reject(failed(new FetchError('too-large', `the body is ${declared} bytes, more than ${o.maxBytes}`)));
+  }
+  const encoding = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip() : encoding === 'deflate' ? zlib.createInflate() : encoding === 'br' ? zlib.createBrotliDecompress() : null;
+  const stream: Readable = decoder ? res.pipe(decoder) : res;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (e: FetchError | null) => {
+      if (done) return;
+      done = true;
+      if (e) {
+        res.destroy();
+        decoder?.destroy();
+        reject(failed(e));
+        return;
+      }
+      const body = Buffer.concat(chunks, size).subarray(0, o.maxBytes);
+      resolve({ status, body, text: body.toString('utf8') });
+    };
+    stream.on('data', (c: Buffer) => {
+      if (done) return;
+      size += c.length;
+      chunks.push(c);
+      if (size <= o.maxBytes) return;
+      if (truncate) {
+        finish(null);
+        res.destroy();
+        decoder?.destroy();
+      } else finish(new FetchError('too-large', `the body is more than ${o.maxBytes} bytes`));
+    });
+    stream.on('end', () => finish(null));
+    const cut = (e: Error) => finish(why() ?? new FetchError('cut-short', `the body was cut short (${e.message})`));
+    res.on('error', cut);
+    decoder?.on('error', cut);
+    res.on('close', () => {
+      if (!res.complete) finish(why() ?? new FetchError('cut-short', 'the body was cut short (the connection closed)'));
+    });
+  });
 }
 
 /** A URL for logs and status: scheme, host and path (a query may carry a key). */

@@ -5,9 +5,8 @@
  * body cap; every failure is an Openadr3Error with a code from OPENADR3_ERRORS. Nothing here
  * logs or emits: the poller decides what a failure means.
  */
-import http from 'node:http';
-import https from 'node:https';
 import { readFile } from 'node:fs/promises';
+import { boundedRequest, FetchError } from '../kit/http.js';
 
 /**
  * Error codes of this collector (CONVENTIONS.md habit 6), with what each means. Messages start
@@ -72,56 +71,27 @@ export interface HttpAnswer {
   body: Buffer;
 }
 
-/** One request: resolves with the status and at most `maxBytes` of body, or rejects with an Openadr3Error. */
-export function httpRequest(
+/**
+ * One request through the kit's bounded client: resolves with the status and at most
+ * `maxBytes` of body (of any status: the token endpoint's error body names the error), or
+ * rejects with an Openadr3Error (NETWORK, TIMEOUT or TOO_LARGE). Never follows a redirect.
+ */
+export async function httpRequest(
   url: URL,
   o: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; timeoutMs: number; maxBytes: number; signal: AbortSignal },
 ): Promise<HttpAnswer> {
-  return new Promise((resolve, reject) => {
-    if (o.signal.aborted) {
-      reject(new Openadr3Error('OADR3_ERR_NETWORK', 'stopped'));
-      return;
-    }
-    const mod = url.protocol === 'https:' ? https : http;
-    let done = false;
-    const finish = (err: Openadr3Error | null, a?: HttpAnswer) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      o.signal.removeEventListener('abort', onAbort);
-      if (err) {
-        req.destroy();
-        reject(err);
-      } else resolve(a!);
-    };
-    const what = `${o.method} ${url.origin}${url.pathname}`;
-    const timer = setTimeout(() => finish(new Openadr3Error('OADR3_ERR_TIMEOUT', `${what}: no complete answer within ${o.timeoutMs} ms`)), o.timeoutMs);
-    const onAbort = () => finish(new Openadr3Error('OADR3_ERR_NETWORK', `${what}: stopped`));
-    o.signal.addEventListener('abort', onAbort);
-    const req = mod.request(url, { method: o.method, headers: { 'user-agent': 'gridsteer-openadr3', ...o.headers }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > o.maxBytes) {
-          // finish first: destroying the response fires close, which would report it as cut short.
-          finish(new Openadr3Error('OADR3_ERR_TOO_LARGE', `${what}: the answer is larger than ${o.maxBytes} bytes`));
-          res.destroy();
-          return;
-        }
-        chunks.push(c);
-      });
-      res.on('end', () => finish(null, { status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-      res.on('error', (e) => finish(new Openadr3Error('OADR3_ERR_NETWORK', `${what}: ${e.message}`)));
-      res.on('aborted', () => finish(new Openadr3Error('OADR3_ERR_NETWORK', `${what}: the answer was cut short`)));
-      res.on('close', () => {
-        if (!res.complete) finish(new Openadr3Error('OADR3_ERR_NETWORK', `${what}: the answer was cut short`));
-      });
-    });
-    req.on('error', (e) => finish(new Openadr3Error('OADR3_ERR_NETWORK', `${what}: ${e.message}`)));
-    if (o.body !== undefined) req.end(o.body);
-    else req.end();
-  });
+  const what = `${o.method} ${url.origin}${url.pathname}`;
+  try {
+    const a = await boundedRequest({ url, method: o.method, headers: { 'user-agent': 'gridsteer-openadr3', ...o.headers }, body: o.body, timeoutMs: o.timeoutMs, maxBytes: o.maxBytes, stop: o.signal, readBody: () => true });
+    return { status: a.status, body: a.body };
+  } catch (e) {
+    const kind = e instanceof FetchError ? e.kind : 'network';
+    if (kind === 'timeout') throw new Openadr3Error('OADR3_ERR_TIMEOUT', `${what}: no complete answer within ${o.timeoutMs} ms`);
+    if (kind === 'too-large') throw new Openadr3Error('OADR3_ERR_TOO_LARGE', `${what}: the answer is larger than ${o.maxBytes} bytes`);
+    if (kind === 'stopped') throw new Openadr3Error('OADR3_ERR_NETWORK', `${what}: stopped`);
+    if (kind === 'cut-short') throw new Openadr3Error('OADR3_ERR_NETWORK', `${what}: the answer was cut short`);
+    throw new Openadr3Error('OADR3_ERR_NETWORK', `${what}: ${(e as Error).message}`);
+  }
 }
 
 /** Parses a JSON answer; OADR3_ERR_JSON when it is not JSON. */
