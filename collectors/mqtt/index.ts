@@ -53,6 +53,7 @@ import {
   type Values,
 } from './budget.js';
 import { decodePayload, metricNumber, SparkplugDecodeError, type SparkplugMetric } from './sparkplug.js';
+import { defineErrors } from '../kit/errors.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -215,6 +216,13 @@ function entity(id: string): Entity {
 }
 
 /** Error code and reason (without the module prefix) of a refused message. */
+/** The mqtt collector's own code, besides READ_ERRORS (budget.ts) and PB_ERRORS (sparkplug.ts). */
+export const MQTT_ERRORS = {
+  MQTT_ERR_INTERNAL: 'a message was refused for a reason none of the other codes names (a bug: please report it with the log line)',
+} as const;
+/** Only for the registry's table of codes: the collector never throws it. */
+export const MqttError = defineErrors('collectors/mqtt', MQTT_ERRORS, { name: 'MqttError' });
+
 function refusal(e: unknown): { code: string; reason: string } {
   const strip = (m: string) => m.replace(/^collectors\/mqtt: /, '');
   if (e instanceof SparkplugDecodeError || e instanceof ReadingError) return { code: e.code, reason: strip(e.message) };

@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { boundedRequest, FetchError } from '../kit/http.js';
+import { defineErrors } from '../kit/errors.js';
 
 /**
  * Error codes of this collector (CONVENTIONS.md habit 6), with what each means. Messages start
@@ -22,18 +23,12 @@ export const OPENADR3_ERRORS = {
   OADR3_ERR_STATUS: 'the VTN answered an HTTP status other than 200',
   OADR3_ERR_JSON: 'an answer was not valid JSON (truncated, garbage)',
   OADR3_ERR_SHAPE: 'an answer was JSON of the wrong shape (e.g. not an array of objects)',
+  OADR3_ERR_INTERNAL: 'a poll failed for a reason none of the other codes names (a bug: please report it with the log line)',
 } as const;
 export type Openadr3ErrorCode = keyof typeof OPENADR3_ERRORS;
 
-export class Openadr3Error extends Error {
-  constructor(
-    readonly code: Openadr3ErrorCode,
-    message: string,
-  ) {
-    super(`collectors/openadr3: ${message}`);
-    this.name = 'Openadr3Error';
-  }
-}
+export const Openadr3Error = defineErrors('collectors/openadr3', OPENADR3_ERRORS, { name: 'Openadr3Error' });
+export type Openadr3Error = InstanceType<typeof Openadr3Error>;
 
 /**
  * Counters of this collector since the process started (monotonic; every running instance adds

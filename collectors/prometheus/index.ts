@@ -20,6 +20,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { boundedRequest, FetchError } from '../kit/http.js';
+import { defineErrors } from '../kit/errors.js';
 import type { Collector, CollectorContext, Signal } from '../types.js';
 import { ExpositionError, parseExposition, seriesId, type Sample } from './parse.js';
 
@@ -236,10 +237,20 @@ export function readTarget(
   return r;
 }
 
-/** A scrape that failed, with why in words. */
-export class ScrapeError extends Error {
-  override name = 'ScrapeError';
-}
+/** Why a scrape gave no fact (CONVENTIONS.md habit 6); the README's Errors section lists them. */
+export const PROMETHEUS_ERRORS = {
+  PROM_ERR_FETCH: 'the target could not be reached, did not answer within timeoutMs, or cut its answer short',
+  PROM_ERR_TOO_LARGE: 'the body is larger than the cap (4 MiB, declared, read or decompressed)',
+  PROM_ERR_STATUS: 'the target answered an HTTP status other than 2xx (after redirects)',
+  PROM_ERR_FORMAT: 'the body is not Prometheus text format',
+  PROM_ERR_NO_METRICS: 'none of the known model-server or DCGM metrics, or none with a usable value',
+  PROM_ERR_INTERNAL: 'a scrape failed for a reason none of the other codes names (a bug: please report it with the log line)',
+} as const;
+export type PrometheusErrorCode = keyof typeof PROMETHEUS_ERRORS;
+
+/** A scrape that failed, with its code and why in words (no module prefix: the log line adds it). */
+export const ScrapeError = defineErrors('collectors/prometheus', PROMETHEUS_ERRORS, { name: 'ScrapeError', prefixMessages: false });
+export type ScrapeError = InstanceType<typeof ScrapeError>;
 
 /**
  * GETs `url` and returns its body as text. Throws ScrapeError (why, in words) on any
@@ -250,9 +261,9 @@ export async function fetchText(url: URL, headers: Readonly<Record<string, strin
   try {
     res = await boundedRequest({ url, headers: { accept: ACCEPT, ...headers }, timeoutMs, maxBytes, stop, redirect: 'follow' });
   } catch (e) {
-    throw new ScrapeError(e instanceof FetchError ? e.message : String(e));
+    throw new ScrapeError(e instanceof FetchError && e.kind === 'too-large' ? 'PROM_ERR_TOO_LARGE' : 'PROM_ERR_FETCH', e instanceof FetchError ? e.message : String(e));
   }
-  if (res.status < 200 || res.status >= 300) throw new ScrapeError(`HTTP ${res.status}`);
+  if (res.status < 200 || res.status >= 300) throw new ScrapeError('PROM_ERR_STATUS', `HTTP ${res.status}`);
   return res.text;
 }
 
@@ -349,24 +360,25 @@ export class PrometheusPoller {
       try {
         parsed = parseExposition(text, { maxSeries: MAX_SERIES, keep: (n) => MODEL_SERVER_NAMES.has(n) || DCGM_NAMES.has(n) });
       } catch (e) {
-        if (e instanceof ExpositionError) throw new ScrapeError(`not Prometheus text format: ${e.message}`);
+        if (e instanceof ExpositionError) throw new ScrapeError('PROM_ERR_FORMAT', `not Prometheus text format: ${e.message}`);
         throw e;
       }
       lines = parsed.lines;
       reading = readTarget(parsed.samples, r.target.kind, r.xid, cfg);
       if (Object.keys(reading.load).length === 0 && reading.gpus === 0) {
-        if (reading.found.modelServer) throw new ScrapeError('the model-server metrics hold no usable value (NaN, infinite, negative or a share above 1)');
+        if (reading.found.modelServer) throw new ScrapeError('PROM_ERR_NO_METRICS', 'the model-server metrics hold no usable value (NaN, infinite, negative or a share above 1)');
         const what = r.target.kind === 'dcgm' ? 'DCGM exporter' : r.target.kind === 'model-server' ? 'model-server' : 'model-server or DCGM exporter';
-        throw new ScrapeError(`none of the known ${what} metrics among ${lines} samples`);
+        throw new ScrapeError('PROM_ERR_NO_METRICS', `none of the known ${what} metrics among ${lines} samples`);
       }
     } catch (e) {
       if (this.stopped) return;
       prometheusStats.scrapes++;
       prometheusStats.failures++;
       const why = e instanceof ScrapeError ? e.message : `unexpected: ${(e as Error).message}`;
+      const code: PrometheusErrorCode = e instanceof ScrapeError ? e.code : 'PROM_ERR_INTERNAL';
       if (!r.failing) {
         r.failing = true;
-        this.ctx.log.warn({ target: r.key, region: r.target.region, url: r.shown, reason: why }, `collectors/prometheus: scraping ${r.shown} fails (${why}); no facts from it until it recovers`);
+        this.ctx.log.warn({ target: r.key, region: r.target.region, url: r.shown, reason: why, code }, `collectors/prometheus: scraping ${r.shown} fails (${why}); no facts from it until it recovers`);
       } else {
         this.ctx.log.debug({ target: r.key, reason: why }, 'collectors/prometheus: scrape failed again');
       }
