@@ -53,6 +53,8 @@ export interface BoundedRequest {
   redirect?: 'refuse' | 'follow';
   /** Which statuses' bodies are read (default 2xx); other bodies are discarded unread. */
   readBody?: (status: number) => boolean;
+  /** https: the server name to verify (default: the URL's host) and whether to verify at all (default true). */
+  tls?: { servername?: string; rejectUnauthorized?: boolean };
   /** `fail` (default): a body past `maxBytes` is a `too-large` FetchError. `truncate`: the first `maxBytes` are kept, the rest discarded. */
   overflow?: 'fail' | 'truncate';
 }
@@ -113,7 +115,7 @@ export async function boundedRequest(o: BoundedRequest): Promise<BoundedAnswer> 
         const mod = url.protocol === 'https:' ? https : http;
         let req: http.ClientRequest;
         try {
-          req = mod.request(url, { method: o.method ?? 'GET', headers, agent: false }, resolve);
+          req = mod.request(url, { method: o.method ?? 'GET', headers, agent: false, ...(url.protocol === 'https:' ? o.tls : undefined) }, resolve);
         } catch (e) {
           // A header value node refuses (a line break, a non-Latin-1 character).
           reject(new FetchError('network', (e as Error).message));
