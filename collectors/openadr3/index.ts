@@ -35,6 +35,7 @@ import type { GridEvent } from '../../gslb/state/signals.js';
 import { OPENADR3_ERRORS, Openadr3Error, TokenSource, VtnClient, openadr3Stats } from './client.js';
 import { eventQueries, matchesRegion, readEvent, readProgramNames, type ProgramInfo } from './parse.js';
 import { startWebhook, type Webhook } from './webhook.js';
+import { ReceiverTlsSchema } from '../kit/server.js';
 
 export { openadr3Stats, OPENADR3_ERRORS, Openadr3Error };
 
@@ -101,6 +102,7 @@ export const Openadr3ConfigSchema = Type.Object(
           listen: Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$', description: 'host:port for the notification listener (on the leader), e.g. 0.0.0.0:8443' }),
           path: Type.String({ pattern: '^/[A-Za-z0-9._~/-]*$', maxLength: 200, default: '/openadr3/callback', description: 'the callback path of the subscription\'s callbackUrl' }),
           bearerToken: Type.String({ minLength: 8, maxLength: 4096, description: 'the subscription\'s bearerToken: notifications must carry it as Authorization: Bearer' }),
+          tls: Type.Optional(ReceiverTlsSchema),
         },
         { ...strict, description: 'optional: listen for subscription notifications; each makes the poller poll now' },
       ),
@@ -399,10 +401,10 @@ export const openadr3: Collector<OpenAdr3Config> = {
     let webhook: Webhook | null = null;
     if (cfg.webhook) {
       try {
-        webhook = await startWebhook({ listen: cfg.webhook.listen, path: cfg.webhook.path ?? '/openadr3/callback', bearerToken: cfg.webhook.bearerToken }, ctx.log, pollSoon);
+        webhook = await startWebhook({ listen: cfg.webhook.listen, path: cfg.webhook.path ?? '/openadr3/callback', bearerToken: cfg.webhook.bearerToken, tls: cfg.webhook.tls }, ctx.log, pollSoon);
         ctx.log.info({ address: webhook.address, port: webhook.port, path: cfg.webhook.path }, `collectors/openadr3: webhook listening on ${webhook.address}:${webhook.port}${cfg.webhook.path}`);
       } catch (e) {
-        ctx.log.error({ err: (e as Error).message }, `collectors/openadr3: webhook: cannot listen on ${cfg.webhook.listen}: ${(e as Error).message}; polling only`);
+        ctx.log.error({ err: (e as Error).message }, `${(e as Error).message}; polling only`);
       }
     }
 

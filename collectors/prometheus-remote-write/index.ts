@@ -7,8 +7,9 @@
  * present. A receiver: it runs on every node, each node listening on `listen`.
  *
  * Contract:
- * - One node:http server on `listen`, started by start() and closed (connections included) by
- *   the returned stop() or ctx.signal; no fact is emitted after stop.
+ * - One listener on `listen` (collectors/kit/server.ts: HTTP, or HTTPS and optional mutual
+ *   TLS with `tls`), started by start() and closed (connections included) by the returned
+ *   stop() or ctx.signal; no fact is emitted after stop. GET /healthz answers 200.
  * - A request is `POST <path>` with `Content-Encoding: snappy`, `Content-Type:
  *   application/x-protobuf` and a snappy-block body of a `prometheus.WriteRequest`. Answers:
  *   204 accepted; 400 malformed snappy or protobuf (a short text naming the problem); 401
@@ -23,13 +24,13 @@
  *   accepted request: info) and counted in `remoteWriteStats`. Nothing throws out of the
  *   request handler.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Collector, CollectorContext, Signal } from '../types.js';
 import { DCGM, KV_METRICS, QUEUE_METRICS, RUNNING_METRICS, readTarget } from '../prometheus/index.js';
 import { seriesId, type Sample } from '../prometheus/parse.js';
+import { answer, BodyTooLarge, parseReceiverListen, readBody, ReceiverTlsSchema, startReceiver } from '../kit/server.js';
 import { decodeWriteRequest, snappyDecode, TooLargeError, WireError, type WireSeries } from './wire.js';
 
 const strict = { additionalProperties: false } as const;
@@ -58,6 +59,7 @@ export const RemoteWriteConfigSchema = Type.Object(
     expireMs: Type.Integer({ minimum: 1000, default: 60000, description: 'how long a fact (and a pushed series) counts, ms' }),
     throttleTempC: Type.Number({ minimum: 0, maximum: 200, default: 87, description: 'DCGM: a GPU at or above this temperature (°C) counts as throttled' }),
     xidBurst: Type.Integer({ minimum: 1, default: 3, description: 'DCGM: a GPU whose XID error total grew by this many between two reads counts as unusable for expireMs' }),
+    tls: Type.Optional(ReceiverTlsSchema),
   },
   { ...strict, description: 'receives Prometheus remote-write 1.0; emits load.metrics and capacity' },
 );
@@ -95,6 +97,9 @@ export const remoteWriteStats = {
   listening: null as string | null,
 };
 
+/** GET/HEAD here answer 200 (no token asked), unless `path` is this. */
+export const HEALTH_PATH = '/healthz';
+
 const KNOWN: ReadonlySet<string> = new Set<string>([...QUEUE_METRICS, ...RUNNING_METRICS, ...KV_METRICS, ...Object.values(DCGM)]);
 
 /** Why a request failed: the status and a short text for the client and the log. */
@@ -131,47 +136,11 @@ export function defaultKey(match: Readonly<Record<string, string>>): string {
     .join(',');
 }
 
-/** Splits `host:port` (IPv6 in brackets). */
-export function parseListen(listen: string): { host: string; port: number } {
-  const m = /^(\[([0-9A-Fa-f:.]+)\]|[^:[\]\s]+):([0-9]{1,5})$/.exec(listen);
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new Error(`collectors/prometheus-remote-write: listen: ${JSON.stringify(listen)} is not host:port (e.g. 0.0.0.0:9091)`);
-  return { host: m[2] ?? m[1]!, port };
-}
+const MODULE = 'collectors/prometheus-remote-write';
 
-/** Reads the body up to `max` bytes; a longer one is a 413. */
-function readBody(req: http.IncomingMessage, max: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    req.on('data', (c: Buffer) => {
-      if (done) return;
-      size += c.length;
-      if (size > max) {
-        done = true;
-        chunks.length = 0;
-        reject(new Reject(413, 'tooLarge', `the body is more than ${max} bytes`));
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      if (done) return;
-      done = true;
-      resolve(Buffer.concat(chunks, size));
-    });
-    req.on('error', (e) => {
-      if (done) return;
-      done = true;
-      reject(e);
-    });
-    req.on('close', () => {
-      if (done) return;
-      done = true;
-      reject(new Error('the client closed the connection before the body ended'));
-    });
-  });
+/** Splits `host:port` (IPv6 in brackets): the kit's receiver listen parser with this collector's message. */
+export function parseListen(listen: string): { host: string; port: number } {
+  return parseReceiverListen(listen, MODULE, 'listen', '0.0.0.0:9091');
 }
 
 /** The receiver behind start(): tests may drive handle() through a real server only. */
@@ -248,7 +217,13 @@ class Receiver {
     if (proto && proto !== 'proto=prometheus.writerequest') throw new Reject(415, 'unsupported', `only remote-write 1.0 (prometheus.WriteRequest) is accepted; got ${proto.slice(0, 80)}`);
     const declared = Number(req.headers['content-length'] ?? NaN);
     if (declared > cfg.maxBodyBytes) throw new Reject(413, 'tooLarge', `the body is ${declared} bytes, more than ${cfg.maxBodyBytes}`);
-    const body = await readBody(req, cfg.maxBodyBytes);
+    let body: Buffer;
+    try {
+      body = await readBody(req, cfg.maxBodyBytes);
+    } catch (e) {
+      if (e instanceof BodyTooLarge) throw new Reject(413, 'tooLarge', e.message);
+      throw e;
+    }
     let series: WireSeries[];
     try {
       const raw = snappyDecode(body, cfg.maxDecodedBytes);
@@ -331,48 +306,34 @@ class Receiver {
   }
 }
 
-function answer(res: http.ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-  if (res.headersSent || res.destroyed) return;
-  res.writeHead(status, text ? { 'content-type': 'text/plain; charset=utf-8', ...headers } : headers).end(text);
-}
-
 export const prometheusRemoteWrite: Collector<RemoteWriteConfig> = {
   stats: () => remoteWriteStats,
   name: 'prometheus-remote-write',
   configSchema: RemoteWriteConfigSchema,
   mode: 'receiver',
   async start(ctx) {
-    const { host, port } = parseListen(ctx.config.listen);
     const rx = new Receiver(ctx);
-    const server = http.createServer((req, res) => {
-      rx.handle(req, res).catch((e: unknown) => {
-        ctx.log.error({ err: (e as Error).message }, 'collectors/prometheus-remote-write: internal error');
-        answer(res, 500, 'internal error\n');
-      });
+    const server = await startReceiver({
+      module: MODULE,
+      listenKey: 'listen',
+      listen: ctx.config.listen,
+      example: '0.0.0.0:9091',
+      tls: ctx.config.tls,
+      log: ctx.log,
+      healthPath: ctx.config.path === HEALTH_PATH ? undefined : HEALTH_PATH,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      handle: (req, res) => rx.handle(req, res),
     });
-    server.headersTimeout = 10_000;
-    server.requestTimeout = 30_000;
-    server.on('clientError', (_e, socket) => socket.destroy());
-    await new Promise<void>((resolve, reject) => {
-      const onError = (e: Error) => reject(new Error(`collectors/prometheus-remote-write: cannot listen on ${ctx.config.listen}: ${e.message}`));
-      server.once('error', onError);
-      server.listen(port, host, () => {
-        server.off('error', onError);
-        resolve();
-      });
-    });
-    server.on('error', (e) => ctx.log.error({ err: e.message }, 'collectors/prometheus-remote-write: server error'));
-    const a = server.address() as AddressInfo;
-    const shown = a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+    const shown = server.shown;
     remoteWriteStats.listening = shown;
-    ctx.log.info({ listen: shown, path: ctx.config.path }, `collectors/prometheus-remote-write: receiving remote write on http://${shown}${ctx.config.path}`);
+    ctx.log.info({ listen: shown, path: ctx.config.path }, `collectors/prometheus-remote-write: receiving remote write on ${server.scheme}://${shown}${ctx.config.path}`);
     let closed: Promise<void> | null = null;
     const stop = (): Promise<void> => {
       closed ??= new Promise<void>((resolve) => {
         rx.stopped = true;
         ctx.signal.removeEventListener('abort', onAbort);
-        server.close(() => resolve());
-        server.closeAllConnections();
+        void server.close().then(resolve);
       });
       return closed;
     };

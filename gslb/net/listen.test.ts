@@ -3,13 +3,19 @@
  * three parsers it replaced accepted and refused — `parseListen` of gslb/dns/server.ts (DNS and
  * the HTTP API), `parseListen` of collectors/prometheus-remote-write, `splitListen` of
  * collectors/openadr3/webhook.ts — with their messages, so that unifying them changes nothing
- * a config relies on.
+ * a config relies on. One row changed on purpose: the webhook's schema lets ports 65536–99999
+ * through, which splitListen passed on to listen() (a RangeError, then "polling only"); the
+ * one parser refuses them by name, with the same outcome.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseListen as dnsParse } from '../dns/server.js';
 import { parseListen as rwParse } from '../../collectors/prometheus-remote-write/index.js';
-import { splitListen as oadrParse } from '../../collectors/openadr3/webhook.js';
+import { parseReceiverListen } from '../../collectors/kit/server.js';
+
+/** The openadr3 webhook's parse since the kit (before: splitListen, which never refused). */
+const oadrParse = (s: string) => parseReceiverListen(s, 'collectors/openadr3', 'webhook.listen', '0.0.0.0:8443');
+const oadrNot = (s: string) => `collectors/openadr3: webhook.listen: ${JSON.stringify(s)} is not host:port (e.g. 0.0.0.0:8443)`;
 
 type Want = { host: string; port: number } | string;
 
@@ -37,8 +43,8 @@ const CASES: Array<[string, Want, Want, Want]> = [
   ['999.1.1.1:53', dnsNotIp('999.1.1.1', '999.1.1.1:53'), { host: '999.1.1.1', port: 53 }, { host: '999.1.1.1', port: 53 }],
   ['[1::2::3]:53', dnsNotIp('1::2::3', '[1::2::3]:53'), { host: '1::2::3', port: 53 }, { host: '1::2::3', port: 53 }],
   ['host_1:80', dnsNot('host_1:80'), { host: 'host_1', port: 80 }, SCHEMA],
-  ['1.2.3.4:65536', dnsNot('1.2.3.4:65536'), rwNot('1.2.3.4:65536'), { host: '1.2.3.4', port: 65536 }],
-  ['1.2.3.4:99999', dnsNot('1.2.3.4:99999'), rwNot('1.2.3.4:99999'), { host: '1.2.3.4', port: 99999 }],
+  ['1.2.3.4:65536', dnsNot('1.2.3.4:65536'), rwNot('1.2.3.4:65536'), oadrNot('1.2.3.4:65536')],
+  ['1.2.3.4:99999', dnsNot('1.2.3.4:99999'), rwNot('1.2.3.4:99999'), oadrNot('1.2.3.4:99999')],
   ['9091', dnsNot('9091'), rwNot('9091'), SCHEMA],
   [':9091', dnsNot(':9091'), rwNot(':9091'), SCHEMA],
   ['::1:9091', dnsNot('::1:9091'), rwNot('::1:9091'), SCHEMA],
