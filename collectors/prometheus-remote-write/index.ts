@@ -30,9 +30,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Collector, CollectorContext, Signal } from '../types.js';
 import { DCGM, KV_METRICS, QUEUE_METRICS, RUNNING_METRICS, readTarget } from '../prometheus/index.js';
 import { seriesId, type Sample } from '../prometheus/parse.js';
+import { defineErrors } from '../kit/errors.js';
 import { answer, BodyTooLarge, parseReceiverListen, readBody, ReceiverTlsSchema, startReceiver } from '../kit/server.js';
 import { decodeWriteRequest, snappyDecode, TooLargeError, WireError, type WireSeries } from './wire.js';
 
+const MODULE = 'collectors/prometheus-remote-write';
 const strict = { additionalProperties: false } as const;
 const MiB = 1024 * 1024;
 
@@ -102,16 +104,29 @@ export const HEALTH_PATH = '/healthz';
 
 const KNOWN: ReadonlySet<string> = new Set<string>([...QUEUE_METRICS, ...RUNNING_METRICS, ...KV_METRICS, ...Object.values(DCGM)]);
 
-/** Why a request failed: the status and a short text for the client and the log. */
-class Reject extends Error {
-  constructor(
-    readonly status: number,
-    readonly kind: 'unauthorized' | 'unsupported' | 'tooLarge' | 'malformed' | 'notFound' | 'badMethod',
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** Why a request was refused (CONVENTIONS.md habit 6), with the status it is answered. */
+export const REMOTE_WRITE_ERRORS = {
+  REMOTE_WRITE_ERR_MALFORMED: { status: 400, meaning: 'the body is not snappy-compressed protobuf of a prometheus.WriteRequest (or the client left mid-body)' },
+  REMOTE_WRITE_ERR_UNAUTHORIZED: { status: 401, meaning: 'bearerToken is set and the request carries no or another Authorization: Bearer' },
+  REMOTE_WRITE_ERR_NOT_FOUND: { status: 404, meaning: 'a path other than `path`' },
+  REMOTE_WRITE_ERR_METHOD: { status: 405, meaning: 'a method other than POST' },
+  REMOTE_WRITE_ERR_TOO_LARGE: { status: 413, meaning: 'the body is above maxBodyBytes, decompressed above maxDecodedBytes, or holds more than 100 000 series' },
+  REMOTE_WRITE_ERR_UNSUPPORTED: { status: 415, meaning: 'Content-Encoding is not snappy, Content-Type not application/x-protobuf, or the request is remote-write 2.0' },
+} as const;
+export type RemoteWriteErrorCode = keyof typeof REMOTE_WRITE_ERRORS;
+/** A refused request; the message is the short text for the client and the log (no prefix). */
+export const RemoteWriteError = defineErrors(MODULE, REMOTE_WRITE_ERRORS, { name: 'RemoteWriteError', prefixMessages: false });
+export type RemoteWriteError = InstanceType<typeof RemoteWriteError>;
+
+/** Which failure counter each code adds to. */
+const COUNTER_OF: Record<RemoteWriteErrorCode, 'unauthorized' | 'unsupported' | 'tooLarge' | 'malformed' | 'notFound' | 'badMethod'> = {
+  REMOTE_WRITE_ERR_MALFORMED: 'malformed',
+  REMOTE_WRITE_ERR_UNAUTHORIZED: 'unauthorized',
+  REMOTE_WRITE_ERR_NOT_FOUND: 'notFound',
+  REMOTE_WRITE_ERR_METHOD: 'badMethod',
+  REMOTE_WRITE_ERR_TOO_LARGE: 'tooLarge',
+  REMOTE_WRITE_ERR_UNSUPPORTED: 'unsupported',
+};
 
 interface Kept {
   sample: Sample;
@@ -135,8 +150,6 @@ export function defaultKey(match: Readonly<Record<string, string>>): string {
     .map((k) => `${k}=${match[k]}`)
     .join(',');
 }
-
-const MODULE = 'collectors/prometheus-remote-write';
 
 /** Splits `host:port` (IPv6 in brackets): the kit's receiver listen parser with this collector's message. */
 export function parseListen(listen: string): { host: string; port: number } {
@@ -183,18 +196,20 @@ class Receiver {
       this.failing.clear();
       answer(res, status, '');
     } catch (e) {
-      const r = e instanceof Reject ? e : new Reject(400, 'malformed', `unexpected: ${(e as Error).message}`);
-      remoteWriteStats[r.kind]++;
-      if (!this.failing.has(r.kind)) {
-        this.failing.add(r.kind);
-        this.ctx.log.warn({ kind: r.kind, status: r.status, reason: r.message, remote: req.socket.remoteAddress }, `collectors/prometheus-remote-write: refusing writes (${r.status}: ${r.message}); no facts from them`);
+      const r = e instanceof RemoteWriteError ? e : new RemoteWriteError('REMOTE_WRITE_ERR_MALFORMED', `unexpected: ${(e as Error).message}`);
+      const kind = COUNTER_OF[r.code];
+      const status = r.status ?? 400;
+      remoteWriteStats[kind]++;
+      if (!this.failing.has(kind)) {
+        this.failing.add(kind);
+        this.ctx.log.warn({ kind, code: r.code, status, reason: r.message, remote: req.socket.remoteAddress }, `collectors/prometheus-remote-write: refusing writes (${status}: ${r.message}); no facts from them`);
       } else {
-        this.ctx.log.debug({ kind: r.kind, reason: r.message }, 'collectors/prometheus-remote-write: refused again');
+        this.ctx.log.debug({ kind, code: r.code, reason: r.message }, 'collectors/prometheus-remote-write: refused again');
       }
       const headers: Record<string, string> = { connection: 'close' };
-      if (r.status === 401) headers['www-authenticate'] = 'Bearer';
-      if (r.status === 405) headers.allow = 'POST';
-      answer(res, r.status, `${r.message}\n`, headers);
+      if (status === 401) headers['www-authenticate'] = 'Bearer';
+      if (status === 405) headers.allow = 'POST';
+      answer(res, status, `${r.message}\n`, headers);
       // Whatever the client still sends is read and thrown away, bounded by the server's timeouts.
       req.resume();
     }
@@ -203,25 +218,25 @@ class Receiver {
   private async accept(req: http.IncomingMessage): Promise<number> {
     const cfg = this.cfg;
     const path = (req.url ?? '').split('?')[0];
-    if (path !== cfg.path) throw new Reject(404, 'notFound', `not found; remote write goes to ${cfg.path}`);
-    if (req.method !== 'POST') throw new Reject(405, 'badMethod', `method ${req.method} not allowed; use POST`);
+    if (path !== cfg.path) throw new RemoteWriteError('REMOTE_WRITE_ERR_NOT_FOUND', `not found; remote write goes to ${cfg.path}`);
+    if (req.method !== 'POST') throw new RemoteWriteError('REMOTE_WRITE_ERR_METHOD', `method ${req.method} not allowed; use POST`);
     if (this.token) {
       const got = Buffer.from(req.headers.authorization ?? '');
-      if (got.length !== this.token.length || !timingSafeEqual(got, this.token)) throw new Reject(401, 'unauthorized', 'missing or wrong bearer token');
+      if (got.length !== this.token.length || !timingSafeEqual(got, this.token)) throw new RemoteWriteError('REMOTE_WRITE_ERR_UNAUTHORIZED', 'missing or wrong bearer token');
     }
     const enc = (req.headers['content-encoding'] ?? '').trim().toLowerCase();
-    if (enc !== 'snappy') throw new Reject(415, 'unsupported', `Content-Encoding must be snappy; got ${JSON.stringify(enc.slice(0, 50))}`);
+    if (enc !== 'snappy') throw new RemoteWriteError('REMOTE_WRITE_ERR_UNSUPPORTED', `Content-Encoding must be snappy; got ${JSON.stringify(enc.slice(0, 50))}`);
     const [mime, ...params] = (req.headers['content-type'] ?? '').split(';').map((p) => p.trim().toLowerCase());
-    if (mime !== 'application/x-protobuf') throw new Reject(415, 'unsupported', `Content-Type must be application/x-protobuf; got ${JSON.stringify((mime ?? '').slice(0, 80))}`);
+    if (mime !== 'application/x-protobuf') throw new RemoteWriteError('REMOTE_WRITE_ERR_UNSUPPORTED', `Content-Type must be application/x-protobuf; got ${JSON.stringify((mime ?? '').slice(0, 80))}`);
     const proto = params.find((p) => p.startsWith('proto='));
-    if (proto && proto !== 'proto=prometheus.writerequest') throw new Reject(415, 'unsupported', `only remote-write 1.0 (prometheus.WriteRequest) is accepted; got ${proto.slice(0, 80)}`);
+    if (proto && proto !== 'proto=prometheus.writerequest') throw new RemoteWriteError('REMOTE_WRITE_ERR_UNSUPPORTED', `only remote-write 1.0 (prometheus.WriteRequest) is accepted; got ${proto.slice(0, 80)}`);
     const declared = Number(req.headers['content-length'] ?? NaN);
-    if (declared > cfg.maxBodyBytes) throw new Reject(413, 'tooLarge', `the body is ${declared} bytes, more than ${cfg.maxBodyBytes}`);
+    if (declared > cfg.maxBodyBytes) throw new RemoteWriteError('REMOTE_WRITE_ERR_TOO_LARGE', `the body is ${declared} bytes, more than ${cfg.maxBodyBytes}`);
     let body: Buffer;
     try {
       body = await readBody(req, cfg.maxBodyBytes);
     } catch (e) {
-      if (e instanceof BodyTooLarge) throw new Reject(413, 'tooLarge', e.message);
+      if (e instanceof BodyTooLarge) throw new RemoteWriteError('REMOTE_WRITE_ERR_TOO_LARGE', e.message);
       throw e;
     }
     let series: WireSeries[];
@@ -229,8 +244,8 @@ class Receiver {
       const raw = snappyDecode(body, cfg.maxDecodedBytes);
       series = decodeWriteRequest(raw, { maxSeries: MAX_SERIES, maxLabels: MAX_LABELS, maxSamples: MAX_SAMPLES });
     } catch (e) {
-      if (e instanceof TooLargeError) throw new Reject(413, 'tooLarge', e.message);
-      if (e instanceof WireError) throw new Reject(400, 'malformed', e.message);
+      if (e instanceof TooLargeError) throw new RemoteWriteError('REMOTE_WRITE_ERR_TOO_LARGE', e.message);
+      if (e instanceof WireError) throw new RemoteWriteError('REMOTE_WRITE_ERR_MALFORMED', e.message);
       throw e;
     }
     if (!this.stopped) this.ingest(series);
