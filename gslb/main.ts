@@ -325,7 +325,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
         if (typeof v === 'number' && Number.isFinite(v) && v >= 0) this.inc({ collector, event: prefix }, v);
         else if (v && typeof v === 'object' && depth < 4) for (const [k, x] of Object.entries(v)) walk(collector, prefix ? `${prefix}.${k}` : k, x, depth + 1);
       };
-      for (const c of collectors) if (collectorHost.counts.has(c.name) && c.stats) walk(c.name, '', c.stats(), 0);
+      for (const c of collectors) if (collectorHost.counts.has(c.name) && c.counters) walk(c.name, '', collectorHost.stats(c.name), 0);
     },
   });
   new client.Counter({

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { Value } from '@sinclair/typebox/value';
-import { configProblems, gridAlerts, gridAlertsStats, GridAlertsConfigSchema, type GridAlertsConfig } from './index.js';
+import { configProblems, gridAlerts, gridAlertsTotals as gridAlertsStats, GridAlertsConfigSchema, type GridAlertsConfig } from './index.js';
 import type { CollectorContext, FleetRegion } from '../types.js';
 import type { Signal } from '../../gslb/types.js';
 import { validateSignal, type GridAlert } from '../../gslb/state/signals.js';

@@ -16,6 +16,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Collector, CollectorContext } from '../types.js';
 import { boundedRequest, FetchError, type BoundedAnswer } from '../kit/http.js';
 import { defineErrors } from '../kit/errors.js';
+import { countersFor, defineCounters } from '../kit/counters.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -48,8 +49,10 @@ export type HealthCheck = Static<typeof HealthCheckSchema>;
 
 const BODY_MAX = 64 * 1024;
 
-/** Counters since the process started: rounds run, endpoint probes, endpoints found failing. */
-export const healthStats = { rounds: 0, probes: 0, failures: 0 };
+/** Counters of one running instance: rounds run, endpoint probes, endpoints found failing. */
+export const healthCounters = defineCounters({ rounds: 0, probes: 0, failures: 0 });
+/** Sums over every instance in this process (collectors/kit/counters.ts): tests and diagnostics only. */
+export const healthTotals = healthCounters.total;
 
 /** Why a check failed (CONVENTIONS.md habit 6): logged with the failure; the fact carries the words. */
 export const HEALTH_ERRORS = {
@@ -126,16 +129,18 @@ export const health: Collector<HealthConfig> = {
   name: 'health',
   configSchema: HealthConfigSchema,
   mode: 'receiver',
-  stats: () => healthStats,
+  counters: healthCounters,
+  errors: [HealthError],
   async start(ctx: CollectorContext<HealthConfig>) {
     const cfg = ctx.config;
+    const stats = countersFor(ctx, healthCounters);
     /** Last outcome per endpoint, so changes are logged once. */
     const last = new Map<string, string>();
     let running = false;
     const round = async () => {
       if (running || ctx.signal.aborted) return;
       running = true;
-      healthStats.rounds++;
+      stats.rounds++;
       try {
         const jobs: Promise<void>[] = [];
         for (const region of ctx.fleet()) {
@@ -148,8 +153,8 @@ export const health: Collector<HealthConfig> = {
                 const failure = (await Promise.all(checks.map((c) => probeCoded(address, c, cfg.timeoutMs)))).find((w) => w !== null) ?? null;
                 const why = failure?.why ?? null;
                 if (ctx.signal.aborted) return;
-                healthStats.probes++;
-                if (why !== null) healthStats.failures++;
+                stats.probes++;
+                if (why !== null) stats.failures++;
                 const now = ctx.now();
                 ctx.emit({
                   region: region.id,

@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { boundedRequest, FetchError } from '../kit/http.js';
 import { defineErrors } from '../kit/errors.js';
+import { defineCounters } from '../kit/counters.js';
 
 /**
  * Error codes of this collector (CONVENTIONS.md habit 6), with what each means. Messages start
@@ -31,10 +32,10 @@ export const Openadr3Error = defineErrors('collectors/openadr3', OPENADR3_ERRORS
 export type Openadr3Error = InstanceType<typeof Openadr3Error>;
 
 /**
- * Counters of this collector since the process started (monotonic; every running instance adds
- * to them). Read by tests and operators; never reset.
+ * Counters of one running instance (monotonic, never reset): the poller makes them
+ * (countersFor) and hands them to its TokenSource and webhook.
  */
-export const openadr3Stats = {
+export const openadr3Counters = defineCounters({
   /** Polls started, and polls that failed as a whole (nothing emitted from them). */
   polls: 0,
   pollFailures: 0,
@@ -52,7 +53,10 @@ export const openadr3Stats = {
   /** Notifications accepted by the webhook, and requests it refused (auth, shape, size, path). */
   notifications: 0,
   notificationsRefused: 0,
-};
+});
+export type Openadr3Stats = ReturnType<typeof openadr3Counters.create>;
+/** Sums over every instance in this process (collectors/kit/counters.ts): tests and diagnostics only. */
+export const openadr3Totals = openadr3Counters.total;
 
 /** Most bytes read from one VTN answer. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -125,17 +129,19 @@ export class TokenSource {
   constructor(
     private readonly c: TokenConfig,
     private readonly now: () => number,
+    /** The instance's counters (tokenFetches, tokenFailures). */
+    private readonly stats: Pick<Openadr3Stats, 'tokenFetches' | 'tokenFailures'>,
   ) {}
 
   /** A bearer token, fetched if none is cached or it is due for refresh. */
   async get(signal: AbortSignal): Promise<string> {
     if (this.token && this.now() < this.token.refreshAt) return this.token.value;
     this.token = null;
-    openadr3Stats.tokenFetches++;
+    this.stats.tokenFetches++;
     try {
       return await this.fetch(signal);
     } catch (e) {
-      openadr3Stats.tokenFailures++;
+      this.stats.tokenFailures++;
       throw e;
     }
   }

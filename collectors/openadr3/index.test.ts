@@ -16,7 +16,7 @@ import pino from 'pino';
 import { Value } from '@sinclair/typebox/value';
 import { validateSignal, type GridEvent } from '../../gslb/state/signals.js';
 import type { CollectorContext, Signal } from '../types.js';
-import { MAX_FACTS, openadr3, openadr3Stats, Openadr3ConfigSchema, Openadr3Poller, type Openadr3Config } from './index.js';
+import { MAX_FACTS, openadr3, openadr3Totals as openadr3Stats, Openadr3ConfigSchema, Openadr3Poller, type Openadr3Config } from './index.js';
 import { TestVtn, fixture, notify, type Fault } from './test-vtn.js';
 
 const T = (s: string) => Date.parse(s);

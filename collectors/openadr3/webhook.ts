@@ -11,7 +11,7 @@
 import type http from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
-import { openadr3Stats } from './client.js';
+import type { Openadr3Stats } from './client.js';
 import { BodyTooLarge, readBody, startReceiver, type ReceiverTls } from '../kit/server.js';
 import { notificationWantsPoll, readNotification, type Notification } from './parse.js';
 
@@ -38,11 +38,11 @@ export interface Webhook {
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /** Starts the listener; rejects if it cannot listen (address in use, not local). */
-export async function startWebhook(cfg: WebhookConfig, log: Logger, onNotify: (n: Notification) => void): Promise<Webhook> {
+export async function startWebhook(cfg: WebhookConfig, log: Logger, onNotify: (n: Notification) => void, stats: Pick<Openadr3Stats, 'notifications' | 'notificationsRefused'>): Promise<Webhook> {
   const want = digest(`Bearer ${cfg.bearerToken}`);
   let lastRefusal = '';
   const refuse = (res: http.ServerResponse, status: number, why: string, extra: Record<string, string> = {}) => {
-    openadr3Stats.notificationsRefused++;
+    stats.notificationsRefused++;
     if (why !== lastRefusal) {
       lastRefusal = why;
       log.warn({ status }, `collectors/openadr3: webhook: refused a request: ${why}`);
@@ -69,7 +69,7 @@ export async function startWebhook(cfg: WebhookConfig, log: Logger, onNotify: (n
           }
           const n = readNotification(body);
           if (typeof n === 'string') return refuse(res, 400, `not a notification: ${n}`);
-          openadr3Stats.notifications++;
+          stats.notifications++;
           if (lastRefusal !== '') {
             lastRefusal = '';
             log.info('collectors/openadr3: webhook: accepting notifications again');

@@ -21,7 +21,7 @@
  *   for `expireMs` (so that series split across requests by Prometheus's shards are read
  *   together), and every request touching the source re-reads them all and emits.
  * - Each failure kind is logged once per change of state (first failure: warn; the next
- *   accepted request: info) and counted in `remoteWriteStats`. Nothing throws out of the
+ *   accepted request: info) and counted in the instance's counters (`remoteWriteCounters`). Nothing throws out of the
  *   request handler.
  */
 import type http from 'node:http';
@@ -31,6 +31,7 @@ import type { Collector, CollectorContext, Signal } from '../types.js';
 import { DCGM, KV_METRICS, QUEUE_METRICS, RUNNING_METRICS, readTarget } from '../prometheus/index.js';
 import { seriesId, type Sample } from '../prometheus/parse.js';
 import { defineErrors } from '../kit/errors.js';
+import { countersFor, defineCounters } from '../kit/counters.js';
 import { answer, BodyTooLarge, parseReceiverListen, readBody, ReceiverTlsSchema, startReceiver } from '../kit/server.js';
 import { decodeWriteRequest, snappyDecode, TooLargeError, WireError, type WireSeries } from './wire.js';
 
@@ -79,10 +80,10 @@ const MAX_SAMPLES = 100_000;
 const FUTURE_MS = 5000;
 
 /**
- * Counters since the process started (monotonic; every run adds to them). `requests` counts
- * every request; each answer other than 204 counts in exactly one failure counter.
+ * Counters of one running instance (monotonic, never reset). `requests` counts every request;
+ * each answer other than 204 counts in exactly one failure counter.
  */
-export const remoteWriteStats = {
+export const remoteWriteCounters = defineCounters({
   requests: 0,
   accepted: 0,
   unauthorized: 0,
@@ -97,7 +98,9 @@ export const remoteWriteStats = {
   signals: 0,
   /** `host:port` the last started receiver listens on (tests with port 0 read it here). */
   listening: null as string | null,
-};
+});
+/** Sums over every instance in this process (collectors/kit/counters.ts): tests and diagnostics only; `listening` is the newest instance's. */
+export const remoteWriteTotals = remoteWriteCounters.total;
 
 /** GET/HEAD here answer 200 (no token asked), unless `path` is this. */
 export const HEALTH_PATH = '/healthz';
@@ -165,8 +168,11 @@ class Receiver {
   /** Failure kinds logged as failing since the last accepted request. */
   private readonly failing = new Set<string>();
   stopped = false;
+  /** This instance's counters (from ctx.counters: the host exports them). */
+  readonly stats: ReturnType<typeof remoteWriteCounters.create>;
 
   constructor(private readonly ctx: CollectorContext<RemoteWriteConfig>) {
+    this.stats = countersFor(ctx, remoteWriteCounters);
     this.cfg = ctx.config;
     this.source = `prometheus-rw/${ctx.node}`.replace(/[^A-Za-z0-9._:/@-]/g, '_').slice(0, 200);
     this.token = this.cfg.bearerToken ? Buffer.from(`Bearer ${this.cfg.bearerToken}`) : null;
@@ -184,14 +190,14 @@ class Receiver {
 
   /** Answers one request; never rejects. */
   async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    remoteWriteStats.requests++;
+    this.stats.requests++;
     try {
       const status = await this.accept(req);
       if (this.stopped) {
         answer(res, 503, 'stopping\n');
         return;
       }
-      remoteWriteStats.accepted++;
+      this.stats.accepted++;
       for (const kind of this.failing) this.ctx.log.info({ kind }, `collectors/prometheus-remote-write: requests are accepted again (after ${kind} failures)`);
       this.failing.clear();
       answer(res, status, '');
@@ -199,7 +205,7 @@ class Receiver {
       const r = e instanceof RemoteWriteError ? e : new RemoteWriteError('REMOTE_WRITE_ERR_MALFORMED', `unexpected: ${(e as Error).message}`);
       const kind = COUNTER_OF[r.code];
       const status = r.status ?? 400;
-      remoteWriteStats[kind]++;
+      this.stats[kind]++;
       if (!this.failing.has(kind)) {
         this.failing.add(kind);
         this.ctx.log.warn({ kind, code: r.code, status, reason: r.message, remote: req.socket.remoteAddress }, `collectors/prometheus-remote-write: refusing writes (${status}: ${r.message}); no facts from them`);
@@ -256,11 +262,11 @@ class Receiver {
   private ingest(series: readonly WireSeries[]): void {
     const now = this.ctx.now();
     const touched = new Map<SourceRun, number>(); // source → newest sample timestamp in this request
-    remoteWriteStats.series += series.length;
+    this.stats.series += series.length;
     for (const ts of series) {
       const run = this.runs.find((r) => r.matchPairs.every(([k, v]) => ts.labels.some(([n, x]) => n === k && x === v)));
       if (!run) {
-        remoteWriteStats.unmatched++;
+        this.stats.unmatched++;
         continue;
       }
       if (ts.samples.length === 0) continue;
@@ -281,7 +287,7 @@ class Receiver {
       const live = before !== undefined && before.receivedAt > now - this.cfg.expireMs && (before.sample.timestamp ?? 0) <= now + FUTURE_MS;
       if (live && (before.sample.timestamp ?? 0) > latest.timestamp) continue;
       if (!before && run.series.size >= MAX_KEPT_PER_SOURCE) {
-        remoteWriteStats.dropped++;
+        this.stats.dropped++;
         continue;
       }
       run.series.set(id, { sample: { name, labels, value: latest.value, timestamp: latest.timestamp }, receivedAt: now });
@@ -312,7 +318,7 @@ class Receiver {
 
   private emit(s: Signal): void {
     if (this.stopped) return;
-    remoteWriteStats.signals++;
+    this.stats.signals++;
     try {
       this.ctx.emit(s);
     } catch (e) {
@@ -322,7 +328,8 @@ class Receiver {
 }
 
 export const prometheusRemoteWrite: Collector<RemoteWriteConfig> = {
-  stats: () => remoteWriteStats,
+  counters: remoteWriteCounters,
+  errors: [RemoteWriteError],
   name: 'prometheus-remote-write',
   configSchema: RemoteWriteConfigSchema,
   mode: 'receiver',
@@ -341,7 +348,7 @@ export const prometheusRemoteWrite: Collector<RemoteWriteConfig> = {
       handle: (req, res) => rx.handle(req, res),
     });
     const shown = server.shown;
-    remoteWriteStats.listening = shown;
+    rx.stats.listening = shown;
     ctx.log.info({ listen: shown, path: ctx.config.path }, `collectors/prometheus-remote-write: receiving remote write on ${server.scheme}://${shown}${ctx.config.path}`);
     let closed: Promise<void> | null = null;
     const stop = (): Promise<void> => {

@@ -13,14 +13,15 @@
  * - A failed scrape (refused, timed out, HTTP status ≥ 300 after redirects, body too large or
  *   not exposition text, none of the known metrics) emits nothing for the target: its last
  *   facts expire on their own (`expiresAt` = observedAt + 3 × intervalMs). It is logged once
- *   per change of state (ok → failing: warn; failing → ok: info) and counted in
- *   `prometheusStats`.
+ *   per change of state (ok → failing: warn; failing → ok: info) and counted in the
+ *   instance's counters (`prometheusCounters`).
  * - Nothing throws out of the timer; stop() clears it, aborts requests in flight and
  *   resolves once the round in progress has ended. No fact is emitted after stop().
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { boundedRequest, FetchError } from '../kit/http.js';
 import { defineErrors } from '../kit/errors.js';
+import { countersFor, defineCounters } from '../kit/counters.js';
 import type { Collector, CollectorContext, Signal } from '../types.js';
 import { ExpositionError, parseExposition, seriesId, type Sample } from './parse.js';
 
@@ -71,11 +72,12 @@ const CONCURRENCY = 8;
 const ACCEPT = 'text/plain;version=0.0.4;q=1,*/*;q=0.1';
 
 /**
- * Counters of this collector since the process started (monotonic, like Prometheus
- * counters; every run adds to them): scrape attempts, failed scrapes and signals emitted.
- * A scrape cut short by stop() counts in none of them.
+ * Counters of one running instance (monotonic, like Prometheus counters): scrape attempts,
+ * failed scrapes and signals emitted. A scrape cut short by stop() counts in none of them.
  */
-export const prometheusStats = { scrapes: 0, failures: 0, signals: 0 };
+export const prometheusCounters = defineCounters({ scrapes: 0, failures: 0, signals: 0 });
+/** Sums over every instance in this process (collectors/kit/counters.ts): tests and diagnostics only. */
+export const prometheusTotals = prometheusCounters.total;
 
 // Model-server metric names (the inference extension's model-server protocol; TGI's own).
 export const QUEUE_METRICS = ['vllm:num_requests_waiting', 'sglang:num_queue_reqs', 'trtllm_num_requests_waiting', 'tgi_queue_size'] as const;
@@ -299,8 +301,12 @@ export class PrometheusPoller {
   private readonly cfg: PrometheusConfig;
   private stopped = false;
 
+  /** This instance's counters (from ctx.counters: the host exports them). */
+  readonly stats: ReturnType<typeof prometheusCounters.create>;
+
   /** Throws `collectors/prometheus: targets[i]…` when a target cannot be scraped as configured. */
   constructor(private readonly ctx: CollectorContext<PrometheusConfig>) {
+    this.stats = countersFor(ctx, prometheusCounters);
     this.cfg = ctx.config;
     const seen = new Map<string, number>();
     this.runs = this.cfg.targets.map((t, i) => {
@@ -372,8 +378,8 @@ export class PrometheusPoller {
       }
     } catch (e) {
       if (this.stopped) return;
-      prometheusStats.scrapes++;
-      prometheusStats.failures++;
+      this.stats.scrapes++;
+      this.stats.failures++;
       const why = e instanceof ScrapeError ? e.message : `unexpected: ${(e as Error).message}`;
       const code: PrometheusErrorCode = e instanceof ScrapeError ? e.code : 'PROM_ERR_INTERNAL';
       if (!r.failing) {
@@ -384,7 +390,7 @@ export class PrometheusPoller {
       }
       return;
     }
-    prometheusStats.scrapes++;
+    this.stats.scrapes++;
     if (r.failing) {
       r.failing = false;
       this.ctx.log.info({ target: r.key, region: r.target.region, url: r.shown }, `collectors/prometheus: scraping ${r.shown} works again`);
@@ -430,7 +436,7 @@ export class PrometheusPoller {
 
   private emit(s: Signal): void {
     if (this.stopped) return;
-    prometheusStats.signals++;
+    this.stats.signals++;
     try {
       this.ctx.emit(s);
     } catch (e) {
@@ -440,7 +446,8 @@ export class PrometheusPoller {
 }
 
 export const prometheus: Collector<PrometheusConfig> = {
-  stats: () => prometheusStats,
+  counters: prometheusCounters,
+  errors: [ScrapeError],
   name: 'prometheus',
   configSchema: PrometheusConfigSchema,
   mode: 'poller',
