@@ -22,6 +22,7 @@ import http from 'node:http';
 import https from 'node:https';
 import zlib from 'node:zlib';
 import type { Readable } from 'node:stream';
+import { BodyTooLarge, collect } from './body.js';
 
 export type FetchFailure = 'network' | 'timeout' | 'stopped' | 'cut-short' | 'too-large';
 
@@ -171,41 +172,21 @@ function readAnswer(res: http.IncomingMessage, status: number, o: BoundedRequest
   const encoding = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
   const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip() : encoding === 'deflate' ? zlib.createInflate() : encoding === 'br' ? zlib.createBrotliDecompress() : null;
   const stream: Readable = decoder ? res.pipe(decoder) : res;
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (e: FetchError | null) => {
-      if (done) return;
-      done = true;
-      if (e) {
-        res.destroy();
-        decoder?.destroy();
-        reject(failed(e));
-        return;
-      }
-      const body = Buffer.concat(chunks, size).subarray(0, o.maxBytes);
-      resolve({ status, body, text: body.toString('utf8') });
-    };
-    stream.on('data', (c: Buffer) => {
-      if (done) return;
-      size += c.length;
-      chunks.push(c);
-      if (size <= o.maxBytes) return;
+  return collect(stream, o.maxBytes, { truncate, message: res, closedWhy: 'the connection closed' }).then(
+    (body) => {
+      // Truncated: the rest is not wanted (the connection is not reused).
       if (truncate) {
-        finish(null);
         res.destroy();
         decoder?.destroy();
-      } else finish(new FetchError('too-large', `the body is more than ${o.maxBytes} bytes`));
-    });
-    stream.on('end', () => finish(null));
-    const cut = (e: Error) => finish(why() ?? new FetchError('cut-short', `the body was cut short (${e.message})`));
-    res.on('error', cut);
-    decoder?.on('error', cut);
-    res.on('close', () => {
-      if (!res.complete) finish(why() ?? new FetchError('cut-short', 'the body was cut short (the connection closed)'));
-    });
-  });
+      }
+      return { status, body, text: body.toString('utf8') };
+    },
+    (e: Error) => {
+      res.destroy();
+      decoder?.destroy();
+      throw failed(e instanceof BodyTooLarge ? new FetchError('too-large', e.message) : (why() ?? new FetchError('cut-short', `the body was cut short (${e.message})`)));
+    },
+  );
 }
 
 /** A URL for logs and status: scheme, host and path (a query may carry a key). */

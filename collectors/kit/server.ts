@@ -22,6 +22,7 @@ import type net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Logger } from 'pino';
+import { BodyTooLarge, collect } from './body.js';
 import { formatListen, parseListenWith, type ListenAddress } from '../../gslb/net/listen.js';
 
 /** A receiver's optional `tls` config section (the same keys as the API's `http.tls`). */
@@ -161,13 +162,7 @@ export async function startReceiver(o: ReceiverOptions): Promise<Receiver> {
   };
 }
 
-/** The body refused by readBody: longer than its cap. */
-export class BodyTooLarge extends Error {
-  constructor(readonly max: number) {
-    super(`the body is more than ${max} bytes`);
-    this.name = 'BodyTooLarge';
-  }
-}
+export { BodyTooLarge };
 
 /**
  * Reads a request body of at most `max` bytes: a declared Content-Length above it, or more
@@ -176,33 +171,8 @@ export class BodyTooLarge extends Error {
  * `req.resume()` or closed with the connection.
  */
 export function readBody(req: http.IncomingMessage, max: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? NaN);
-    if (declared > max) {
-      reject(new BodyTooLarge(max));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const end = (e: Error | null) => {
-      if (done) return;
-      done = true;
-      if (e) {
-        chunks.length = 0;
-        reject(e);
-      } else resolve(Buffer.concat(chunks, size));
-    };
-    req.on('data', (c: Buffer) => {
-      if (done) return;
-      size += c.length;
-      if (size > max) end(new BodyTooLarge(max));
-      else chunks.push(c);
-    });
-    req.on('end', () => end(null));
-    req.on('error', (e) => end(e));
-    req.on('close', () => end(new Error('the client closed the connection before the body ended')));
-  });
+  if (Number(req.headers['content-length'] ?? NaN) > max) return Promise.reject(new BodyTooLarge(max));
+  return collect(req, max, { message: req, closedWhy: 'the client closed the connection before the body ended' });
 }
 
 /** Answers once: nothing when the response was already sent or its socket is gone. */
