@@ -7,6 +7,8 @@
 import type { Logger } from 'pino';
 import type { TSchema } from '@sinclair/typebox';
 import type { Signal } from '../gslb/model/types.js';
+import type { CounterFamily } from './kit/counters.js';
+import type { ErrorSpec } from './kit/errors.js';
 
 export type { Signal, SignalKind } from '../gslb/model/types.js';
 
@@ -33,6 +35,12 @@ export interface CollectorContext<C = unknown> {
   fleet(): FleetRegion[];
   /** Aborted when the collector must stop. */
   signal: AbortSignal;
+  /**
+   * This running instance's own counters: a fresh copy of `family`'s template, which the host
+   * keeps and exports in /metrics (see collectors/kit/counters.ts). Collectors call it through
+   * `countersFor(ctx, family)`, once per instance. Optional: a test's context may leave it out.
+   */
+  counters?<T extends object>(family: CounterFamily<T>): T;
 }
 
 /**
@@ -51,9 +59,15 @@ export interface Collector<C = unknown> {
   mode: 'poller' | 'receiver';
   start(ctx: CollectorContext<C>): Promise<() => Promise<void>>;
   /**
-   * The collector's own counters since the process started (polls, failures by code,
-   * payloads refused …): numbers, possibly in nested objects. /metrics exports every numeric
-   * leaf as gridsteer_collector_events_total{collector, event="a.b"}.
+   * The collector's counters (polls, failures by code, payloads refused …): numbers, possibly
+   * in nested objects, one copy per running instance. /metrics exports every numeric leaf of the
+   * sum over this node's instances as gridsteer_collector_events_total{collector, event="a.b"},
+   * zeros before the first instance starts.
    */
-  stats?: () => unknown;
+  counters?: CounterFamily<object>;
+  /**
+   * The collector's error classes (collectors/kit/errors.ts): every code of their tables is
+   * listed in the README's Errors section, and no other (collectors/index.test.ts).
+   */
+  errors?: ReadonlyArray<{ readonly codes: Readonly<Record<string, Readonly<ErrorSpec>>> }>;
 }

@@ -3,7 +3,7 @@
  * together, at most `maxBytes` of body, redirects never followed (the credentials would go to
  * wherever the redirect points), aborted when `stop` aborts. Throws only CarbonError.
  */
-import { boundedGet, FetchError } from '../http.js';
+import { boundedRequest, FetchError } from '../kit/http.js';
 import { CarbonError } from './parse.js';
 
 /** Most body bytes read from one answer. */
@@ -17,13 +17,12 @@ export interface Answer {
 
 export async function get(url: URL, headers: Readonly<Record<string, string>>, timeoutMs: number, stop: AbortSignal, maxBytes = MAX_BODY_BYTES): Promise<Answer> {
   try {
-    return await boundedGet({
+    return await boundedRequest({
       url,
       headers: { accept: 'application/json', 'user-agent': 'gridsteer-carbon', ...headers },
       timeoutMs,
       maxBytes,
       stop,
-      redirect: 'manual',
       readBody: (status) => status === 200,
     });
   } catch (e) {

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { Value } from '@sinclair/typebox/value';
-import { carbon, carbonStats, CarbonConfigSchema, CarbonPoller, planConfig, readSecret, SOURCE_ELECTRICITY_MAPS, SOURCE_WATTTIME, type CarbonConfig } from './index.js';
+import { carbon, carbonTotals as carbonStats, CarbonConfigSchema, CarbonPoller, planConfig, readSecret, SOURCE_ELECTRICITY_MAPS, SOURCE_WATTTIME, type CarbonConfig } from './index.js';
 import { CarbonError } from './parse.js';
 import type { CollectorContext, FleetRegion } from '../types.js';
 import type { Signal } from '../../gslb/model/types.js';

@@ -22,7 +22,7 @@
  * - A failure (peer down, timeout, status ≠ 200, body too large or not JSON, fields missing,
  *   of the wrong type or out of range, refused credentials) emits nothing for that zone: its
  *   last fact expires on its own. It is logged once per change of state (ok → failing: warn;
- *   failing → ok: info), with a CARBON_ERR_* code, and counted in `carbonStats`. Credentials
+ *   failing → ok: info), with a CARBON_ERR_* code, and counted in the instance's counters (`carbonCounters`). Credentials
  *   are never logged.
  * - A configured region that is not (or no longer) in the fleet is skipped, logged once.
  * - Nothing throws out of the timer; stop() clears it, aborts requests in flight and resolves
@@ -34,6 +34,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { Collector, CollectorContext } from '../types.js';
 import { get } from './http.js';
 import { CarbonError, HEADER_SAFE, parseJson, readElectricityMaps, readWattTimeIndex, readWattTimeLogin, type CarbonErrorCode, type Reading } from './parse.js';
+import { countersFor, defineCounters } from '../kit/counters.js';
 
 export { CARBON_ERRORS, CarbonError } from './parse.js';
 
@@ -93,17 +94,19 @@ const CONCURRENCY = 4;
 const MAX_SECRET_BYTES = 64 * 1024;
 
 /**
- * Counters since the process started (monotonic; every run adds to them). `requests` are zone
+ * Counters of one running instance (monotonic, never reset). `requests` are zone
  * or region fetches, `failures` those that gave no fact (whatever the cause, a failed login
  * included), `signals` the facts emitted (one per region mapped to a zone), `byCode` the
  * failures by CARBON_ERR_* code. A request cut short by stop() counts in none of them.
  */
-export const carbonStats = {
+export const carbonCounters = defineCounters({
   polls: 0,
   electricityMaps: { requests: 0, failures: 0, signals: 0 },
   wattTime: { requests: 0, failures: 0, signals: 0, logins: 0, loginFailures: 0 },
   byCode: {} as Partial<Record<CarbonErrorCode, number>>,
-};
+});
+/** Sums over every instance in this process (collectors/kit/counters.ts): tests and diagnostics only. */
+export const carbonTotals = carbonCounters.total;
 
 /**
  * Reads a secret file: at most 64 KiB, surrounding white space trimmed, not empty; with
@@ -239,12 +242,15 @@ export class CarbonPoller {
   private loginFailure: CarbonError | null = null;
   /** Errors that came from a login (logged under `watttime login`, not per region). */
   private readonly fromLogin = new WeakSet<CarbonError>();
+  /** This instance's counters (from ctx.counters: the host exports them). */
+  readonly stats: ReturnType<typeof carbonCounters.create>;
 
   constructor(
     private readonly ctx: CollectorContext<CarbonConfig>,
     private readonly cfg: CarbonConfig,
     private readonly plan: CarbonPlan,
   ) {
+    this.stats = countersFor(ctx, carbonCounters);
     const known = new Set(ctx.fleet().map((r) => r.id));
     const unknown = cfg.regions.map((r) => r.region).filter((r) => !known.has(r));
     for (const r of unknown) this.missing.add(r);
@@ -259,7 +265,7 @@ export class CarbonPoller {
   async poll(): Promise<void> {
     if (this.stopped || this.running) return;
     this.running = (async () => {
-      carbonStats.polls++;
+      this.stats.polls++;
       try {
         await Promise.all([this.pollElectricityMaps(), this.pollWattTime()]);
       } catch (e) {
@@ -288,7 +294,7 @@ export class CarbonPoller {
   }
 
   private failed(what: string, e: CarbonError, fields: Record<string, unknown> = {}): void {
-    carbonStats.byCode[e.code] = (carbonStats.byCode[e.code] ?? 0) + 1;
+    this.stats.byCode[e.code] = (this.stats.byCode[e.code] ?? 0) + 1;
     if (this.state.get(what) === 'failing') return;
     this.state.set(what, 'failing');
     this.ctx.log.warn({ ...fields, code: e.code }, `collectors/carbon: ${what} fails: ${e.message} [${e.code}]`);
@@ -330,8 +336,8 @@ export class CarbonPoller {
     } catch (e) {
       const err = asCarbonError(e);
       const n = this.plan.zones.size;
-      carbonStats.electricityMaps.requests += n;
-      carbonStats.electricityMaps.failures += n;
+      this.stats.electricityMaps.requests += n;
+      this.stats.electricityMaps.failures += n;
       this.failed('electricitymaps token', err);
       return;
     }
@@ -349,13 +355,13 @@ export class CarbonPoller {
       if (a.status !== 200) throw statusError(a.status, 'carbon-intensity/latest');
       const now = this.ctx.now();
       const r = readElectricityMaps(parseJson(a.text), zone, now, this.cfg.maxAgeMs);
-      carbonStats.electricityMaps.requests++;
-      carbonStats.electricityMaps.signals += this.emit(SOURCE_ELECTRICITY_MAPS, zone, regions, { gPerKWh: r.value }, r, now);
+      this.stats.electricityMaps.requests++;
+      this.stats.electricityMaps.signals += this.emit(SOURCE_ELECTRICITY_MAPS, zone, regions, { gPerKWh: r.value }, r, now);
       this.ok(what, `${what}: ${r.value} gCO2eq/kWh for ${r.dataTime}${r.estimated ? ' (estimated)' : ''}`, { zone, gPerKWh: r.value, datetime: r.dataTime, clamped: r.clamped });
     } catch (e) {
       if (this.stopped) return;
-      carbonStats.electricityMaps.requests++;
-      carbonStats.electricityMaps.failures++;
+      this.stats.electricityMaps.requests++;
+      this.stats.electricityMaps.failures++;
       this.failed(what, asCarbonError(e), { zone });
     }
   }
@@ -391,7 +397,7 @@ export class CarbonPoller {
         this.fromLogin.add(err);
         if (!this.stopped) {
           this.loginFailure = err;
-          carbonStats.wattTime.loginFailures++;
+          this.stats.wattTime.loginFailures++;
           this.failed('watttime login', err);
         }
         throw err;
@@ -409,7 +415,7 @@ export class CarbonPoller {
     const password = wt.password ?? (await readSecret(wt.passwordFile!, 'wattTime.passwordFile', false));
     const basic = Buffer.from(`${wt.username}:${password}`, 'utf8').toString('base64');
     const a = await get(under(wt.url, '/login'), { authorization: `Basic ${basic}` }, this.timeoutMs, this.abort.signal);
-    if (!this.stopped) carbonStats.wattTime.logins++;
+    if (!this.stopped) this.stats.wattTime.logins++;
     if (a.status !== 200) throw statusError(a.status, 'login');
     return readWattTimeLogin(parseJson(a.text));
   }
@@ -434,23 +440,24 @@ export class CarbonPoller {
       if (a.status !== 200) throw statusError(a.status, 'signal-index');
       const now = this.ctx.now();
       const r = readWattTimeIndex(parseJson(a.text), ba, now, this.cfg.maxAgeMs);
-      carbonStats.wattTime.requests++;
-      carbonStats.wattTime.signals += this.emit(SOURCE_WATTTIME, ba, regions, { percentile: r.value }, r, now);
+      this.stats.wattTime.requests++;
+      this.stats.wattTime.signals += this.emit(SOURCE_WATTTIME, ba, regions, { percentile: r.value }, r, now);
       this.ok(what, `${what}: co2_moer percentile ${r.value} for ${r.dataTime}`, { ba, percentile: r.value, pointTime: r.dataTime, clamped: r.clamped });
     } catch (e) {
       if (this.stopped) return;
       const err = asCarbonError(e);
-      carbonStats.wattTime.requests++;
-      carbonStats.wattTime.failures++;
+      this.stats.wattTime.requests++;
+      this.stats.wattTime.failures++;
       // A failed login is logged once under `watttime login`, not once per region.
-      if (this.fromLogin.has(err)) carbonStats.byCode[err.code] = (carbonStats.byCode[err.code] ?? 0) + 1;
+      if (this.fromLogin.has(err)) this.stats.byCode[err.code] = (this.stats.byCode[err.code] ?? 0) + 1;
       else this.failed(what, err, { ba });
     }
   }
 }
 
 export const carbon: Collector<CarbonConfig> = {
-  stats: () => carbonStats,
+  counters: carbonCounters,
+  errors: [CarbonError],
   name: 'carbon',
   configSchema: CarbonConfigSchema,
   mode: 'poller',

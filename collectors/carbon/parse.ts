@@ -11,6 +11,7 @@
  * - WattTime v3 `GET /login` → `{token}`; `GET /v3/signal-index?region=<ba>&signal_type=co2_moer`
  *   → `{data: [{point_time, value (0–100 percentile)}], meta: {region, signal_type, units, …}}`.
  */
+import { defineErrors } from '../kit/errors.js';
 
 /**
  * Why a provider gave no fact, as a stable code (CONVENTIONS.md habit 6). Every failure the
@@ -33,15 +34,8 @@ export const CARBON_ERRORS = {
 export type CarbonErrorCode = keyof typeof CARBON_ERRORS;
 
 /** A failure with its code; `message` starts with `collectors/carbon:` when shown to operators. */
-export class CarbonError extends Error {
-  override name = 'CarbonError';
-  constructor(
-    readonly code: CarbonErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export const CarbonError = defineErrors('collectors/carbon', CARBON_ERRORS, { name: 'CarbonError', prefixMessages: false });
+export type CarbonError = InstanceType<typeof CarbonError>;
 
 /** Highest intensity accepted, gCO2eq/kWh: the dirtiest grids (lignite, oil) stay below ~1 300. */
 export const MAX_G_PER_KWH = 5000;

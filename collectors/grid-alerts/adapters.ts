@@ -18,6 +18,7 @@
 import type { GridAlert, GridAlertType } from '../../gslb/model/signals.js';
 import { decodeEntities, parseRss, RssError, stripTags, type RssItem } from './rss.js';
 import { parseTime } from './time.js';
+import { defineErrors } from '../kit/errors.js';
 
 /** Failure codes (logged, and counted per code in gridAlertsStats.failuresByCode). */
 export const FEED_ERROR_CODES = {
@@ -30,15 +31,8 @@ export const FEED_ERROR_CODES = {
 export type FeedErrorCode = keyof typeof FEED_ERROR_CODES;
 
 /** Why a feed gave no fact. `message` starts with `collectors/grid-alerts: `. */
-export class FeedError extends Error {
-  override name = 'FeedError';
-  constructor(
-    readonly code: FeedErrorCode,
-    why: string,
-  ) {
-    super(`collectors/grid-alerts: ${why}`);
-  }
-}
+export const FeedError = defineErrors('collectors/grid-alerts', FEED_ERROR_CODES, { name: 'FeedError' });
+export type FeedError = InstanceType<typeof FeedError>;
 
 export type Iso = 'ercot' | 'caiso' | 'pjm' | 'aeso';
 

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { Value } from '@sinclair/typebox/value';
-import { configProblems, gridAlerts, gridAlertsStats, GridAlertsConfigSchema, type GridAlertsConfig } from './index.js';
+import { configProblems, gridAlerts, gridAlertsTotals as gridAlertsStats, GridAlertsConfigSchema, type GridAlertsConfig } from './index.js';
 import type { CollectorContext, FleetRegion } from '../types.js';
 import type { Signal } from '../../gslb/model/types.js';
 import { validateSignal } from '../../gslb/state/signals.js';

@@ -15,14 +15,15 @@
  * - On failure (refused, timed out, HTTP status not 2xx, body too large, a shape the adapter
  *   does not expect, a stale AESO history) nothing is emitted for the feed: its last facts
  *   expire on their own. Failures are logged once per change of state (ok → failing, or a
- *   different failure code: warn; failing → ok: info) and counted in `gridAlertsStats`.
+ *   different failure code: warn; failing → ok: info) and counted in the instance's counters (`gridAlertsCounters`).
  * - Facts only: what the operator said, normalised. What a level means for traffic is
  *   gridPolicy's (by default `policy.grid.trust` gives `grid-alerts` cap trust only).
  * - Nothing throws out of the timer; stop() clears it, aborts requests in flight and resolves
  *   once the round in progress has ended. No fact is emitted after stop().
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { boundedGet, FetchError, showUrl } from '../http.js';
+import { boundedRequest, FetchError, showUrl } from '../kit/http.js';
+import { countersFor, defineCounters } from '../kit/counters.js';
 import type { Collector, CollectorContext } from '../types.js';
 import { FeedError, readFeed, ZONES, type FeedErrorCode, type Iso, type Reading } from './adapters.js';
 
@@ -84,19 +85,21 @@ const ACCEPT = 'application/json, application/rss+xml;q=0.9, application/xml;q=0
 const IGNORED_MEMORY = 200;
 
 /**
- * Counters of this collector since the process started (monotonic; every run adds to them):
+ * Counters of one running instance (monotonic, never reset):
  * feed polls attempted, failed polls (all codes, and per code), signals emitted, notices
  * skipped as of kinds not mapped, and signals not emitted because the fleet has no such region.
  * A poll cut short by stop() counts in none of them.
  */
-export const gridAlertsStats = {
+export const gridAlertsCounters = defineCounters({
   polls: 0,
   failures: 0,
   failuresByCode: { GRID_ALERTS_ERR_FETCH: 0, GRID_ALERTS_ERR_TOO_LARGE: 0, GRID_ALERTS_ERR_PARSE: 0, GRID_ALERTS_ERR_SHAPE: 0, GRID_ALERTS_ERR_STALE: 0 } as Record<FeedErrorCode, number>,
   signals: 0,
   ignoredNotices: 0,
   unknownRegions: 0,
-};
+});
+/** Sums over every instance in this process (collectors/kit/counters.ts): tests and diagnostics only. */
+export const gridAlertsTotals = gridAlertsCounters.total;
 
 /**
  * GETs `url` and returns its body as UTF-8 text. Throws FeedError GRID_ALERTS_ERR_FETCH
@@ -107,7 +110,7 @@ export async function fetchText(url: string, timeoutMs: number, maxBytes: number
   const shown = showUrl(url);
   let res: { status: number; text: string };
   try {
-    res = await boundedGet({ url, headers: { accept: ACCEPT, 'user-agent': 'gridsteer-grid-alerts' }, timeoutMs, maxBytes, stop, redirect: 'follow' });
+    res = await boundedRequest({ url, headers: { accept: ACCEPT, 'user-agent': 'gridsteer-grid-alerts' }, timeoutMs, maxBytes, stop, redirect: 'follow' });
   } catch (e) {
     const code = e instanceof FetchError && e.kind === 'too-large' ? 'GRID_ALERTS_ERR_TOO_LARGE' : 'GRID_ALERTS_ERR_FETCH';
     throw new FeedError(code, `${shown}: ${e instanceof Error ? e.message : String(e)}`);
@@ -151,12 +154,14 @@ interface FeedRun {
 }
 
 export const gridAlerts: Collector<GridAlertsConfig> = {
-  stats: () => gridAlertsStats,
+  counters: gridAlertsCounters,
+  errors: [FeedError],
   name: 'grid-alerts',
   configSchema: GridAlertsConfigSchema,
   mode: 'poller',
   async start(ctx: CollectorContext<GridAlertsConfig>) {
     const cfg = ctx.config;
+    const stats = countersFor(ctx, gridAlertsCounters);
     const problems = configProblems(cfg);
     if (problems.length > 0) throw new Error(`collectors/grid-alerts: the config is refused: ${problems.join('; ')}`);
     const timeoutMs = Math.min(cfg.timeoutMs, cfg.pollMs);
@@ -179,8 +184,8 @@ export const gridAlerts: Collector<GridAlertsConfig> = {
     const fail = (run: FeedRun, e: unknown) => {
       const code: FeedErrorCode = e instanceof FeedError ? e.code : 'GRID_ALERTS_ERR_PARSE';
       const msg = e instanceof FeedError ? e.message : `collectors/grid-alerts: ${run.feed.iso} ${run.shown}: ${(e as Error)?.message ?? String(e)}`;
-      gridAlertsStats.failures++;
-      gridAlertsStats.failuresByCode[code]++;
+      stats.failures++;
+      stats.failuresByCode[code]++;
       if (run.failing !== code) {
         ctx.log.warn({ feed: run.index, iso: run.feed.iso, url: run.shown, code, err: msg }, `${msg} [${code}]; no ${run.zone} facts from feeds[${run.index}] until it recovers`);
         run.failing = code;
@@ -201,7 +206,7 @@ export const gridAlerts: Collector<GridAlertsConfig> = {
         );
         run.last = summary;
       }
-      gridAlertsStats.ignoredNotices += reading.ignored.length;
+      stats.ignoredNotices += reading.ignored.length;
       for (const label of reading.ignored) {
         const k = `${run.feed.iso} ${label}`;
         if (ignoredSeen.has(k) || ignoredSeen.size >= IGNORED_MEMORY) continue;
@@ -211,7 +216,7 @@ export const gridAlerts: Collector<GridAlertsConfig> = {
       const fleet = new Set(ctx.fleet().map((r) => r.id));
       for (const region of run.feed.regions) {
         if (!fleet.has(region)) {
-          gridAlertsStats.unknownRegions++;
+          stats.unknownRegions++;
           const k = `${run.index} ${region}`;
           if (!unknownWarned.has(k)) {
             unknownWarned.add(k);
@@ -222,7 +227,7 @@ export const gridAlerts: Collector<GridAlertsConfig> = {
         if (stopAc.signal.aborted) return;
         try {
           ctx.emit({ region, kind: 'grid.alert', source: run.source, key: run.zone, observedAt: now, expiresAt: now + 3 * cfg.pollMs, value: { ...v } });
-          gridAlertsStats.signals++;
+          stats.signals++;
         } catch (e) {
           ctx.log.warn({ err: (e as Error).message }, 'collectors/grid-alerts: emit threw');
         }
@@ -240,12 +245,12 @@ export const gridAlerts: Collector<GridAlertsConfig> = {
         ]);
       } catch (e) {
         if (stopAc.signal.aborted) return;
-        gridAlertsStats.polls++;
+        stats.polls++;
         fail(run, e);
         return;
       }
       if (stopAc.signal.aborted) return;
-      gridAlertsStats.polls++;
+      stats.polls++;
       const now = ctx.now();
       let reading: Reading;
       try {

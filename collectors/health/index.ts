@@ -11,11 +11,12 @@
  * URL such as vLLM's /v1/models to count a region up only once its model is loaded) and
  * `tcp` (a connection accepted). A probe never throws; its failure is the fact.
  */
-import http from 'node:http';
-import https from 'node:https';
 import net from 'node:net';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Collector, CollectorContext } from '../types.js';
+import { boundedRequest, FetchError, type BoundedAnswer } from '../kit/http.js';
+import { defineErrors } from '../kit/errors.js';
+import { countersFor, defineCounters } from '../kit/counters.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -48,81 +49,79 @@ export type HealthCheck = Static<typeof HealthCheckSchema>;
 
 const BODY_MAX = 64 * 1024;
 
-/** Counters since the process started: rounds run, endpoint probes, endpoints found failing. */
-export const healthStats = { rounds: 0, probes: 0, failures: 0 };
+/** Counters of one running instance: rounds run, endpoint probes, endpoints found failing. */
+export const healthCounters = defineCounters({ rounds: 0, probes: 0, failures: 0 });
+/** Sums over every instance in this process (collectors/kit/counters.ts): tests and diagnostics only. */
+export const healthTotals = healthCounters.total;
+
+/** Why a check failed (CONVENTIONS.md habit 6): logged with the failure; the fact carries the words. */
+export const HEALTH_ERRORS = {
+  HEALTH_ERR_TIMEOUT: 'no answer within timeoutMs',
+  HEALTH_ERR_CONNECT: 'the connection (TCP, TLS) was refused, reset or cut short',
+  HEALTH_ERR_STATUS: 'an http(s) check got a status not in expectStatus',
+  HEALTH_ERR_BODY: 'an http(s) check got a body that does not match bodyMatch, or bodyMatch is not a regular expression',
+} as const;
+export type HealthErrorCode = keyof typeof HEALTH_ERRORS;
+/** Only for the codes' table (the README's Errors section): a probe never throws. */
+export const HealthError = defineErrors('collectors/health', HEALTH_ERRORS, { name: 'HealthError' });
+
+/** A failed check: its code and why in words. */
+export interface ProbeFailure {
+  code: HealthErrorCode;
+  why: string;
+}
 
 /** One check against one address: null when it passed, else why not. */
-export function probe(address: string, c: HealthCheck, timeoutMs: number): Promise<string | null> {
+export async function probe(address: string, c: HealthCheck, timeoutMs: number): Promise<string | null> {
+  return (await probeCoded(address, c, timeoutMs))?.why ?? null;
+}
+
+/** Never aborted: a probe ends by its own deadline. */
+const NEVER = new AbortController().signal;
+
+/** probe(), with the failure's code. Never throws. */
+export async function probeCoded(address: string, c: HealthCheck, timeoutMs: number): Promise<ProbeFailure | null> {
+  if (c.type === 'tcp') return tcpProbe(address, c.port, timeoutMs);
+  const where = `${c.type} ${c.port}${c.path}`;
+  let a: BoundedAnswer;
+  try {
+    a = await boundedRequest({
+      url: `${c.type}://${net.isIPv6(address) ? `[${address}]` : address}:${c.port}${c.path}`,
+      headers: { 'user-agent': 'gridsteer-health', 'accept-encoding': 'identity', ...(c.host ? { host: c.host } : {}), ...(c.headers ?? {}) },
+      timeoutMs,
+      maxBytes: BODY_MAX,
+      stop: NEVER,
+      readBody: (status) => c.bodyMatch !== undefined && c.expectStatus.includes(status),
+      overflow: 'truncate',
+      tls: { rejectUnauthorized: !c.insecure, servername: c.host ?? (net.isIP(address) ? undefined : address) },
+    });
+  } catch (e) {
+    if (e instanceof FetchError && e.kind === 'timeout') return { code: 'HEALTH_ERR_TIMEOUT', why: `no answer within ${timeoutMs} ms` };
+    return { code: 'HEALTH_ERR_CONNECT', why: `${where}: ${(e as Error).message}` };
+  }
+  if (!c.expectStatus.includes(a.status)) return { code: 'HEALTH_ERR_STATUS', why: `${where}: status ${a.status}, expected ${c.expectStatus.join(' or ')}` };
+  if (c.bodyMatch === undefined) return null;
+  let re: RegExp;
+  try {
+    re = new RegExp(c.bodyMatch);
+  } catch (e) {
+    return { code: 'HEALTH_ERR_BODY', why: `bodyMatch is not a regular expression: ${(e as Error).message}` };
+  }
+  return re.test(a.text) ? null : { code: 'HEALTH_ERR_BODY', why: `${where}: the body does not match /${c.bodyMatch}/` };
+}
+
+/** A TCP connection accepted within `timeoutMs`, then closed. */
+function tcpProbe(address: string, port: number, timeoutMs: number): Promise<ProbeFailure | null> {
   return new Promise((resolve) => {
-    let done = false;
-    const finish = (why: string | null) => {
-      if (done) return;
-      done = true;
+    const sock = net.connect({ host: address, port });
+    const finish = (f: ProbeFailure | null) => {
       clearTimeout(timer);
-      resolve(why);
+      sock.destroy();
+      resolve(f);
     };
-    const timer = setTimeout(() => {
-      finish(`no answer within ${timeoutMs} ms`);
-      cleanup();
-    }, timeoutMs);
-    let cleanup = () => {};
-    if (c.type === 'tcp') {
-      const sock = net.connect({ host: address, port: c.port });
-      cleanup = () => sock.destroy();
-      sock.once('connect', () => {
-        sock.destroy();
-        finish(null);
-      });
-      sock.once('error', (e) => finish(`tcp ${c.port}: ${e.message}`));
-      return;
-    }
-    const mod = c.type === 'https' ? https : http;
-    const req = mod.request(
-      {
-        host: address,
-        port: c.port,
-        path: c.path,
-        method: 'GET',
-        headers: { 'user-agent': 'gridsteer-health', ...(c.host ? { host: c.host } : {}), ...(c.headers ?? {}) },
-        ...(c.type === 'https' ? { rejectUnauthorized: !c.insecure, servername: c.host ?? (net.isIP(address) ? undefined : address) } : {}),
-        agent: false,
-      },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        if (!c.expectStatus.includes(status)) {
-          res.destroy();
-          finish(`${c.type} ${c.port}${c.path}: status ${status}, expected ${c.expectStatus.join(' or ')}`);
-          return;
-        }
-        if (c.bodyMatch === undefined) {
-          res.destroy();
-          finish(null);
-          return;
-        }
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => {
-          body += d;
-          if (body.length >= BODY_MAX) res.destroy();
-        });
-        const judge = () => {
-          let re: RegExp;
-          try {
-            re = new RegExp(c.bodyMatch!);
-          } catch (e) {
-            finish(`bodyMatch is not a regular expression: ${(e as Error).message}`);
-            return;
-          }
-          finish(re.test(body.slice(0, BODY_MAX)) ? null : `${c.type} ${c.port}${c.path}: the body does not match /${c.bodyMatch}/`);
-        };
-        res.on('end', judge);
-        res.on('close', judge);
-        res.on('error', () => judge());
-      },
-    );
-    cleanup = () => req.destroy();
-    req.on('error', (e) => finish(`${c.type} ${c.port}${c.path}: ${e.message}`));
-    req.end();
+    const timer = setTimeout(() => finish({ code: 'HEALTH_ERR_TIMEOUT', why: `no answer within ${timeoutMs} ms` }), timeoutMs);
+    sock.once('connect', () => finish(null));
+    sock.once('error', (e) => finish({ code: 'HEALTH_ERR_CONNECT', why: `tcp ${port}: ${e.message}` }));
   });
 }
 
@@ -130,16 +129,18 @@ export const health: Collector<HealthConfig> = {
   name: 'health',
   configSchema: HealthConfigSchema,
   mode: 'receiver',
-  stats: () => healthStats,
+  counters: healthCounters,
+  errors: [HealthError],
   async start(ctx: CollectorContext<HealthConfig>) {
     const cfg = ctx.config;
+    const stats = countersFor(ctx, healthCounters);
     /** Last outcome per endpoint, so changes are logged once. */
     const last = new Map<string, string>();
     let running = false;
     const round = async () => {
       if (running || ctx.signal.aborted) return;
       running = true;
-      healthStats.rounds++;
+      stats.rounds++;
       try {
         const jobs: Promise<void>[] = [];
         for (const region of ctx.fleet()) {
@@ -149,10 +150,11 @@ export const health: Collector<HealthConfig> = {
             jobs.push(
               (async () => {
                 const t0 = performance.now();
-                const why = (await Promise.all(checks.map((c) => probe(address, c, cfg.timeoutMs)))).find((w) => w !== null) ?? null;
+                const failure = (await Promise.all(checks.map((c) => probeCoded(address, c, cfg.timeoutMs)))).find((w) => w !== null) ?? null;
+                const why = failure?.why ?? null;
                 if (ctx.signal.aborted) return;
-                healthStats.probes++;
-                if (why !== null) healthStats.failures++;
+                stats.probes++;
+                if (why !== null) stats.failures++;
                 const now = ctx.now();
                 ctx.emit({
                   region: region.id,
@@ -168,7 +170,7 @@ export const health: Collector<HealthConfig> = {
                 const outcome = why ?? 'up';
                 if (last.get(k) !== outcome) {
                   if (why === null) ctx.log.info({ region: region.id, endpoint: address }, `collectors/health: ${region.id} ${address} passes its checks`);
-                  else ctx.log.warn({ region: region.id, endpoint: address, why }, `collectors/health: ${region.id} ${address} fails: ${why}`);
+                  else ctx.log.warn({ region: region.id, endpoint: address, why, code: failure?.code }, `collectors/health: ${region.id} ${address} fails: ${why}`);
                   last.set(k, outcome);
                 }
               })(),

@@ -6,6 +6,7 @@
  * Units: power W, energy Wh, state of charge % (0–100), times ms epoch.
  */
 import { MAX_FUTURE_MS, type PowerBudget } from '../../gslb/model/signals.js';
+import { defineErrors } from '../kit/errors.js';
 
 /** The fields a site maps to a source metric (a Sparkplug metric name or a JSON field). */
 export const FIELDS = ['importLimitW', 'generationW', 'storageWh', 'storageMaxW', 'socPercent', 'drawW'] as const;
@@ -20,15 +21,8 @@ export const READ_ERRORS = {
 export type ReadErrorCode = keyof typeof READ_ERRORS;
 
 /** A message refused for a site, with why in words. */
-export class ReadingError extends Error {
-  override name = 'ReadingError';
-  constructor(
-    readonly code: ReadErrorCode,
-    message: string,
-  ) {
-    super(`collectors/mqtt: ${message}`);
-  }
-}
+export const ReadingError = defineErrors('collectors/mqtt', READ_ERRORS, { name: 'ReadingError' });
+export type ReadingError = InstanceType<typeof ReadingError>;
 
 /** Most payload bytes read from one message (4 MiB). */
 export const MAX_PAYLOAD_BYTES = 4 * 1024 * 1024;

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import mqtt, { type MqttClient } from 'mqtt';
 import pino from 'pino';
 import { Value } from '@sinclair/typebox/value';
-import { mqttCollector, MqttConfigSchema, mqttStats, MqttRun, type MqttConfig } from './index.js';
+import { mqttCollector, MqttConfigSchema, mqttTotals as mqttStats, MqttRun, type MqttConfig } from './index.js';
 import { encodePayload, DataType, type SparkplugMetric } from './sparkplug.js';
 import { TestBroker } from './test-broker.js';
 import type { CollectorContext } from '../types.js';

@@ -23,7 +23,7 @@
  * - A retained message is used only when its own timestamp is sane (else its age is unknown).
  * - A refused message (too large, malformed protobuf, not a JSON object, a mapped value that
  *   is not a number ≥ 0) emits nothing for the sites it concerns; it is counted in
- *   `mqttStats` and logged once per change of a site's state (ok → failing: warn, with the
+ *   the instance's counters (`mqttCounters`) and logged once per change of a site's state (ok → failing: warn, with the
  *   error code; failing → ok: info). Broker loss and return are logged once per change; while
  *   the broker is gone nothing is emitted (the facts expire), and after it returns a site emits
  *   again on its next message (Sparkplug edge nodes send a new BIRTH after reconnecting).
@@ -53,6 +53,8 @@ import {
   type Values,
 } from './budget.js';
 import { decodePayload, metricNumber, SparkplugDecodeError, type SparkplugMetric } from './sparkplug.js';
+import { defineErrors } from '../kit/errors.js';
+import { countersFor, defineCounters } from '../kit/counters.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -140,10 +142,10 @@ export type MqttConfig = Static<typeof MqttConfigSchema>;
 export type MqttSite = Static<typeof MqttSiteSchema>;
 
 /**
- * Counters of this collector since the process started (monotonic; every run adds to them).
- * `rejected` counts refused (message, site) pairs; `malformed` and `oversize` count messages.
+ * Counters of one running instance (monotonic, never reset). `rejected` counts refused
+ * (message, site) pairs; `malformed` and `oversize` count messages.
  */
-export const mqttStats = {
+export const mqttCounters = defineCounters({
   messages: 0,
   signals: 0,
   renewals: 0,
@@ -158,7 +160,9 @@ export const mqttStats = {
   staleDeaths: 0,
   retainedSkipped: 0,
   brokerLosses: 0,
-};
+});
+/** Sums over every instance in this process (collectors/kit/counters.ts): tests and diagnostics only. */
+export const mqttTotals = mqttCounters.total;
 
 /** One configured site, resolved, and what this run remembers of it. */
 interface SiteRun {
@@ -215,6 +219,13 @@ function entity(id: string): Entity {
 }
 
 /** Error code and reason (without the module prefix) of a refused message. */
+/** The mqtt collector's own code, besides READ_ERRORS (budget.ts) and PB_ERRORS (sparkplug.ts). */
+export const MQTT_ERRORS = {
+  MQTT_ERR_INTERNAL: 'a message was refused for a reason none of the other codes names (a bug: please report it with the log line)',
+} as const;
+/** Only for the registry's table of codes: the collector never throws it. */
+export const MqttError = defineErrors('collectors/mqtt', MQTT_ERRORS, { name: 'MqttError' });
+
 function refusal(e: unknown): { code: string; reason: string } {
   const strip = (m: string) => m.replace(/^collectors\/mqtt: /, '');
   if (e instanceof SparkplugDecodeError || e instanceof ReadingError) return { code: e.code, reason: strip(e.message) };
@@ -243,9 +254,12 @@ export class MqttRun {
   /** Why the last connection attempt failed or the connection ended (mqtt.js 'error'). */
   private lastError: string | null = null;
   private refusedFilters = new Set<string>();
+  /** This instance's counters (from ctx.counters: the host exports them). */
+  readonly stats: ReturnType<typeof mqttCounters.create>;
 
   /** Throws `collectors/mqtt: …` when the config cannot be run as given. */
   constructor(private readonly ctx: CollectorContext<MqttConfig>) {
+    this.stats = countersFor(ctx, mqttCounters);
     const cfg = (this.cfg = ctx.config);
     this.refreshMs = Math.max(250, Math.floor(cfg.expireMs / 4));
     try {
@@ -428,7 +442,7 @@ export class MqttRun {
     if (this.broker === 'up') {
       this.broker = 'down';
       this.downSince = this.ctx.now();
-      mqttStats.brokerLosses++;
+      this.stats.brokerLosses++;
       // What happened meanwhile is unknown: emit again only after a fresh message.
       for (const s of this.sites) {
         s.live = false;
@@ -457,7 +471,7 @@ export class MqttRun {
   /** Handles one received message (never throws). `retained`: delivered from the broker's store at subscription. */
   handle(topic: string, payload: Uint8Array, retained = false): void {
     if (this.stopped) return;
-    mqttStats.messages++;
+    this.stats.messages++;
     try {
       if (topic.startsWith('spBv1.0/')) this.sparkplug(topic, payload, retained);
       else this.json(topic, payload, retained);
@@ -473,7 +487,7 @@ export class MqttRun {
   private refuse(sites: readonly SiteRun[], e: unknown, topic: string, context = ''): void {
     const { code, reason } = refusal(e);
     for (const s of sites) {
-      mqttStats.rejected++;
+      this.stats.rejected++;
       const fields = { site: s.index, region: s.site.region, topic, code, reason: context + reason };
       if (s.failing !== null) {
         s.failing = code;
@@ -499,7 +513,7 @@ export class MqttRun {
     if (kind !== 'BIRTH' && kind !== 'DATA' && kind !== 'DEATH') return; // NCMD, DCMD: not ours to read
     const affected = isDevice ? ent.sites : [...node.sites, ...[...node.devices.values()].flatMap((d) => d.sites)];
     if (payload.length > MAX_PAYLOAD_BYTES) {
-      mqttStats.oversize++;
+      this.stats.oversize++;
       if (kind === 'BIRTH') this.unborn(ent, isDevice ? null : node);
       this.refuse(affected, new ReadingError('MQTT_ERR_TOO_LARGE', `the payload is ${payload.length} bytes, more than ${MAX_PAYLOAD_BYTES}`), topic, `${type} of ${ent.id}: `);
       return;
@@ -508,7 +522,7 @@ export class MqttRun {
     try {
       p = decodePayload(payload, { maxBytes: MAX_PAYLOAD_BYTES });
     } catch (e) {
-      mqttStats.malformed++;
+      this.stats.malformed++;
       if (kind === 'DEATH') {
         // The topic says enough: the entity is gone (only an NDEATH's bdSeq check is lost).
         this.ctx.log.debug({ topic, err: (e as Error).message }, `collectors/mqtt: ${type} of ${ent.id} has an unreadable payload; taken as a death`);
@@ -528,7 +542,7 @@ export class MqttRun {
       if (!isDevice) this.unborn(node, node); // a new node session: its devices must be born again
       this.birth(ent, p.metrics);
     } else if (!ent.born) {
-      mqttStats.beforeBirth++;
+      this.stats.beforeBirth++;
       if (!ent.noted.has('unborn')) {
         ent.noted.add('unborn');
         this.ctx.log.info({ entity: ent.id }, `collectors/mqtt: ${type} of ${ent.id} before its ${type[0]}BIRTH; ignored until the BIRTH (it declares the aliases)`);
@@ -582,14 +596,14 @@ export class MqttRun {
       const bd = metrics.find((m) => m.name === 'bdSeq');
       const n = bd ? metricNumber(bd.value, bd.datatype) : null;
       if (n !== null && node.bdSeq !== undefined && n !== node.bdSeq) {
-        mqttStats.staleDeaths++;
+        this.stats.staleDeaths++;
         this.ctx.log.info({ entity: node.id, bdSeq: n, current: node.bdSeq }, `collectors/mqtt: NDEATH of ${node.id} with bdSeq ${n} belongs to an earlier session (now ${node.bdSeq}); ignored`);
         return;
       }
     }
     const ents = node ? [node, ...node.devices.values()] : [ent];
     const wasBorn = ents.some((e) => e.born);
-    mqttStats.deaths++;
+    this.stats.deaths++;
     const expiring = ents.flatMap((e) => e.sites).filter((s) => s.last !== null);
     this.unborn(ent, node);
     if (!wasBorn) return;
@@ -613,7 +627,7 @@ export class MqttRun {
         const a = ent.aliases.get(m.alias);
         if (!a) {
           if (!ent.declared.has(m.alias)) {
-            mqttStats.unknownAlias++;
+            this.stats.unknownAlias++;
             if (!ent.noted.has('alias')) {
               ent.noted.add('alias');
               this.ctx.log.warn({ entity: ent.id, alias: m.alias }, `collectors/mqtt: ${type} of ${ent.id} uses alias ${m.alias}, which its BIRTH did not declare; ignored (the edge node must publish a new BIRTH)`);
@@ -627,7 +641,7 @@ export class MqttRun {
       if (!ent.wanted.has(name)) continue;
       datatype ??= ent.datatypes.get(name);
       if (m.isHistorical) {
-        mqttStats.historical++;
+        this.stats.historical++;
         continue;
       }
       for (const s of ent.sites) {
@@ -665,8 +679,8 @@ export class MqttRun {
     try {
       obj = parseJsonObject(payload);
     } catch (e) {
-      if (e instanceof ReadingError && e.code === 'MQTT_ERR_TOO_LARGE') mqttStats.oversize++;
-      else mqttStats.malformed++;
+      if (e instanceof ReadingError && e.code === 'MQTT_ERR_TOO_LARGE') this.stats.oversize++;
+      else this.stats.malformed++;
       this.refuse(sites, e, topic);
       return;
     }
@@ -695,7 +709,7 @@ export class MqttRun {
     const { observedAt, clock } = observedAtOf(timestamp, now, this.cfg.expireMs);
     if (retained && clock !== 'ok') {
       // A retained message without a recent timestamp may be any age: not a current fact.
-      mqttStats.retainedSkipped++;
+      this.stats.retainedSkipped++;
       return;
     }
     if (clock !== s.clock && clock !== 'none') {
@@ -714,7 +728,7 @@ export class MqttRun {
     if (!value) return;
     const json = JSON.stringify(value);
     if (s.last && s.last.json === json && now - s.last.at < this.refreshMs) {
-      mqttStats.unchanged++;
+      this.stats.unchanged++;
       return;
     }
     this.emit(s, value, json, Math.max(observedAt, s.lastObservedAt), now);
@@ -729,7 +743,7 @@ export class MqttRun {
         if (!e.born) continue;
         for (const s of e.sites) {
           if (!s.live || !s.last || s.failing !== null || now - s.last.at < this.refreshMs) continue;
-          mqttStats.renewals++;
+          this.stats.renewals++;
           this.emit(s, s.last.value, s.last.json, Math.max(now, s.lastObservedAt), now);
         }
       }
@@ -749,7 +763,7 @@ export class MqttRun {
       expiresAt: observedAt + this.cfg.expireMs,
       value: { ...value },
     };
-    mqttStats.signals++;
+    this.stats.signals++;
     try {
       this.ctx.emit(signal);
     } catch (e) {
@@ -759,7 +773,8 @@ export class MqttRun {
 }
 
 export const mqttCollector: Collector<MqttConfig> = {
-  stats: () => mqttStats,
+  counters: mqttCounters,
+  errors: [ReadingError, SparkplugDecodeError, MqttError],
   name: 'mqtt',
   configSchema: MqttConfigSchema,
   mode: 'poller',

@@ -19,6 +19,7 @@
  * 2^53; `long_value` comes back as a bigint (its two's complement meaning depends on the
  * datatype, see metricNumber).
  */
+import { defineErrors } from '../kit/errors.js';
 
 /** The error codes of this module, with what each means. */
 export const PB_ERRORS = {
@@ -32,15 +33,8 @@ export const PB_ERRORS = {
 export type PbErrorCode = keyof typeof PB_ERRORS;
 
 /** A payload that is not a Sparkplug B Payload this decoder accepts. */
-export class SparkplugDecodeError extends Error {
-  override name = 'SparkplugDecodeError';
-  constructor(
-    readonly code: PbErrorCode,
-    message: string,
-  ) {
-    super(`collectors/mqtt: ${message}`);
-  }
-}
+export const SparkplugDecodeError = defineErrors('collectors/mqtt', PB_ERRORS, { name: 'SparkplugDecodeError' });
+export type SparkplugDecodeError = InstanceType<typeof SparkplugDecodeError>;
 
 /** Sparkplug B metric datatypes (sparkplug_b.proto `DataType`) that carry one number or a scalar. */
 export const DataType = {

@@ -5,9 +5,10 @@
  * body cap; every failure is an Openadr3Error with a code from OPENADR3_ERRORS. Nothing here
  * logs or emits: the poller decides what a failure means.
  */
-import http from 'node:http';
-import https from 'node:https';
 import { readFile } from 'node:fs/promises';
+import { boundedRequest, FetchError } from '../kit/http.js';
+import { defineErrors } from '../kit/errors.js';
+import { defineCounters } from '../kit/counters.js';
 
 /**
  * Error codes of this collector (CONVENTIONS.md habit 6), with what each means. Messages start
@@ -23,24 +24,18 @@ export const OPENADR3_ERRORS = {
   OADR3_ERR_STATUS: 'the VTN answered an HTTP status other than 200',
   OADR3_ERR_JSON: 'an answer was not valid JSON (truncated, garbage)',
   OADR3_ERR_SHAPE: 'an answer was JSON of the wrong shape (e.g. not an array of objects)',
+  OADR3_ERR_INTERNAL: 'a poll failed for a reason none of the other codes names (a bug: please report it with the log line)',
 } as const;
 export type Openadr3ErrorCode = keyof typeof OPENADR3_ERRORS;
 
-export class Openadr3Error extends Error {
-  constructor(
-    readonly code: Openadr3ErrorCode,
-    message: string,
-  ) {
-    super(`collectors/openadr3: ${message}`);
-    this.name = 'Openadr3Error';
-  }
-}
+export const Openadr3Error = defineErrors('collectors/openadr3', OPENADR3_ERRORS, { name: 'Openadr3Error' });
+export type Openadr3Error = InstanceType<typeof Openadr3Error>;
 
 /**
- * Counters of this collector since the process started (monotonic; every running instance adds
- * to them). Read by tests and operators; never reset.
+ * Counters of one running instance (monotonic, never reset): the poller makes them
+ * (countersFor) and hands them to its TokenSource and webhook.
  */
-export const openadr3Stats = {
+export const openadr3Counters = defineCounters({
   /** Polls started, and polls that failed as a whole (nothing emitted from them). */
   polls: 0,
   pollFailures: 0,
@@ -58,7 +53,10 @@ export const openadr3Stats = {
   /** Notifications accepted by the webhook, and requests it refused (auth, shape, size, path). */
   notifications: 0,
   notificationsRefused: 0,
-};
+});
+export type Openadr3Stats = ReturnType<typeof openadr3Counters.create>;
+/** Sums over every instance in this process (collectors/kit/counters.ts): tests and diagnostics only. */
+export const openadr3Totals = openadr3Counters.total;
 
 /** Most bytes read from one VTN answer. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -72,56 +70,27 @@ export interface HttpAnswer {
   body: Buffer;
 }
 
-/** One request: resolves with the status and at most `maxBytes` of body, or rejects with an Openadr3Error. */
-export function httpRequest(
+/**
+ * One request through the kit's bounded client: resolves with the status and at most
+ * `maxBytes` of body (of any status: the token endpoint's error body names the error), or
+ * rejects with an Openadr3Error (NETWORK, TIMEOUT or TOO_LARGE). Never follows a redirect.
+ */
+export async function httpRequest(
   url: URL,
   o: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; timeoutMs: number; maxBytes: number; signal: AbortSignal },
 ): Promise<HttpAnswer> {
-  return new Promise((resolve, reject) => {
-    if (o.signal.aborted) {
-      reject(new Openadr3Error('OADR3_ERR_NETWORK', 'stopped'));
-      return;
-    }
-    const mod = url.protocol === 'https:' ? https : http;
-    let done = false;
-    const finish = (err: Openadr3Error | null, a?: HttpAnswer) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      o.signal.removeEventListener('abort', onAbort);
-      if (err) {
-        req.destroy();
-        reject(err);
-      } else resolve(a!);
-    };
-    const what = `${o.method} ${url.origin}${url.pathname}`;
-    const timer = setTimeout(() => finish(new Openadr3Error('OADR3_ERR_TIMEOUT', `${what}: no complete answer within ${o.timeoutMs} ms`)), o.timeoutMs);
-    const onAbort = () => finish(new Openadr3Error('OADR3_ERR_NETWORK', `${what}: stopped`));
-    o.signal.addEventListener('abort', onAbort);
-    const req = mod.request(url, { method: o.method, headers: { 'user-agent': 'gridsteer-openadr3', ...o.headers }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > o.maxBytes) {
-          // finish first: destroying the response fires close, which would report it as cut short.
-          finish(new Openadr3Error('OADR3_ERR_TOO_LARGE', `${what}: the answer is larger than ${o.maxBytes} bytes`));
-          res.destroy();
-          return;
-        }
-        chunks.push(c);
-      });
-      res.on('end', () => finish(null, { status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-      res.on('error', (e) => finish(new Openadr3Error('OADR3_ERR_NETWORK', `${what}: ${e.message}`)));
-      res.on('aborted', () => finish(new Openadr3Error('OADR3_ERR_NETWORK', `${what}: the answer was cut short`)));
-      res.on('close', () => {
-        if (!res.complete) finish(new Openadr3Error('OADR3_ERR_NETWORK', `${what}: the answer was cut short`));
-      });
-    });
-    req.on('error', (e) => finish(new Openadr3Error('OADR3_ERR_NETWORK', `${what}: ${e.message}`)));
-    if (o.body !== undefined) req.end(o.body);
-    else req.end();
-  });
+  const what = `${o.method} ${url.origin}${url.pathname}`;
+  try {
+    const a = await boundedRequest({ url, method: o.method, headers: { 'user-agent': 'gridsteer-openadr3', ...o.headers }, body: o.body, timeoutMs: o.timeoutMs, maxBytes: o.maxBytes, stop: o.signal, readBody: () => true });
+    return { status: a.status, body: a.body };
+  } catch (e) {
+    const kind = e instanceof FetchError ? e.kind : 'network';
+    if (kind === 'timeout') throw new Openadr3Error('OADR3_ERR_TIMEOUT', `${what}: no complete answer within ${o.timeoutMs} ms`);
+    if (kind === 'too-large') throw new Openadr3Error('OADR3_ERR_TOO_LARGE', `${what}: the answer is larger than ${o.maxBytes} bytes`);
+    if (kind === 'stopped') throw new Openadr3Error('OADR3_ERR_NETWORK', `${what}: stopped`);
+    if (kind === 'cut-short') throw new Openadr3Error('OADR3_ERR_NETWORK', `${what}: the answer was cut short`);
+    throw new Openadr3Error('OADR3_ERR_NETWORK', `${what}: ${(e as Error).message}`);
+  }
 }
 
 /** Parses a JSON answer; OADR3_ERR_JSON when it is not JSON. */
@@ -160,17 +129,19 @@ export class TokenSource {
   constructor(
     private readonly c: TokenConfig,
     private readonly now: () => number,
+    /** The instance's counters (tokenFetches, tokenFailures). */
+    private readonly stats: Pick<Openadr3Stats, 'tokenFetches' | 'tokenFailures'>,
   ) {}
 
   /** A bearer token, fetched if none is cached or it is due for refresh. */
   async get(signal: AbortSignal): Promise<string> {
     if (this.token && this.now() < this.token.refreshAt) return this.token.value;
     this.token = null;
-    openadr3Stats.tokenFetches++;
+    this.stats.tokenFetches++;
     try {
       return await this.fetch(signal);
     } catch (e) {
-      openadr3Stats.tokenFailures++;
+      this.stats.tokenFailures++;
       throw e;
     }
   }

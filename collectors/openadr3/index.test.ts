@@ -17,7 +17,7 @@ import { Value } from '@sinclair/typebox/value';
 import { validateSignal } from '../../gslb/state/signals.js';
 import type { GridEvent } from '../../gslb/model/signals.js';
 import type { CollectorContext, Signal } from '../types.js';
-import { MAX_FACTS, openadr3, openadr3Stats, Openadr3ConfigSchema, Openadr3Poller, type Openadr3Config } from './index.js';
+import { MAX_FACTS, openadr3, openadr3Totals as openadr3Stats, Openadr3ConfigSchema, Openadr3Poller, type Openadr3Config } from './index.js';
 import { TestVtn, fixture, notify, type Fault } from './test-vtn.js';
 
 const T = (s: string) => Date.parse(s);

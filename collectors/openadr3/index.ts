@@ -25,18 +25,20 @@
  * - A failed poll (token endpoint down or refusing, 401 after one fresh token, other statuses,
  *   garbage or truncated JSON, wrong shapes, too large) emits nothing; the earlier facts stay
  *   until their own expiry. Logged once per change of state (ok → failing: warn; failing → ok:
- *   info), counted in `openadr3Stats`.
+ *   info), counted in the instance's counters (`openadr3Counters`).
  * - Nothing throws out of a timer or handler; stop() clears the timer, aborts the requests in
  *   flight, waits for the poll in progress and closes the listener. Nothing is emitted after stop.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { Collector, CollectorContext, Signal } from '../types.js';
 import type { GridEvent } from '../../gslb/model/signals.js';
-import { OPENADR3_ERRORS, Openadr3Error, TokenSource, VtnClient, openadr3Stats } from './client.js';
+import { OPENADR3_ERRORS, Openadr3Error, TokenSource, VtnClient, openadr3Counters, openadr3Totals, type Openadr3Stats } from './client.js';
 import { eventQueries, matchesRegion, readEvent, readProgramNames, type ProgramInfo } from './parse.js';
 import { startWebhook, type Webhook } from './webhook.js';
+import { ReceiverTlsSchema } from '../kit/server.js';
+import { countersFor } from '../kit/counters.js';
 
-export { openadr3Stats, OPENADR3_ERRORS, Openadr3Error };
+export { openadr3Counters, openadr3Totals, OPENADR3_ERRORS, Openadr3Error };
 
 const strict = { additionalProperties: false } as const;
 const UrlString = (description: string) => Type.String({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^@/\\s]+(/\\S*)?$', maxLength: 2048, description });
@@ -101,6 +103,7 @@ export const Openadr3ConfigSchema = Type.Object(
           listen: Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$', description: 'host:port for the notification listener (on the leader), e.g. 0.0.0.0:8443' }),
           path: Type.String({ pattern: '^/[A-Za-z0-9._~/-]*$', maxLength: 200, default: '/openadr3/callback', description: 'the callback path of the subscription\'s callbackUrl' }),
           bearerToken: Type.String({ minLength: 8, maxLength: 4096, description: 'the subscription\'s bearerToken: notifications must carry it as Authorization: Bearer' }),
+          tls: Type.Optional(ReceiverTlsSchema),
         },
         { ...strict, description: 'optional: listen for subscription notifications; each makes the poller poll now' },
       ),
@@ -151,8 +154,11 @@ export class Openadr3Poller {
   private state = 'init';
   private truncatedLogged = '';
   private stopped = false;
+  /** This instance's counters (from ctx.counters: the host exports them); shared with its token source and webhook. */
+  readonly stats: Openadr3Stats;
 
   constructor(private readonly ctx: CollectorContext<Openadr3Config>) {
+    this.stats = countersFor(ctx, openadr3Counters);
     const cfg = ctx.config;
     const base = cfg.vtn.url.replace(/\/+$/, '');
     this.source = sourceOf(base);
@@ -168,6 +174,7 @@ export class Openadr3Poller {
         timeoutMs: cfg.timeoutMs,
       },
       () => ctx.now(),
+      this.stats,
     );
     this.client = new VtnClient(base, tokens, cfg.timeoutMs);
     this.queries = eventQueries(cfg.regions, cfg.vtn.version ?? '3.0.1', cfg.vtn.filterQueries ?? true);
@@ -181,7 +188,7 @@ export class Openadr3Poller {
   /** One poll: fetch, map, emit changes and cancellations. Resolves true when the poll succeeded. */
   async pollOnce(signal: AbortSignal): Promise<boolean> {
     const cfg = this.ctx.config;
-    openadr3Stats.polls++;
+    this.stats.polls++;
     const names = new Map<string, ProgramInfo>();
     const events: Record<string, unknown>[] = [];
     let truncated = false;
@@ -224,7 +231,7 @@ export class Openadr3Poller {
         tooMany = `more than ${MAX_FACTS} facts`;
         break;
       }
-      openadr3Stats.events++;
+      this.stats.events++;
       const id = typeof raw.id === 'string' ? raw.id : undefined;
       let first: number | undefined;
       if (id !== undefined) {
@@ -246,13 +253,13 @@ export class Openadr3Poller {
         r = { ...(id !== undefined ? { id } : {}), error: `event ${id ?? '(no id)'} could not be read: ${(e as Error).message}` };
       }
       if ('error' in r) {
-        openadr3Stats.badEvents++;
+        this.stats.badEvents++;
         if (r.id !== undefined) incomplete.add(r.id);
         this.problem(r.error, problemsNow);
         continue;
       }
       if (r.incomplete) {
-        openadr3Stats.badEvents++;
+        this.stats.badEvents++;
         incomplete.add(r.id);
       }
       for (const p of r.problems) this.problem(p, problemsNow);
@@ -278,7 +285,7 @@ export class Openadr3Poller {
       this.live.set(k, f);
     }
     if (truncated) {
-      openadr3Stats.truncatedPolls++;
+      this.stats.truncatedPolls++;
       if (this.truncatedLogged !== tooMany) {
         this.truncatedLogged = tooMany;
         this.ctx.log.warn({ maxEvents: cfg.maxEvents }, `collectors/openadr3: the VTN gives ${tooMany}; the rest is not read and no cancellations are inferred while this lasts`);
@@ -311,8 +318,8 @@ export class Openadr3Poller {
       expiresAt: Math.max(value.end, now + 3 * this.ctx.config.pollMs),
       value,
     };
-    openadr3Stats.signals++;
-    if (value.cancelled) openadr3Stats.cancelled++;
+    this.stats.signals++;
+    if (value.cancelled) this.stats.cancelled++;
     this.ctx.emit(s);
   }
 
@@ -323,7 +330,7 @@ export class Openadr3Poller {
   }
 
   private failed(e: unknown): void {
-    openadr3Stats.pollFailures++;
+    this.stats.pollFailures++;
     const code = e instanceof Openadr3Error ? e.code : 'OADR3_ERR_INTERNAL';
     if (this.state === code) return;
     this.state = code;
@@ -343,7 +350,8 @@ export class Openadr3Poller {
 }
 
 export const openadr3: Collector<OpenAdr3Config> = {
-  stats: () => openadr3Stats,
+  counters: openadr3Counters,
+  errors: [Openadr3Error],
   name: 'openadr3',
   configSchema: Openadr3ConfigSchema,
   mode: 'poller',
@@ -399,10 +407,10 @@ export const openadr3: Collector<OpenAdr3Config> = {
     let webhook: Webhook | null = null;
     if (cfg.webhook) {
       try {
-        webhook = await startWebhook({ listen: cfg.webhook.listen, path: cfg.webhook.path ?? '/openadr3/callback', bearerToken: cfg.webhook.bearerToken }, ctx.log, pollSoon);
+        webhook = await startWebhook({ listen: cfg.webhook.listen, path: cfg.webhook.path ?? '/openadr3/callback', bearerToken: cfg.webhook.bearerToken, tls: cfg.webhook.tls }, ctx.log, pollSoon, poller.stats);
         ctx.log.info({ address: webhook.address, port: webhook.port, path: cfg.webhook.path }, `collectors/openadr3: webhook listening on ${webhook.address}:${webhook.port}${cfg.webhook.path}`);
       } catch (e) {
-        ctx.log.error({ err: (e as Error).message }, `collectors/openadr3: webhook: cannot listen on ${cfg.webhook.listen}: ${(e as Error).message}; polling only`);
+        ctx.log.error({ err: (e as Error).message }, `${(e as Error).message}; polling only`);
       }
     }
 

@@ -12,7 +12,7 @@ import { Ajv } from 'ajv';
 import { pino } from 'pino';
 import type { CollectorContext, Signal } from '../types.js';
 import { validateSignal } from '../../gslb/state/signals.js';
-import { parseListen, prometheusRemoteWrite, remoteWriteStats, RemoteWriteConfigSchema, type RemoteWriteConfig } from './index.js';
+import { parseListen, prometheusRemoteWrite, remoteWriteTotals as remoteWriteStats, RemoteWriteConfigSchema, type RemoteWriteConfig } from './index.js';
 import { encodeWriteRequest, remoteWriteBody, snappyEncodeLiterals, varint, type SeriesIn } from './encode.js';
 
 const T0 = 1_800_000_000_000;

@@ -7,8 +7,9 @@
  * present. A receiver: it runs on every node, each node listening on `listen`.
  *
  * Contract:
- * - One node:http server on `listen`, started by start() and closed (connections included) by
- *   the returned stop() or ctx.signal; no fact is emitted after stop.
+ * - One listener on `listen` (collectors/kit/server.ts: HTTP, or HTTPS and optional mutual
+ *   TLS with `tls`), started by start() and closed (connections included) by the returned
+ *   stop() or ctx.signal; no fact is emitted after stop. GET /healthz answers 200.
  * - A request is `POST <path>` with `Content-Encoding: snappy`, `Content-Type:
  *   application/x-protobuf` and a snappy-block body of a `prometheus.WriteRequest`. Answers:
  *   204 accepted; 400 malformed snappy or protobuf (a short text naming the problem); 401
@@ -20,18 +21,21 @@
  *   for `expireMs` (so that series split across requests by Prometheus's shards are read
  *   together), and every request touching the source re-reads them all and emits.
  * - Each failure kind is logged once per change of state (first failure: warn; the next
- *   accepted request: info) and counted in `remoteWriteStats`. Nothing throws out of the
+ *   accepted request: info) and counted in the instance's counters (`remoteWriteCounters`). Nothing throws out of the
  *   request handler.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Collector, CollectorContext, Signal } from '../types.js';
 import { DCGM, KV_METRICS, QUEUE_METRICS, RUNNING_METRICS, readTarget } from '../prometheus/index.js';
 import { seriesId, type Sample } from '../prometheus/parse.js';
+import { defineErrors } from '../kit/errors.js';
+import { countersFor, defineCounters } from '../kit/counters.js';
+import { answer, BodyTooLarge, parseReceiverListen, readBody, ReceiverTlsSchema, startReceiver } from '../kit/server.js';
 import { decodeWriteRequest, snappyDecode, TooLargeError, WireError, type WireSeries } from './wire.js';
 
+const MODULE = 'collectors/prometheus-remote-write';
 const strict = { additionalProperties: false } as const;
 const MiB = 1024 * 1024;
 
@@ -58,6 +62,7 @@ export const RemoteWriteConfigSchema = Type.Object(
     expireMs: Type.Integer({ minimum: 1000, default: 60000, description: 'how long a fact (and a pushed series) counts, ms' }),
     throttleTempC: Type.Number({ minimum: 0, maximum: 200, default: 87, description: 'DCGM: a GPU at or above this temperature (°C) counts as throttled' }),
     xidBurst: Type.Integer({ minimum: 1, default: 3, description: 'DCGM: a GPU whose XID error total grew by this many between two reads counts as unusable for expireMs' }),
+    tls: Type.Optional(ReceiverTlsSchema),
   },
   { ...strict, description: 'receives Prometheus remote-write 1.0; emits load.metrics and capacity' },
 );
@@ -75,10 +80,10 @@ const MAX_SAMPLES = 100_000;
 const FUTURE_MS = 5000;
 
 /**
- * Counters since the process started (monotonic; every run adds to them). `requests` counts
- * every request; each answer other than 204 counts in exactly one failure counter.
+ * Counters of one running instance (monotonic, never reset). `requests` counts every request;
+ * each answer other than 204 counts in exactly one failure counter.
  */
-export const remoteWriteStats = {
+export const remoteWriteCounters = defineCounters({
   requests: 0,
   accepted: 0,
   unauthorized: 0,
@@ -93,20 +98,38 @@ export const remoteWriteStats = {
   signals: 0,
   /** `host:port` the last started receiver listens on (tests with port 0 read it here). */
   listening: null as string | null,
-};
+});
+/** Sums over every instance in this process (collectors/kit/counters.ts): tests and diagnostics only; `listening` is the newest instance's. */
+export const remoteWriteTotals = remoteWriteCounters.total;
+
+/** GET/HEAD here answer 200 (no token asked), unless `path` is this. */
+export const HEALTH_PATH = '/healthz';
 
 const KNOWN: ReadonlySet<string> = new Set<string>([...QUEUE_METRICS, ...RUNNING_METRICS, ...KV_METRICS, ...Object.values(DCGM)]);
 
-/** Why a request failed: the status and a short text for the client and the log. */
-class Reject extends Error {
-  constructor(
-    readonly status: number,
-    readonly kind: 'unauthorized' | 'unsupported' | 'tooLarge' | 'malformed' | 'notFound' | 'badMethod',
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** Why a request was refused (CONVENTIONS.md habit 6), with the status it is answered. */
+export const REMOTE_WRITE_ERRORS = {
+  REMOTE_WRITE_ERR_MALFORMED: { status: 400, meaning: 'the body is not snappy-compressed protobuf of a prometheus.WriteRequest (or the client left mid-body)' },
+  REMOTE_WRITE_ERR_UNAUTHORIZED: { status: 401, meaning: 'bearerToken is set and the request carries no or another Authorization: Bearer' },
+  REMOTE_WRITE_ERR_NOT_FOUND: { status: 404, meaning: 'a path other than `path`' },
+  REMOTE_WRITE_ERR_METHOD: { status: 405, meaning: 'a method other than POST' },
+  REMOTE_WRITE_ERR_TOO_LARGE: { status: 413, meaning: 'the body is above maxBodyBytes, decompressed above maxDecodedBytes, or holds more than 100 000 series' },
+  REMOTE_WRITE_ERR_UNSUPPORTED: { status: 415, meaning: 'Content-Encoding is not snappy, Content-Type not application/x-protobuf, or the request is remote-write 2.0' },
+} as const;
+export type RemoteWriteErrorCode = keyof typeof REMOTE_WRITE_ERRORS;
+/** A refused request; the message is the short text for the client and the log (no prefix). */
+export const RemoteWriteError = defineErrors(MODULE, REMOTE_WRITE_ERRORS, { name: 'RemoteWriteError', prefixMessages: false });
+export type RemoteWriteError = InstanceType<typeof RemoteWriteError>;
+
+/** Which failure counter each code adds to. */
+const COUNTER_OF: Record<RemoteWriteErrorCode, 'unauthorized' | 'unsupported' | 'tooLarge' | 'malformed' | 'notFound' | 'badMethod'> = {
+  REMOTE_WRITE_ERR_MALFORMED: 'malformed',
+  REMOTE_WRITE_ERR_UNAUTHORIZED: 'unauthorized',
+  REMOTE_WRITE_ERR_NOT_FOUND: 'notFound',
+  REMOTE_WRITE_ERR_METHOD: 'badMethod',
+  REMOTE_WRITE_ERR_TOO_LARGE: 'tooLarge',
+  REMOTE_WRITE_ERR_UNSUPPORTED: 'unsupported',
+};
 
 interface Kept {
   sample: Sample;
@@ -131,47 +154,9 @@ export function defaultKey(match: Readonly<Record<string, string>>): string {
     .join(',');
 }
 
-/** Splits `host:port` (IPv6 in brackets). */
+/** Splits `host:port` (IPv6 in brackets): the kit's receiver listen parser with this collector's message. */
 export function parseListen(listen: string): { host: string; port: number } {
-  const m = /^(\[([0-9A-Fa-f:.]+)\]|[^:[\]\s]+):([0-9]{1,5})$/.exec(listen);
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new Error(`collectors/prometheus-remote-write: listen: ${JSON.stringify(listen)} is not host:port (e.g. 0.0.0.0:9091)`);
-  return { host: m[2] ?? m[1]!, port };
-}
-
-/** Reads the body up to `max` bytes; a longer one is a 413. */
-function readBody(req: http.IncomingMessage, max: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    req.on('data', (c: Buffer) => {
-      if (done) return;
-      size += c.length;
-      if (size > max) {
-        done = true;
-        chunks.length = 0;
-        reject(new Reject(413, 'tooLarge', `the body is more than ${max} bytes`));
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      if (done) return;
-      done = true;
-      resolve(Buffer.concat(chunks, size));
-    });
-    req.on('error', (e) => {
-      if (done) return;
-      done = true;
-      reject(e);
-    });
-    req.on('close', () => {
-      if (done) return;
-      done = true;
-      reject(new Error('the client closed the connection before the body ended'));
-    });
-  });
+  return parseReceiverListen(listen, MODULE, 'listen', '0.0.0.0:9091');
 }
 
 /** The receiver behind start(): tests may drive handle() through a real server only. */
@@ -183,8 +168,11 @@ class Receiver {
   /** Failure kinds logged as failing since the last accepted request. */
   private readonly failing = new Set<string>();
   stopped = false;
+  /** This instance's counters (from ctx.counters: the host exports them). */
+  readonly stats: ReturnType<typeof remoteWriteCounters.create>;
 
   constructor(private readonly ctx: CollectorContext<RemoteWriteConfig>) {
+    this.stats = countersFor(ctx, remoteWriteCounters);
     this.cfg = ctx.config;
     this.source = `prometheus-rw/${ctx.node}`.replace(/[^A-Za-z0-9._:/@-]/g, '_').slice(0, 200);
     this.token = this.cfg.bearerToken ? Buffer.from(`Bearer ${this.cfg.bearerToken}`) : null;
@@ -202,30 +190,32 @@ class Receiver {
 
   /** Answers one request; never rejects. */
   async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    remoteWriteStats.requests++;
+    this.stats.requests++;
     try {
       const status = await this.accept(req);
       if (this.stopped) {
         answer(res, 503, 'stopping\n');
         return;
       }
-      remoteWriteStats.accepted++;
+      this.stats.accepted++;
       for (const kind of this.failing) this.ctx.log.info({ kind }, `collectors/prometheus-remote-write: requests are accepted again (after ${kind} failures)`);
       this.failing.clear();
       answer(res, status, '');
     } catch (e) {
-      const r = e instanceof Reject ? e : new Reject(400, 'malformed', `unexpected: ${(e as Error).message}`);
-      remoteWriteStats[r.kind]++;
-      if (!this.failing.has(r.kind)) {
-        this.failing.add(r.kind);
-        this.ctx.log.warn({ kind: r.kind, status: r.status, reason: r.message, remote: req.socket.remoteAddress }, `collectors/prometheus-remote-write: refusing writes (${r.status}: ${r.message}); no facts from them`);
+      const r = e instanceof RemoteWriteError ? e : new RemoteWriteError('REMOTE_WRITE_ERR_MALFORMED', `unexpected: ${(e as Error).message}`);
+      const kind = COUNTER_OF[r.code];
+      const status = r.status ?? 400;
+      this.stats[kind]++;
+      if (!this.failing.has(kind)) {
+        this.failing.add(kind);
+        this.ctx.log.warn({ kind, code: r.code, status, reason: r.message, remote: req.socket.remoteAddress }, `collectors/prometheus-remote-write: refusing writes (${status}: ${r.message}); no facts from them`);
       } else {
-        this.ctx.log.debug({ kind: r.kind, reason: r.message }, 'collectors/prometheus-remote-write: refused again');
+        this.ctx.log.debug({ kind, code: r.code, reason: r.message }, 'collectors/prometheus-remote-write: refused again');
       }
       const headers: Record<string, string> = { connection: 'close' };
-      if (r.status === 401) headers['www-authenticate'] = 'Bearer';
-      if (r.status === 405) headers.allow = 'POST';
-      answer(res, r.status, `${r.message}\n`, headers);
+      if (status === 401) headers['www-authenticate'] = 'Bearer';
+      if (status === 405) headers.allow = 'POST';
+      answer(res, status, `${r.message}\n`, headers);
       // Whatever the client still sends is read and thrown away, bounded by the server's timeouts.
       req.resume();
     }
@@ -234,28 +224,34 @@ class Receiver {
   private async accept(req: http.IncomingMessage): Promise<number> {
     const cfg = this.cfg;
     const path = (req.url ?? '').split('?')[0];
-    if (path !== cfg.path) throw new Reject(404, 'notFound', `not found; remote write goes to ${cfg.path}`);
-    if (req.method !== 'POST') throw new Reject(405, 'badMethod', `method ${req.method} not allowed; use POST`);
+    if (path !== cfg.path) throw new RemoteWriteError('REMOTE_WRITE_ERR_NOT_FOUND', `not found; remote write goes to ${cfg.path}`);
+    if (req.method !== 'POST') throw new RemoteWriteError('REMOTE_WRITE_ERR_METHOD', `method ${req.method} not allowed; use POST`);
     if (this.token) {
       const got = Buffer.from(req.headers.authorization ?? '');
-      if (got.length !== this.token.length || !timingSafeEqual(got, this.token)) throw new Reject(401, 'unauthorized', 'missing or wrong bearer token');
+      if (got.length !== this.token.length || !timingSafeEqual(got, this.token)) throw new RemoteWriteError('REMOTE_WRITE_ERR_UNAUTHORIZED', 'missing or wrong bearer token');
     }
     const enc = (req.headers['content-encoding'] ?? '').trim().toLowerCase();
-    if (enc !== 'snappy') throw new Reject(415, 'unsupported', `Content-Encoding must be snappy; got ${JSON.stringify(enc.slice(0, 50))}`);
+    if (enc !== 'snappy') throw new RemoteWriteError('REMOTE_WRITE_ERR_UNSUPPORTED', `Content-Encoding must be snappy; got ${JSON.stringify(enc.slice(0, 50))}`);
     const [mime, ...params] = (req.headers['content-type'] ?? '').split(';').map((p) => p.trim().toLowerCase());
-    if (mime !== 'application/x-protobuf') throw new Reject(415, 'unsupported', `Content-Type must be application/x-protobuf; got ${JSON.stringify((mime ?? '').slice(0, 80))}`);
+    if (mime !== 'application/x-protobuf') throw new RemoteWriteError('REMOTE_WRITE_ERR_UNSUPPORTED', `Content-Type must be application/x-protobuf; got ${JSON.stringify((mime ?? '').slice(0, 80))}`);
     const proto = params.find((p) => p.startsWith('proto='));
-    if (proto && proto !== 'proto=prometheus.writerequest') throw new Reject(415, 'unsupported', `only remote-write 1.0 (prometheus.WriteRequest) is accepted; got ${proto.slice(0, 80)}`);
+    if (proto && proto !== 'proto=prometheus.writerequest') throw new RemoteWriteError('REMOTE_WRITE_ERR_UNSUPPORTED', `only remote-write 1.0 (prometheus.WriteRequest) is accepted; got ${proto.slice(0, 80)}`);
     const declared = Number(req.headers['content-length'] ?? NaN);
-    if (declared > cfg.maxBodyBytes) throw new Reject(413, 'tooLarge', `the body is ${declared} bytes, more than ${cfg.maxBodyBytes}`);
-    const body = await readBody(req, cfg.maxBodyBytes);
+    if (declared > cfg.maxBodyBytes) throw new RemoteWriteError('REMOTE_WRITE_ERR_TOO_LARGE', `the body is ${declared} bytes, more than ${cfg.maxBodyBytes}`);
+    let body: Buffer;
+    try {
+      body = await readBody(req, cfg.maxBodyBytes);
+    } catch (e) {
+      if (e instanceof BodyTooLarge) throw new RemoteWriteError('REMOTE_WRITE_ERR_TOO_LARGE', e.message);
+      throw e;
+    }
     let series: WireSeries[];
     try {
       const raw = snappyDecode(body, cfg.maxDecodedBytes);
       series = decodeWriteRequest(raw, { maxSeries: MAX_SERIES, maxLabels: MAX_LABELS, maxSamples: MAX_SAMPLES });
     } catch (e) {
-      if (e instanceof TooLargeError) throw new Reject(413, 'tooLarge', e.message);
-      if (e instanceof WireError) throw new Reject(400, 'malformed', e.message);
+      if (e instanceof TooLargeError) throw new RemoteWriteError('REMOTE_WRITE_ERR_TOO_LARGE', e.message);
+      if (e instanceof WireError) throw new RemoteWriteError('REMOTE_WRITE_ERR_MALFORMED', e.message);
       throw e;
     }
     if (!this.stopped) this.ingest(series);
@@ -266,11 +262,11 @@ class Receiver {
   private ingest(series: readonly WireSeries[]): void {
     const now = this.ctx.now();
     const touched = new Map<SourceRun, number>(); // source → newest sample timestamp in this request
-    remoteWriteStats.series += series.length;
+    this.stats.series += series.length;
     for (const ts of series) {
       const run = this.runs.find((r) => r.matchPairs.every(([k, v]) => ts.labels.some(([n, x]) => n === k && x === v)));
       if (!run) {
-        remoteWriteStats.unmatched++;
+        this.stats.unmatched++;
         continue;
       }
       if (ts.samples.length === 0) continue;
@@ -291,7 +287,7 @@ class Receiver {
       const live = before !== undefined && before.receivedAt > now - this.cfg.expireMs && (before.sample.timestamp ?? 0) <= now + FUTURE_MS;
       if (live && (before.sample.timestamp ?? 0) > latest.timestamp) continue;
       if (!before && run.series.size >= MAX_KEPT_PER_SOURCE) {
-        remoteWriteStats.dropped++;
+        this.stats.dropped++;
         continue;
       }
       run.series.set(id, { sample: { name, labels, value: latest.value, timestamp: latest.timestamp }, receivedAt: now });
@@ -322,7 +318,7 @@ class Receiver {
 
   private emit(s: Signal): void {
     if (this.stopped) return;
-    remoteWriteStats.signals++;
+    this.stats.signals++;
     try {
       this.ctx.emit(s);
     } catch (e) {
@@ -331,48 +327,35 @@ class Receiver {
   }
 }
 
-function answer(res: http.ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-  if (res.headersSent || res.destroyed) return;
-  res.writeHead(status, text ? { 'content-type': 'text/plain; charset=utf-8', ...headers } : headers).end(text);
-}
-
 export const prometheusRemoteWrite: Collector<RemoteWriteConfig> = {
-  stats: () => remoteWriteStats,
+  counters: remoteWriteCounters,
+  errors: [RemoteWriteError],
   name: 'prometheus-remote-write',
   configSchema: RemoteWriteConfigSchema,
   mode: 'receiver',
   async start(ctx) {
-    const { host, port } = parseListen(ctx.config.listen);
     const rx = new Receiver(ctx);
-    const server = http.createServer((req, res) => {
-      rx.handle(req, res).catch((e: unknown) => {
-        ctx.log.error({ err: (e as Error).message }, 'collectors/prometheus-remote-write: internal error');
-        answer(res, 500, 'internal error\n');
-      });
+    const server = await startReceiver({
+      module: MODULE,
+      listenKey: 'listen',
+      listen: ctx.config.listen,
+      example: '0.0.0.0:9091',
+      tls: ctx.config.tls,
+      log: ctx.log,
+      healthPath: ctx.config.path === HEALTH_PATH ? undefined : HEALTH_PATH,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      handle: (req, res) => rx.handle(req, res),
     });
-    server.headersTimeout = 10_000;
-    server.requestTimeout = 30_000;
-    server.on('clientError', (_e, socket) => socket.destroy());
-    await new Promise<void>((resolve, reject) => {
-      const onError = (e: Error) => reject(new Error(`collectors/prometheus-remote-write: cannot listen on ${ctx.config.listen}: ${e.message}`));
-      server.once('error', onError);
-      server.listen(port, host, () => {
-        server.off('error', onError);
-        resolve();
-      });
-    });
-    server.on('error', (e) => ctx.log.error({ err: e.message }, 'collectors/prometheus-remote-write: server error'));
-    const a = server.address() as AddressInfo;
-    const shown = a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
-    remoteWriteStats.listening = shown;
-    ctx.log.info({ listen: shown, path: ctx.config.path }, `collectors/prometheus-remote-write: receiving remote write on http://${shown}${ctx.config.path}`);
+    const shown = server.shown;
+    rx.stats.listening = shown;
+    ctx.log.info({ listen: shown, path: ctx.config.path }, `collectors/prometheus-remote-write: receiving remote write on ${server.scheme}://${shown}${ctx.config.path}`);
     let closed: Promise<void> | null = null;
     const stop = (): Promise<void> => {
       closed ??= new Promise<void>((resolve) => {
         rx.stopped = true;
         ctx.signal.removeEventListener('abort', onAbort);
-        server.close(() => resolve());
-        server.closeAllConnections();
+        void server.close().then(resolve);
       });
       return closed;
     };

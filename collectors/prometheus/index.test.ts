@@ -15,7 +15,7 @@ import { Ajv } from 'ajv';
 import { pino } from 'pino';
 import type { CollectorContext, Signal } from '../types.js';
 import { validateSignal } from '../../gslb/state/signals.js';
-import { MAX_BODY_BYTES, PrometheusConfigSchema, PrometheusPoller, prometheus, prometheusStats, type PrometheusConfig } from './index.js';
+import { MAX_BODY_BYTES, PrometheusConfigSchema, PrometheusPoller, prometheus, prometheusTotals as prometheusStats, type PrometheusConfig } from './index.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../collectors/prometheus/fixtures/', import.meta.url));
 const fixture = (name: string) => readFileSync(FIXTURES + name, 'utf8');

@@ -13,13 +13,15 @@
  * - A failed scrape (refused, timed out, HTTP status ≥ 300 after redirects, body too large or
  *   not exposition text, none of the known metrics) emits nothing for the target: its last
  *   facts expire on their own (`expiresAt` = observedAt + 3 × intervalMs). It is logged once
- *   per change of state (ok → failing: warn; failing → ok: info) and counted in
- *   `prometheusStats`.
+ *   per change of state (ok → failing: warn; failing → ok: info) and counted in the
+ *   instance's counters (`prometheusCounters`).
  * - Nothing throws out of the timer; stop() clears it, aborts requests in flight and
  *   resolves once the round in progress has ended. No fact is emitted after stop().
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { boundedGet, FetchError } from '../http.js';
+import { boundedRequest, FetchError } from '../kit/http.js';
+import { defineErrors } from '../kit/errors.js';
+import { countersFor, defineCounters } from '../kit/counters.js';
 import type { Collector, CollectorContext, Signal } from '../types.js';
 import { ExpositionError, parseExposition, seriesId, type Sample } from './parse.js';
 
@@ -70,11 +72,12 @@ const CONCURRENCY = 8;
 const ACCEPT = 'text/plain;version=0.0.4;q=1,*/*;q=0.1';
 
 /**
- * Counters of this collector since the process started (monotonic, like Prometheus
- * counters; every run adds to them): scrape attempts, failed scrapes and signals emitted.
- * A scrape cut short by stop() counts in none of them.
+ * Counters of one running instance (monotonic, like Prometheus counters): scrape attempts,
+ * failed scrapes and signals emitted. A scrape cut short by stop() counts in none of them.
  */
-export const prometheusStats = { scrapes: 0, failures: 0, signals: 0 };
+export const prometheusCounters = defineCounters({ scrapes: 0, failures: 0, signals: 0 });
+/** Sums over every instance in this process (collectors/kit/counters.ts): tests and diagnostics only. */
+export const prometheusTotals = prometheusCounters.total;
 
 // Model-server metric names (the inference extension's model-server protocol; TGI's own).
 export const QUEUE_METRICS = ['vllm:num_requests_waiting', 'sglang:num_queue_reqs', 'trtllm_num_requests_waiting', 'tgi_queue_size'] as const;
@@ -236,10 +239,20 @@ export function readTarget(
   return r;
 }
 
-/** A scrape that failed, with why in words. */
-export class ScrapeError extends Error {
-  override name = 'ScrapeError';
-}
+/** Why a scrape gave no fact (CONVENTIONS.md habit 6); the README's Errors section lists them. */
+export const PROMETHEUS_ERRORS = {
+  PROM_ERR_FETCH: 'the target could not be reached, did not answer within timeoutMs, or cut its answer short',
+  PROM_ERR_TOO_LARGE: 'the body is larger than the cap (4 MiB, declared, read or decompressed)',
+  PROM_ERR_STATUS: 'the target answered an HTTP status other than 2xx (after redirects)',
+  PROM_ERR_FORMAT: 'the body is not Prometheus text format',
+  PROM_ERR_NO_METRICS: 'none of the known model-server or DCGM metrics, or none with a usable value',
+  PROM_ERR_INTERNAL: 'a scrape failed for a reason none of the other codes names (a bug: please report it with the log line)',
+} as const;
+export type PrometheusErrorCode = keyof typeof PROMETHEUS_ERRORS;
+
+/** A scrape that failed, with its code and why in words (no module prefix: the log line adds it). */
+export const ScrapeError = defineErrors('collectors/prometheus', PROMETHEUS_ERRORS, { name: 'ScrapeError', prefixMessages: false });
+export type ScrapeError = InstanceType<typeof ScrapeError>;
 
 /**
  * GETs `url` and returns its body as text. Throws ScrapeError (why, in words) on any
@@ -248,11 +261,11 @@ export class ScrapeError extends Error {
 export async function fetchText(url: URL, headers: Readonly<Record<string, string>>, timeoutMs: number, maxBytes: number, stop: AbortSignal): Promise<string> {
   let res: { status: number; text: string };
   try {
-    res = await boundedGet({ url, headers: { accept: ACCEPT, ...headers }, timeoutMs, maxBytes, stop, redirect: 'follow' });
+    res = await boundedRequest({ url, headers: { accept: ACCEPT, ...headers }, timeoutMs, maxBytes, stop, redirect: 'follow' });
   } catch (e) {
-    throw new ScrapeError(e instanceof FetchError ? e.message : String(e));
+    throw new ScrapeError(e instanceof FetchError && e.kind === 'too-large' ? 'PROM_ERR_TOO_LARGE' : 'PROM_ERR_FETCH', e instanceof FetchError ? e.message : String(e));
   }
-  if (res.status < 200 || res.status >= 300) throw new ScrapeError(`HTTP ${res.status}`);
+  if (res.status < 200 || res.status >= 300) throw new ScrapeError('PROM_ERR_STATUS', `HTTP ${res.status}`);
   return res.text;
 }
 
@@ -288,8 +301,12 @@ export class PrometheusPoller {
   private readonly cfg: PrometheusConfig;
   private stopped = false;
 
+  /** This instance's counters (from ctx.counters: the host exports them). */
+  readonly stats: ReturnType<typeof prometheusCounters.create>;
+
   /** Throws `collectors/prometheus: targets[i]…` when a target cannot be scraped as configured. */
   constructor(private readonly ctx: CollectorContext<PrometheusConfig>) {
+    this.stats = countersFor(ctx, prometheusCounters);
     this.cfg = ctx.config;
     const seen = new Map<string, number>();
     this.runs = this.cfg.targets.map((t, i) => {
@@ -349,30 +366,31 @@ export class PrometheusPoller {
       try {
         parsed = parseExposition(text, { maxSeries: MAX_SERIES, keep: (n) => MODEL_SERVER_NAMES.has(n) || DCGM_NAMES.has(n) });
       } catch (e) {
-        if (e instanceof ExpositionError) throw new ScrapeError(`not Prometheus text format: ${e.message}`);
+        if (e instanceof ExpositionError) throw new ScrapeError('PROM_ERR_FORMAT', `not Prometheus text format: ${e.message}`);
         throw e;
       }
       lines = parsed.lines;
       reading = readTarget(parsed.samples, r.target.kind, r.xid, cfg);
       if (Object.keys(reading.load).length === 0 && reading.gpus === 0) {
-        if (reading.found.modelServer) throw new ScrapeError('the model-server metrics hold no usable value (NaN, infinite, negative or a share above 1)');
+        if (reading.found.modelServer) throw new ScrapeError('PROM_ERR_NO_METRICS', 'the model-server metrics hold no usable value (NaN, infinite, negative or a share above 1)');
         const what = r.target.kind === 'dcgm' ? 'DCGM exporter' : r.target.kind === 'model-server' ? 'model-server' : 'model-server or DCGM exporter';
-        throw new ScrapeError(`none of the known ${what} metrics among ${lines} samples`);
+        throw new ScrapeError('PROM_ERR_NO_METRICS', `none of the known ${what} metrics among ${lines} samples`);
       }
     } catch (e) {
       if (this.stopped) return;
-      prometheusStats.scrapes++;
-      prometheusStats.failures++;
+      this.stats.scrapes++;
+      this.stats.failures++;
       const why = e instanceof ScrapeError ? e.message : `unexpected: ${(e as Error).message}`;
+      const code: PrometheusErrorCode = e instanceof ScrapeError ? e.code : 'PROM_ERR_INTERNAL';
       if (!r.failing) {
         r.failing = true;
-        this.ctx.log.warn({ target: r.key, region: r.target.region, url: r.shown, reason: why }, `collectors/prometheus: scraping ${r.shown} fails (${why}); no facts from it until it recovers`);
+        this.ctx.log.warn({ target: r.key, region: r.target.region, url: r.shown, reason: why, code }, `collectors/prometheus: scraping ${r.shown} fails (${why}); no facts from it until it recovers`);
       } else {
         this.ctx.log.debug({ target: r.key, reason: why }, 'collectors/prometheus: scrape failed again');
       }
       return;
     }
-    prometheusStats.scrapes++;
+    this.stats.scrapes++;
     if (r.failing) {
       r.failing = false;
       this.ctx.log.info({ target: r.key, region: r.target.region, url: r.shown }, `collectors/prometheus: scraping ${r.shown} works again`);
@@ -418,7 +436,7 @@ export class PrometheusPoller {
 
   private emit(s: Signal): void {
     if (this.stopped) return;
-    prometheusStats.signals++;
+    this.stats.signals++;
     try {
       this.ctx.emit(s);
     } catch (e) {
@@ -428,7 +446,8 @@ export class PrometheusPoller {
 }
 
 export const prometheus: Collector<PrometheusConfig> = {
-  stats: () => prometheusStats,
+  counters: prometheusCounters,
+  errors: [ScrapeError],
   name: 'prometheus',
   configSchema: PrometheusConfigSchema,
   mode: 'poller',

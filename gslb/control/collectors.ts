@@ -14,6 +14,7 @@ import { LeaseRunner, type Fence } from '../state/lease.js';
 import type { StateService } from './service.js';
 import { SignalError } from '../state/signals.js';
 import type { StateStore } from '../state/store.js';
+import { sumCounters } from '../../collectors/kit/counters.js';
 
 /** Per collector, what became of what it emitted. */
 export interface CollectorCounts {
@@ -49,6 +50,8 @@ export class CollectorHost {
   private running: Running[] = [];
   /** Last outcome per collector, to log only changes. */
   private lastOutcome = new Map<string, string>();
+  /** Per collector, the counters of every instance this host started (ctx.counters), oldest first. */
+  private readonly instanceCounters = new Map<string, object[]>();
 
   constructor(private readonly o: CollectorHostOptions) {}
 
@@ -82,6 +85,16 @@ export class CollectorHost {
     }
   }
 
+  /**
+   * A collector's counters on this node: the sum over every instance this host started (so a
+   * poller that lost and won its lease again keeps counting up), or its template's zeros before
+   * the first. For /metrics (gridsteer_collector_events_total). Never throws.
+   */
+  stats(name: string): unknown {
+    const c = this.o.registry.find((x) => x.name === name);
+    return sumCounters(this.instanceCounters.get(name) ?? [], c?.counters?.template ?? {});
+  }
+
   /** Which pollers this node leads now (for /readyz and tests). */
   leading(): string[] {
     return this.running.filter((r) => r.lease?.status().leader).map((r) => r.name);
@@ -98,6 +111,13 @@ export class CollectorHost {
       node: this.o.node,
       fleet: this.o.fleet,
       signal: abort.signal,
+      counters: (family) => {
+        const made = family.create();
+        const list = this.instanceCounters.get(c.name) ?? [];
+        list.push(made);
+        this.instanceCounters.set(c.name, list);
+        return made;
+      },
       emit: (s: Signal) => {
         if (abort.signal.aborted) return;
         const regions = new Set(this.o.fleet().map((r) => r.id));

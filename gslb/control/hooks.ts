@@ -25,7 +25,7 @@
  */
 import client, { type Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import { fetchReason, showUrl } from '../../collectors/http.js';
+import { boundedRequest, FetchError, fetchReason, showUrl } from '../../collectors/kit/http.js';
 import type { Plan, RegionId, RegionStep } from '../model/types.js';
 import type { DrainHookConfig } from '../config/drain-hook.js';
 
@@ -561,67 +561,27 @@ function sleep(ms: number, stop: AbortSignal): Promise<void> {
 const ERROR_BODY_BYTES = 200;
 
 /**
- * One POST: at most `timeoutMs` for connect, request and response headers (and the first
- * bytes of an error body), aborted when `stop` aborts; never follows a redirect (the request
- * carries a token). A 2xx body is not read.
+ * One POST through the collectors' bounded client (collectors/kit/http.ts): at most
+ * `timeoutMs` for connect, request and response headers (and the first bytes of an error
+ * body), aborted when `stop` aborts; never follows a redirect (the request carries a token).
+ * A 2xx body is not read; of an error body the first ERROR_BODY_BYTES are kept.
  */
 async function postOnce(url: string, headers: Record<string, string>, body: string, timeoutMs: number, stop: AbortSignal): Promise<Attempt> {
-  const ac = new AbortController();
-  let why: 'timeout' | 'stopped' | null = null;
-  const timer = setTimeout(() => {
-    why ??= 'timeout';
-    ac.abort();
-  }, timeoutMs);
-  timer.unref();
-  const onStop = () => {
-    why ??= 'stopped';
-    ac.abort();
-  };
-  if (stop.aborted) onStop();
-  else stop.addEventListener('abort', onStop, { once: true });
-  const failed = (e: unknown): Attempt =>
-    why === 'stopped' ? { outcome: 'stopped' } : why === 'timeout' ? { outcome: 'timeout', error: `no answer within ${timeoutMs} ms` } : { outcome: 'error', status: null, error: fetchReason(e) };
+  let status: number;
+  let text = '';
   try {
-    let res: Response;
-    try {
-      res = await fetch(url, { method: 'POST', headers, body, signal: ac.signal, redirect: 'manual' });
-    } catch (e) {
-      return failed(e);
-    }
-    if (res.status >= 200 && res.status < 300) {
-      void res.body?.cancel().catch(() => undefined);
-      return { outcome: 'ok', status: res.status };
-    }
-    let text = '';
-    try {
-      text = await firstBytes(res, ERROR_BODY_BYTES);
-    } catch {
-      if (why === 'stopped') return { outcome: 'stopped' };
-    }
-    const redirect = res.status >= 300 && res.status < 400 ? ' (a redirect; redirects are not followed: point url at the final address)' : '';
-    return { outcome: 'error', status: res.status, error: `HTTP ${res.status}${redirect}${text ? `: ${text}` : ''}` };
-  } finally {
-    clearTimeout(timer);
-    stop.removeEventListener('abort', onStop);
+    const a = await boundedRequest({ url, method: 'POST', headers, body, timeoutMs, maxBytes: ERROR_BODY_BYTES, stop, readBody: (s) => s < 200 || s >= 300, overflow: 'truncate' });
+    status = a.status;
+    text = a.text.replace(/\p{Cc}+/gu, ' ').trim();
+  } catch (e) {
+    const why = e instanceof FetchError ? e.kind : 'network';
+    if (why === 'stopped') return { outcome: 'stopped' };
+    // The answer's headers came, its error body did not: the status says enough.
+    if (e instanceof FetchError && e.status !== undefined) status = e.status;
+    else if (why === 'timeout') return { outcome: 'timeout', error: `no answer within ${timeoutMs} ms` };
+    else return { outcome: 'error', status: null, error: e instanceof FetchError ? e.message : fetchReason(e) };
   }
-}
-
-/** Up to `max` bytes of the body as one line of text; the rest is discarded unread. */
-async function firstBytes(res: Response, max: number): Promise<string> {
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < max) {
-      const r = await reader.read();
-      if (r.done) break;
-      chunks.push(r.value);
-      size += r.value.byteLength;
-    }
-  } finally {
-    void reader.cancel().catch(() => undefined);
-  }
-  const text = Buffer.concat(chunks, size).subarray(0, max).toString('utf8');
-  return text.replace(/\p{Cc}+/gu, ' ').trim();
+  if (status >= 200 && status < 300) return { outcome: 'ok', status };
+  const redirect = status >= 300 && status < 400 ? ' (a redirect; redirects are not followed: point url at the final address)' : '';
+  return { outcome: 'error', status, error: `HTTP ${status}${redirect}${text ? `: ${text}` : ''}` };
 }

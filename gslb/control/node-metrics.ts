@@ -12,7 +12,7 @@ import type { CollectorHost } from './collectors.js';
 export interface NodeMetricsSources {
   /** The collector registry (collectors/index.ts). */
   collectors: readonly Collector[];
-  host: Pick<CollectorHost, 'counts'>;
+  host: Pick<CollectorHost, 'counts' | 'stats'>;
   /** The plan in force. */
   plan(): Plan;
   store(): { stale: boolean; clockSkewMs: number };
@@ -30,7 +30,7 @@ export function registerNodeMetrics(registry: Registry, s: NodeMetricsSources): 
         if (typeof v === 'number' && Number.isFinite(v) && v >= 0) this.inc({ collector, event: prefix }, v);
         else if (v && typeof v === 'object' && depth < 4) for (const [k, x] of Object.entries(v)) walk(collector, prefix ? `${prefix}.${k}` : k, x, depth + 1);
       };
-      for (const c of s.collectors) if (s.host.counts.has(c.name) && c.stats) walk(c.name, '', c.stats(), 0);
+      for (const c of s.collectors) if (s.host.counts.has(c.name) && c.counters) walk(c.name, '', s.host.stats(c.name), 0);
     },
   });
   new client.Counter({

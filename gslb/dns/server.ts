@@ -8,6 +8,7 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import type { Logger } from 'pino';
 import type { Responder } from './respond.js';
+import { formatListen, parseListenWith, type ListenAddress, type ListenRules } from '../platform/listen.js';
 
 export interface TcpLimits {
   idleTimeoutMs: number;
@@ -16,23 +17,15 @@ export interface TcpLimits {
   maxPipelined: number;
 }
 
-export interface ListenAddress {
-  host: string;
-  port: number;
-}
+export type { ListenAddress } from '../platform/listen.js';
+export { formatListen };
+
+/** DNS's and the HTTP API's listen rules: an IP address (or localhost), never a name. */
+const DNS_LISTEN: ListenRules = { hosts: 'ip', label: 'dns: ', example: '127.0.0.1:5353 or [::1]:5353' };
 
 /** Parses `127.0.0.1:53`, `[::1]:53`, `localhost:53`. Throws with a message naming the form. */
 export function parseListen(s: string): ListenAddress {
-  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([0-9.]+|localhost)):(\d{1,5})$/.exec(s);
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new Error(`dns: "${s}" is not host:port (e.g. 127.0.0.1:5353 or [::1]:5353)`);
-  const host = m[1] ?? (m[2] === 'localhost' ? '127.0.0.1' : m[2]!);
-  if (net.isIP(host) === 0) throw new Error(`dns: "${host}" in "${s}" is not an IP address`);
-  return { host, port };
-}
-
-export function formatListen(a: ListenAddress): string {
-  return net.isIPv6(a.host) ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
+  return parseListenWith(s, DNS_LISTEN);
 }
 
 /** Running listeners; `close()` stops accepting and ends open TCP connections. */
