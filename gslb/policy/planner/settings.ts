@@ -168,7 +168,9 @@ export interface PlanInput {
 }
 
 /** Rounds a share to 4 decimals so plans stay small and stable. */
-export const round = (x: number) => Math.round(Math.min(1, Math.max(0, x)) * 10000) / 10000;
+export function round(x: number): number {
+  return Math.round(Math.min(1, Math.max(0, x)) * 10000) / 10000;
+}
 
 type Phase = 'fresh' | 'kept' | 'stale';
 
