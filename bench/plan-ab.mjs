@@ -10,6 +10,7 @@
 import { pathToFileURL } from 'node:url';
 import { resolve, join } from 'node:path';
 import { existsSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 
 const argv = process.argv.slice(2);
 const opt = { a: null, b: null, regions: 1000, rounds: 200 };
