@@ -6,6 +6,9 @@
 //
 // usage: node bench/plan-ab.mjs --a <checkout> --b <checkout> [--regions 1000] [--rounds 200]
 // Prints the median ms of a cold plan and of a plan after one signal per build, and B ÷ A.
+// Read the cold figure: the one-signal figure is skewed by the other build's retained heap
+// (each keeps 1,000 regions' schedules for reuse), and flips with the order of --a and --b;
+// for it, bench/ab.mjs (a process per run) is the fairer A/B.
 // Bounded: rounds × 4 plans.
 import { pathToFileURL } from 'node:url';
 import { resolve, join } from 'node:path';
