@@ -764,11 +764,7 @@ export class MqttRun {
       value: { ...value },
     };
     this.stats.signals++;
-    try {
-      this.ctx.emit(signal);
-    } catch (e) {
-      this.ctx.log.warn({ err: (e as Error)?.message }, 'collectors/mqtt: emit threw');
-    }
+    this.ctx.emit(signal); // never throws (CollectorContext)
   }
 }
 

@@ -319,11 +319,7 @@ class Receiver {
   private emit(s: Signal): void {
     if (this.stopped) return;
     this.stats.signals++;
-    try {
-      this.ctx.emit(s);
-    } catch (e) {
-      this.ctx.log.warn({ err: (e as Error).message }, 'collectors/prometheus-remote-write: emit threw');
-    }
+    this.ctx.emit(s); // never throws (CollectorContext)
   }
 }
 

@@ -437,11 +437,7 @@ export class PrometheusPoller {
   private emit(s: Signal): void {
     if (this.stopped) return;
     this.stats.signals++;
-    try {
-      this.ctx.emit(s);
-    } catch (e) {
-      this.ctx.log.warn({ err: (e as Error).message }, 'collectors/prometheus: emit threw');
-    }
+    this.ctx.emit(s); // never throws (CollectorContext)
   }
 }
 

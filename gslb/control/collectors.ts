@@ -118,10 +118,16 @@ export class CollectorHost {
         this.instanceCounters.set(c.name, list);
         return made;
       },
+      // The contract collectors rely on (CollectorContext.emit): never throws; every outcome is counted.
       emit: (s: Signal) => {
         if (abort.signal.aborted) return;
-        const regions = new Set(this.o.fleet().map((r) => r.id));
-        this.o.svc.ingest([s], regions, fence).then(
+        let stored: Promise<{ results: { stored: boolean }[] }>;
+        try {
+          stored = this.o.svc.ingest([s], new Set(this.o.fleet().map((r) => r.id)), fence);
+        } catch (e) {
+          stored = Promise.reject(e);
+        }
+        stored.then(
           (r) => {
             if (r.results[0]?.stored) {
               counts.stored++;
