@@ -36,4 +36,4 @@ export { matchGridRule } from './grid.js';
 export { regionPowerAt } from './power.js';
 export type { RegionPower } from './power.js';
 export { DEMAND_WINDOW_BUCKETS, SPILL_SETTLE_MS, demandPerHome } from './spill.js';
-export { plan, planCounting, gridSharesAt, skipOff } from './plan.js';
+export { plan, planCounting, gridSharesAt } from './plan.js';

@@ -59,8 +59,6 @@ export function gridSharesAt(input: PlanInput, t: number): Record<RegionId, numb
   return planCore({ ...input, snapshot: { ...input.snapshot, overrides: input.snapshot.overrides.filter((o) => o.action !== 'freeze') } }).gridAt(t);
 }
 
-/** Tests only: evaluate every instant (to check that skipping VOTES_ONLY instants changes no plan). */
-export const skipOff = { on: false };
 
 function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record<RegionId, number>; made: number } {
   const { snapshot: snap0, settings: s } = input;
@@ -99,6 +97,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   // A region whose inputs are those of the last plan made with these settings keeps the
   // schedule that plan made for it (see RegionMemo): a plan after one signal redoes one region.
   const regionsOut: Record<RegionId, RegionStep[]> = {};
+  const skipVotes = input.exhaustive !== true;
   const texts = new Texts();
   const ctx: ViewContext = { freezes, texts };
   const schedule = (region: PlannerRegion, rr: RegionRecords, own: ReadonlyMap<number, number>, c: ViewContext, extra: number[] = []): { steps: RegionStep[]; grid: [number, number][] | null } => {
@@ -122,7 +121,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     let outcome = '';
     for (const t of times) {
       // Only votes change here: if they decide what they decided before, so is the view.
-      if (whyAt.get(t) === VOTES_ONLY && !skipOff.on) {
+      if (whyAt.get(t) === VOTES_ONLY && skipVotes) {
         tallyHealth(rr.health, rr.tally, t, hp);
         const o = healthOutcome(rr.tally);
         if (o === outcome) continue;

@@ -165,6 +165,13 @@ export interface PlanInput {
    * policy steps). Grid events, override ends and ramps keep their schedule.
    */
   frozen?: boolean;
+  /**
+   * Evaluate every instant, also those where only a probe's vote changes (the planner skips
+   * those when the votes decide as before). The plan is the same by contract, only slower:
+   * a reference to check that shortcut against (gslb/policy/planner-memo.test.ts). Not part
+   * of the plan's version.
+   */
+  exhaustive?: boolean;
 }
 
 /** Rounds a share to 4 decimals so plans stay small and stable. */
