@@ -8,6 +8,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { collectors } from '../../collectors/index.js';
 import { DEFAULT_GRID_RULES, GridRuleSchema, WhenAllDown } from '../model/policy.js';
 import { DrainHookSchema } from './drain-hook.js';
+import { KIND_LIST } from '../model/kinds/index.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -165,16 +166,7 @@ export const PolicySchema = Type.Object(
     ),
     hysteresis: Type.Number({ minimum: 0, maximum: 0.5, default: 0.05, description: 'relative change a capacity or power reading must exceed to be applied' }),
     stale: Type.Object(
-      {
-        'health.probe': StalePolicySchema(300000, 'ignore', 'health probe'),
-        'load.metrics': StalePolicySchema(120000, 'ignore', 'load reading'),
-        capacity: StalePolicySchema(600000, 'degraded', 'capacity reading'),
-        'power.budget': StalePolicySchema(600000, 'degraded', 'power budget'),
-        'grid.event': StalePolicySchema(0, 'ignore', 'grid event record (the event itself runs from its start to its end)'),
-        'grid.alert': StalePolicySchema(3600000, 'ignore', 'grid alert level'),
-        carbon: StalePolicySchema(3600000, 'ignore', 'carbon reading'),
-        demand: StalePolicySchema(0, 'ignore', 'demand bucket'),
-      },
+      Object.fromEntries(KIND_LIST.map((k) => [k.name, StalePolicySchema(k.stale.keepMs, k.stale.then, k.stale.what)])),
       { ...strict, default: {}, description: 'per signal kind: what its facts mean once expired (never a silent default)' },
     ),
     degradedShare: Type.Number({ minimum: 0, maximum: 1, default: 0.5, description: 'the capacity share a stale policy of degraded leaves' }),

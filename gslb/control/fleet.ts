@@ -9,8 +9,9 @@ import { nextChangeOf, regionStepAt } from '../policy/decide.js';
 import { demandPerHome, healthAt, regionPowerAt, type PlannerRegion, type PlannerSettings } from '../policy/planner/index.js';
 import { trafficShares } from '../policy/traffic.js';
 import type { Plan, RegionId, SignalKind } from '../model/types.js';
+import { KINDS } from '../model/kinds/index.js';
 import type { SignalRecord, DemandBucket } from '../model/snapshot.js';
-import type { GridAlert, GridEvent, HealthProbe } from '../model/signals.js';
+import type { GridAlert, GridEvent } from '../model/signals.js';
 
 /** What the configuration says of a region (its region file). */
 export interface RegionInfo {
@@ -127,62 +128,9 @@ export interface FleetInput {
   now: number;
 }
 
-const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
-
-/** A signal's value in a few words. */
+/** A signal's value in a few words (each kind's summary, gslb/model/kinds/). */
 export function summarize(kind: SignalKind, value: unknown): string {
-  const v = (value ?? {}) as Record<string, unknown>;
-  const parts: string[] = [];
-  const num = (k: string, label: string, f: (x: number) => string = String) => {
-    if (typeof v[k] === 'number') parts.push(`${label} ${f(v[k])}`);
-  };
-  const pct = (x: number) => `${Math.round(x * 100)} %`;
-  const watts = (x: number) => (Math.abs(x) >= 1e6 ? `${round(x / 1e6, 2)} MW` : Math.abs(x) >= 1e3 ? `${round(x / 1e3, 1)} kW` : `${round(x, 0)} W`);
-  switch (kind) {
-    case 'health.probe': {
-      const h = v as HealthProbe;
-      parts.push(h.up ? 'up' : 'down');
-      num('latencyMs', '', (x) => `${round(x, 1)} ms`);
-      if (typeof h.detail === 'string') parts.push(h.detail);
-      break;
-    }
-    case 'load.metrics':
-      num('queueDepth', 'queue');
-      num('runningRequests', 'running');
-      num('kvCacheUse', 'KV cache', pct);
-      num('gpuMemoryUse', 'GPU memory', pct);
-      num('throttledShare', 'throttled', pct);
-      break;
-    case 'capacity':
-      num('fraction', 'usable', pct);
-      num('units', 'units');
-      break;
-    case 'power.budget':
-      num('importLimitW', 'import limit', watts);
-      num('generationW', 'generation', watts);
-      num('storageWh', 'storage', (x) => `${round(x / 1e3, 1)} kWh`);
-      num('storageMaxW', 'storage max', watts);
-      num('drawW', 'draw', watts);
-      break;
-    case 'grid.event': {
-      const e = v as Partial<GridEvent>;
-      parts.push(`${e.type ?? '?'}${e.level !== undefined ? ` level ${e.level}` : ''}${e.cap !== undefined ? ` cap ${e.cap}` : ''}${e.limitW !== undefined ? ` ${watts(e.limitW)}` : ''}`);
-      if (e.cancelled) parts.push('cancelled');
-      if (typeof e.start === 'number' && typeof e.end === 'number') parts.push(`${new Date(e.start).toISOString()} – ${new Date(e.end).toISOString()}`);
-      break;
-    }
-    case 'grid.alert': {
-      const a = v as Partial<GridAlert>;
-      parts.push(`${a.type ?? 'eea'} level ${a.level ?? '?'}${a.zone ? ` (${a.zone})` : ''}`);
-      break;
-    }
-    case 'carbon':
-      num('gPerKWh', '', (x) => `${round(x, 0)} g/kWh`);
-      num('percentile', 'percentile');
-      break;
-    default:
-      break;
-  }
+  const parts = KINDS[kind]?.summary((value ?? {}) as Record<string, unknown>) ?? [];
   return parts.map((s) => s.trim()).filter((s) => s !== '').join(', ');
 }
 

@@ -13,16 +13,9 @@ import { Type, type Static } from '@sinclair/typebox';
 /** Region identifier: the `id` of a file in regions/ (lowercase, [a-z0-9-]). */
 export type RegionId = string;
 
-/** The kinds of fact a collector may emit (dotted names, see CONVENTIONS.md). */
-export type SignalKind =
-  | 'health.probe'
-  | 'load.metrics'
-  | 'capacity'
-  | 'power.budget'
-  | 'grid.event'
-  | 'grid.alert'
-  | 'carbon'
-  | 'demand';
+/** The kinds of fact a collector may emit: the names of the kinds' registry (gslb/model/kinds/index.ts). */
+export type { SignalKind } from './kinds/index.js';
+import type { SignalKind } from './kinds/index.js';
 
 /**
  * A fact about one region at one time. Collectors emit these and nothing else.

@@ -6,9 +6,10 @@ import type { LatLon } from '../../geo/distance.js';
 import type { RegionId, SignalKind } from '../../model/types.js';
 import type { SignalRecord, StoreSnapshot } from '../../model/snapshot.js';
 import { DEFAULT_GRID_RULES, type GridRule } from '../../model/policy.js';
+import { KIND_LIST } from '../../model/kinds/index.js';
 
-/** What a kind's fact means once it is older than expiresAt + keepMs. */
-export type StaleThen = 'down' | 'degraded' | 'healthy' | 'ignore';
+export type { StaleThen } from '../../model/kinds/kind.js';
+import type { StaleThen } from '../../model/kinds/kind.js';
 
 export interface StalePolicy {
   /** How long past expiresAt the last value still holds, ms. */
@@ -123,16 +124,8 @@ export const DEFAULT_DRAIN: DrainSettings = {
   minDrainIntervalMs: 120_000,
 };
 
-export const DEFAULT_STALE: Record<SignalKind, StalePolicy> = {
-  'health.probe': { keepMs: 300_000, then: 'ignore' },
-  'load.metrics': { keepMs: 120_000, then: 'ignore' },
-  capacity: { keepMs: 600_000, then: 'degraded' },
-  'power.budget': { keepMs: 600_000, then: 'degraded' },
-  'grid.event': { keepMs: 0, then: 'ignore' },
-  'grid.alert': { keepMs: 3600_000, then: 'ignore' },
-  carbon: { keepMs: 3600_000, then: 'ignore' },
-  demand: { keepMs: 0, then: 'ignore' },
-};
+/** Each kind's default stale policy (the kinds' registry, gslb/model/kinds/; the config schema's defaults too). */
+export const DEFAULT_STALE = Object.fromEntries(KIND_LIST.map((k) => [k.name, { keepMs: k.stale.keepMs, then: k.stale.then }])) as unknown as Record<SignalKind, StalePolicy>;
 
 /** Planner settings with the configuration's defaults (docs/configuration.md), for `regions`. */
 export function defaultSettings(regions: PlannerRegion[]): PlannerSettings {

@@ -1,0 +1,30 @@
+/** The `capacity` signal kind (gslb/model/kinds/kind.ts). */
+import { Type, type Static } from '@sinclair/typebox';
+import { foldApplied } from './folds.js';
+import { num, pct, type Parts } from './format.js';
+import { Share, NonNeg, strict } from './schema.js';
+import type { KindDef } from './kind.js';
+
+export const CapacityValue = Type.Object(
+  {
+    fraction: Type.Optional(Share('usable share of the region\'s configured capacity')),
+    units: Type.Optional(NonNeg('usable capacity in the fleet\'s unit (e.g. GPUs)')),
+  },
+  { ...strict, minProperties: 1, description: 'usable capacity: a fraction, units, or both' },
+);
+
+export type Capacity = Static<typeof CapacityValue>;
+
+export const capacity = {
+  name: 'capacity',
+  value: CapacityValue,
+  fold: foldApplied,
+  stale: { keepMs: 600_000, then: 'degraded', what: 'capacity reading' },
+  summary(v: Record<string, unknown>): string[] {
+    const parts: Parts = [];
+    const n = num(v, parts);
+    n('fraction', 'usable', pct);
+    n('units', 'units');
+    return parts;
+  },
+} as const satisfies KindDef<'capacity'>;

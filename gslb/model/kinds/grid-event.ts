@@ -1,0 +1,46 @@
+/** The `grid.event` signal kind (gslb/model/kinds/kind.ts). */
+import { Type, type Static } from '@sinclair/typebox';
+import { foldGrid } from './folds.js';
+import { watts, type Parts } from './format.js';
+import { Share, NonNeg, Ms, strict } from './schema.js';
+import type { KindDef } from './kind.js';
+
+/** What a grid event says, as its source says it; what it means for traffic is gridPolicy's. */
+export const GRID_EVENT_TYPES = ['simple', 'import-capacity-limit', 'dispatch-setpoint', 'grid-emergency', 'load-shed', 'cap', 'drain'] as const;
+export type GridEventType = (typeof GRID_EVENT_TYPES)[number];
+
+export const GridEventValue = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 200, description: 'the event id at its source' }),
+    start: Ms('when the event starts'),
+    end: Ms('when it ends'),
+    type: Type.Union(GRID_EVENT_TYPES.map((t) => Type.Literal(t)), {
+      description:
+        'simple (OpenADR SIMPLE, with level), import-capacity-limit and dispatch-setpoint (with limitW), grid-emergency (OpenADR ALERT_GRID_EMERGENCY), load-shed (a utility order), cap (with cap) or drain (direct instructions, e.g. from a site controller)',
+    }),
+    level: Type.Optional(Type.Integer({ minimum: 0, maximum: 3, description: 'for simple: the OpenADR SIMPLE level 0–3' })),
+    limitW: Type.Optional(NonNeg('for import-capacity-limit and dispatch-setpoint: the limit or setpoint, W')),
+    cap: Type.Optional(Share('for cap: the share of capacity the region may use during the event')),
+    priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'the source\'s priority (OpenADR: lower number wins)' })),
+    cancelled: Type.Optional(Type.Boolean({ description: 'the source cancelled the event' })),
+    program: Type.Optional(Type.String({ maxLength: 200, description: 'e.g. the OpenADR program or the ISO notice' })),
+  },
+  { ...strict, description: 'a scheduled grid obligation as its source states it; key = the event id' },
+);
+
+export type GridEvent = Static<typeof GridEventValue>;
+
+export const gridEvent = {
+  name: 'grid.event',
+  value: GridEventValue,
+  fold: foldGrid,
+  stale: { keepMs: 0, then: 'ignore', what: 'grid event record (the event itself runs from its start to its end)' },
+  summary(v: Record<string, unknown>): string[] {
+    const parts: Parts = [];
+    const e = v as unknown as Partial<GridEvent>;
+    parts.push(`${e.type ?? '?'}${e.level !== undefined ? ` level ${e.level}` : ''}${e.cap !== undefined ? ` cap ${e.cap}` : ''}${e.limitW !== undefined ? ` ${watts(e.limitW)}` : ''}`);
+    if (e.cancelled) parts.push('cancelled');
+    if (typeof e.start === 'number' && typeof e.end === 'number') parts.push(`${new Date(e.start).toISOString()} – ${new Date(e.end).toISOString()}`);
+    return parts;
+  },
+} as const satisfies KindDef<'grid.event'>;

@@ -1,0 +1,30 @@
+/**
+ * The signal kinds: one file each in this folder, one line each here. The order is the
+ * order of the config reference's `policy.stale` and of the API's kind list.
+ */
+import type { KindDef } from './kind.js';
+import { healthProbe } from './health-probe.js';
+import { loadMetrics } from './load-metrics.js';
+import { capacity } from './capacity.js';
+import { powerBudget } from './power-budget.js';
+import { gridEvent } from './grid-event.js';
+import { gridAlert } from './grid-alert.js';
+import { carbon } from './carbon.js';
+import { demand } from './demand.js';
+
+export const KIND_LIST = [
+  healthProbe,
+  loadMetrics,
+  capacity,
+  powerBudget,
+  gridEvent,
+  gridAlert,
+  carbon,
+  demand,
+] as const;
+
+/** The kinds of fact a collector may emit (dotted names, see CONVENTIONS.md). */
+export type SignalKind = (typeof KIND_LIST)[number]['name'];
+
+/** Every kind by name. */
+export const KINDS = Object.fromEntries(KIND_LIST.map((k) => [k.name, k])) as unknown as { readonly [K in SignalKind]: KindDef<K> };

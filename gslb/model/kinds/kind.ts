@@ -1,0 +1,39 @@
+/**
+ * What a signal kind is, in one place (CONVENTIONS.md `kinds/`): its name, the schema of its
+ * value, how a new fact folds into the record of the one before (pure), what its facts mean
+ * once expired by default, and how its value reads in words. A kind is one file in this
+ * folder and one line in index.ts; the reducer, the config's `policy.stale`, the planner's
+ * default stale policies and the fleet view's summaries are built from the registry.
+ * What a kind means for traffic is the planner's (gslb/policy/planner/).
+ */
+import type { TSchema } from '@sinclair/typebox';
+import type { Signal } from '../types.js';
+import type { SignalRecord } from '../snapshot.js';
+
+/** What a kind's fact means once it is older than expiresAt + keepMs. */
+export type StaleThen = 'down' | 'degraded' | 'healthy' | 'ignore';
+
+/** The reducer's tunables (policy.health.rise/fall, policy.hysteresis). */
+export interface ReduceRules {
+  /** Consecutive successes before a down endpoint is up again (gdnsd up_thresh). */
+  rise: number;
+  /** Consecutive failures before an up endpoint is down (gdnsd down_thresh). */
+  fall: number;
+  /** Relative change a capacity or power field must exceed to be applied, e.g. 0.05. */
+  hysteresis: number;
+}
+
+export interface KindDef<N extends string = string> {
+  name: N;
+  /** The schema of `value` (TypeBox; unknown keys are errors). */
+  value: TSchema;
+  /**
+   * Folds `s` (newer than `prev`, same id) into the record of the one before. Pure; never
+   * mutates its inputs.
+   */
+  fold(prev: SignalRecord | undefined, s: Signal, rules: ReduceRules, id: string): SignalRecord;
+  /** The default stale policy (policy.stale.<kind>), and what the config reference calls one fact. */
+  stale: { keepMs: number; then: StaleThen; what: string };
+  /** The value in words for people (the fleet view, the dashboard): short parts, joined by the caller. */
+  summary(v: Record<string, unknown>): string[];
+}
