@@ -6,9 +6,8 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { collectors } from '../../collectors/index.js';
-import { DEFAULT_GRID_RULES, GridRuleSchema, WhenAllDown } from '../model/policy.js';
+import { PolicySchema, Ttl, WhenAllDown } from '../model/policy.js';
 import { DrainHookSchema } from './drain-hook.js';
-import { KIND_LIST } from '../model/kinds/index.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -31,9 +30,6 @@ const DnsName = (description: string) =>
     maxLength: 254,
     pattern: '^(@|([A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\\.)*[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\\.?|\\.)$',
   });
-
-const Ttl = (description: string, dflt?: number) =>
-  Type.Integer({ description, minimum: 0, maximum: 2147483647, ...(dflt === undefined ? {} : { default: dflt }) });
 
 /** `host:port` with IPv6 hosts in brackets, e.g. `127.0.0.1:5353` or `[::1]:5353`. */
 const ListenAddress = Type.String({
@@ -118,113 +114,6 @@ export const GslbNameSchema = Type.Object(
     whenAllDown: Type.Optional(WhenAllDown),
   },
   strict,
-);
-
-const StaleThen = (dflt: string) =>
-  Type.Union(['down', 'degraded', 'healthy', 'ignore'].map((t) => Type.Literal(t)), {
-    default: dflt,
-    description: 'then: down (a down vote, capacity 0), degraded (capped at policy.degradedShare), healthy (as if all were well), ignore (the fact stops counting)',
-  });
-const StalePolicySchema = (keepMs: number, then: string, what: string) =>
-  Type.Object(
-    {
-      keepMs: Type.Integer({ minimum: 0, default: keepMs, description: 'how long past its expiry the last value still holds, ms' }),
-      then: StaleThen(then),
-    },
-    { ...strict, default: {}, description: `what an expired ${what} means` },
-  );
-
-
-export const PolicySchema = Type.Object(
-  {
-    minTtl: Ttl('Tmin: the smallest TTL ever answered, in seconds', 5),
-    resolverMinTtl: Ttl('F: the TTL floor resolvers are assumed to clamp to, in seconds', 30),
-    whenAllDown: Type.Optional(WhenAllDown),
-    defaultLocation: Type.Object(
-      {
-        lat: Type.Number({ minimum: -90, maximum: 90, description: 'latitude in degrees' }),
-        lon: Type.Number({ minimum: -180, maximum: 180, description: 'longitude in degrees' }),
-      },
-      { ...strict, description: 'where a client without a known location is placed', default: { lat: 39.0, lon: -77.5 } },
-    ),
-    weights: Type.Record(
-      Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }),
-      Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }), Type.Number({ minimum: 0, maximum: 1 })),
-      {
-        default: {},
-        description:
-          'static admission weights w[home][target] in [0, 1], multiplied with the planner\'s (missing = 1): a client whose nearest region is home is admitted to target for a share w of subnets, the rest spill to the next region (e.g. { us-va: { us-va: 0.9 } } sends 10 % of Virginia\'s clients onward)',
-      },
-    ),
-    health: Type.Object(
-      {
-        rise: Type.Integer({ minimum: 1, maximum: 100, default: 2, description: 'consecutive successful probes before a down endpoint is up' }),
-        fall: Type.Integer({ minimum: 1, maximum: 100, default: 3, description: 'consecutive failed probes before an up endpoint is down' }),
-        slowStartMs: Type.Integer({ minimum: 0, default: 60000, description: 'a region that comes back up as a whole (every endpoint was down) takes clients back over this long, in policy.rampStepMs steps; 0 = at once' }),
-      },
-      { ...strict, default: {}, description: 'anti-flap thresholds of health probes (per endpoint and vantage)' },
-    ),
-    hysteresis: Type.Number({ minimum: 0, maximum: 0.5, default: 0.05, description: 'relative change a capacity or power reading must exceed to be applied' }),
-    stale: Type.Object(
-      Object.fromEntries(KIND_LIST.map((k) => [k.name, StalePolicySchema(k.stale.keepMs, k.stale.then, k.stale.what)])),
-      { ...strict, default: {}, description: 'per signal kind: what its facts mean once expired (never a silent default)' },
-    ),
-    degradedShare: Type.Number({ minimum: 0, maximum: 1, default: 0.5, description: 'the capacity share a stale policy of degraded leaves' }),
-    grid: Type.Object(
-      {
-        mode: Type.Union([Type.Literal('apply'), Type.Literal('shadow')], { default: 'apply', description: 'apply grid events and alerts, or only show what they would do (shadow)' }),
-        shadow: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
-          default: [],
-          description: 'sources (a prefix of a signal\'s source, e.g. a collector name such as grid-alerts) whose grid facts are only shown in the plan, not applied',
-        }),
-        trust: Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Type.Union([Type.Literal('full'), Type.Literal('cap')]), {
-          default: { 'grid-alerts': 'cap' },
-          description: 'per source prefix: full, or cap (may pre-arm and cap, but a drain needs an operator\'s confirmation: it caps at capFloor instead); the longest prefix wins, others are full',
-        }),
-        capFloor: Type.Number({ minimum: 0, maximum: 1, default: 0.25, description: 'the least share a source trusted to cap only may leave a region on its own' }),
-        rules: Type.Array(GridRuleSchema, {
-          default: DEFAULT_GRID_RULES,
-          description: 'gridPolicy: what grid facts mean for traffic; tried in order, the first rule matching a fact decides for it (the default list is the shipped policy)',
-        }),
-      },
-      { ...strict, default: {}, description: 'grid obligations: gridPolicy' },
-    ),
-    saturation: Type.Object(
-      {
-        queueWaiting: Type.Number({ minimum: 0, default: 5, description: 'more requests waiting than this (load.metrics queueDepth) is saturated' }),
-        kvCacheUse: Type.Number({ minimum: 0, maximum: 1, default: 0.8, description: 'KV-cache use above this is saturated' }),
-        throttledFactor: Type.Number({
-          minimum: 0,
-          maximum: 1,
-          default: 0.5,
-          description: 'a region with throttled GPUs (load.metrics throttledShare) that is also saturated is capped at this share of what the throttle leaves until it is not saturated, so that it gets back under its capacity while long sessions end; 1 = just the throttle',
-        }),
-      },
-      { ...strict, default: {}, description: "a saturated region (the Gateway API Inference Extension endpoint picker's rule) takes no spill from other homes; its own clients stay" },
-    ),
-    carbon: Type.Object(
-      {
-        bandKm: Type.Number({ minimum: 0, maximum: 20000, default: 250, description: 'regions within this many km of a client\'s home region count as the same latency band; 0 turns the carbon tie-break off' }),
-        minGain: Type.Number({ minimum: 0, maximum: 1, default: 0.2, description: 'how much cleaner a region of the band must be to go first: relative gCO2/kWh (0.2 = 20 % lower), or percentile points ÷ 100' }),
-      },
-      { ...strict, default: {}, description: 'carbon as a tie-breaker: a cleaner, healthy, uncapped region of the home\'s latency band is tried first (never over health, drains, caps or power)' },
-    ),
-    rampStepMs: Type.Integer({ minimum: 1000, default: 30000, description: 'spacing of the steps of an operator drain ramp without a deadline, ms' }),
-    drain: Type.Object(
-      {
-        sessionAllowanceMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 300_000, description: 'S: how long sessions get to finish between the last answer naming the region expiring and the event start, ms' }),
-        sessionAllowanceMaxMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 5_400_000, description: 'with more notice than the lead needs, S grows to use it up to this, ms: long streams end on their own before the event instead of being cut (at the cost of serving the region\'s clients from farther away for longer); at most sessionAllowanceMs = a fixed S' }),
-        marginMs: Type.Integer({ minimum: 250, maximum: 3_600_000, default: 5000, description: 'm: margin before the event start, at least the clock-skew bound (250 ms), ms' }),
-        rampMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 120_000, description: 'R: length of the weight ramp ahead of an event, in steps max(minTtl, resolverMinTtl) apart, ms (0 = one step)' }),
-        holdMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 120_000, description: 'after an event ends (or is cancelled or cleared) its cap holds this long before the restore (hysteresis against a flapping signal), ms' }),
-        restoreMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 300_000, description: 'after the hold, the weight ramps back to 1 over this long (slow start), ms' }),
-        maxAutoShare: Type.Number({ minimum: 0, maximum: 1, default: 0.5, description: "safety: gridPolicy may take at most this share of a name's capacity (capacity units) at once without an operator's drain; 1 = no limit" }),
-        minDrainIntervalMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 120_000, description: 'safety: gridPolicy starts draining at most one region per this interval without an operator, ms (0 = no limit)' }),
-      },
-      { ...strict, default: {}, description: 'proactive drain before known grid events (DESIGN.md "TTLs and draining", docs/adr/0007-proactive-drain.md) and the safety limits on automation' },
-    ),
-  },
-  { ...strict, default: {}, description: 'how answers are chosen and how long they may be cached' },
 );
 
 export const StateSchema = Type.Object(

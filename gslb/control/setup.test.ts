@@ -1,18 +1,21 @@
 /**
- * The planner's defaults exist twice today: `defaultSettings()` (gslb/policy/planner/
- * settings.ts: what the simulator and the benchmarks plan with) and the config schema's
- * defaults, mapped by `plannerSettings()` (what a server plans with). This pins how the two
- * relate for a configuration that sets no policy at all (issue "the house, redesigned (2 of
- * 3)": characterise before declaring the defaults once): every policy setting agrees; what
- * differs is only what a configuration describes and the defaults cannot know (the names,
- * TTL0 from the names' TTLs, the regions' locations), listed here one by one.
+ * The planner's defaults are declared once, in the config schema's `policy:` section
+ * (gslb/model/policy.ts PolicySchema). `defaultSettings()` (what the simulator and the
+ * benchmarks plan with) maps those defaults, and `plannerSettings()` (what a server plans
+ * with) maps a loaded configuration, through the same `settingsFromPolicy()`. Written first as
+ * a characterisation of the two default sets that existed before (issue "the house,
+ * redesigned (2 of 3)"), it pins that every policy setting agrees for a configuration that
+ * sets no policy, and that what differs is only what a configuration describes and the
+ * defaults cannot know (the names, TTL0 from the names' TTLs), listed one by one.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { loadConfig } from '../config/load.js';
 import { baseFiles, tempFleet } from '../config/testing.js';
-import { defaultSettings } from '../policy/planner/index.js';
+import { Value } from '@sinclair/typebox/value';
+import { PolicySchema } from '../model/policy.js';
+import { defaultSettings, settingsFromPolicy } from '../policy/planner/index.js';
 import { plannerSettings } from './setup.js';
 
 test("a configuration without a policy section plans with defaultSettings()'s policy; the differences are what a config describes", (t) => {
@@ -36,4 +39,11 @@ test("a configuration without a policy section plans with defaultSettings()'s po
     { name: 'eu.gslb.example.com', regions: ['eu-ie'] },
   ]);
   assert.equal('names' in fromDefaults, false, 'defaultSettings has no names: one name served by every region');
+});
+
+test('defaultSettings() is the config schema\'s defaults through the one mapping (the simulator plans with it)', () => {
+  const regions = [{ id: 'a', capacityUnits: 10 }, { id: 'b' }];
+  assert.deepEqual(defaultSettings(regions), settingsFromPolicy(Value.Default(PolicySchema, {}) as never, regions));
+  // A policy setting changed in the schema's defaults would reach both: the defaults are data of the schema.
+  assert.equal(defaultSettings([]).drain.holdMs, (PolicySchema.properties.drain.properties.holdMs as { default: number }).default);
 });

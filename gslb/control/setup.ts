@@ -4,27 +4,19 @@
  */
 import { dirname, resolve } from 'node:path';
 import type { Config, RegionConfig } from '../config/schema.js';
-import type { PlannerSettings } from '../policy/planner/index.js';
-import type { SignalKind } from '../model/types.js';
+import { settingsFromPolicy, type PlannerSettings } from '../policy/planner/index.js';
 import type { ReduceRules } from '../state/reducer.js';
 import { MemoryStore } from '../state/memory-store.js';
 import type { StateStore } from '../state/store.js';
 
 export function plannerSettings(c: Config, regions: RegionConfig[]): PlannerSettings {
-  const p = c.policy;
   const allIds = regions.map((r) => r.id);
   const names = c.names.map((n) => ({ name: n.name, regions: n.regions ?? allIds, ttl: n.ttl }));
   // TTL0 per region for drain planning: the largest TTL of the names it serves.
   const ttl0 = (id: string) => Math.max(0, ...names.filter((n) => n.regions.includes(id)).map((n) => n.ttl));
-  return {
-    names: names.map((n) => ({ name: n.name, regions: n.regions })),
-    drain: {
-      ttl0S: Math.max(0, ...names.map((n) => n.ttl)),
-      minTtlS: p.minTtl,
-      resolverFloorS: p.resolverMinTtl,
-      ...p.drain,
-    },
-    regions: regions.map((r) => ({
+  return settingsFromPolicy(
+    c.policy,
+    regions.map((r) => ({
       ttl0S: ttl0(r.id),
       id: r.id,
       location: { lat: r.location.lat, lon: r.location.lon },
@@ -33,20 +25,8 @@ export function plannerSettings(c: Config, regions: RegionConfig[]): PlannerSett
       ...(r.power?.importLimitW !== undefined ? { importLimitW: r.power.importLimitW } : {}),
       ...(r.power?.fullLoadW !== undefined ? { fullLoadW: r.power.fullLoadW } : {}),
     })),
-    staticWeights: structuredClone(p.weights) as PlannerSettings['staticWeights'],
-    stale: structuredClone(p.stale) as PlannerSettings['stale'] & Record<SignalKind, unknown>,
-    degradedShare: p.degradedShare,
-    gridRules: structuredClone(p.grid.rules) as PlannerSettings['gridRules'],
-    gridMode: p.grid.mode,
-    gridShadow: [...p.grid.shadow],
-    gridTrust: { ...p.grid.trust },
-    gridCapFloor: p.grid.capFloor,
-    slowStartMs: p.health.slowStartMs,
-    carbonBandKm: p.carbon.bandKm,
-    carbonMinGain: p.carbon.minGain,
-    saturation: { ...p.saturation },
-    rampStepMs: p.rampStepMs,
-  };
+    names,
+  );
 }
 
 export function reduceRules(c: Config): ReduceRules {

@@ -27,7 +27,7 @@
  * import each other).
  */
 
-export { DEFAULT_DRAIN, DEFAULT_STALE, defaultSettings } from './settings.js';
+export { DEFAULT_DRAIN, DEFAULT_STALE, defaultSettings, settingsFromPolicy } from './settings.js';
 export type { StaleThen, StalePolicy, PlannerRegion, PlannerSettings, DrainSettings, PlanInput } from './settings.js';
 export { operatorShareAt } from './operator.js';
 export { healthAt } from './health.js';

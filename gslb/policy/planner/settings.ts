@@ -5,8 +5,8 @@
 import type { LatLon } from '../../geo/distance.js';
 import type { RegionId, SignalKind } from '../../model/types.js';
 import type { SignalRecord, StoreSnapshot } from '../../model/snapshot.js';
-import { DEFAULT_GRID_RULES, type GridRule } from '../../model/policy.js';
-import { KIND_LIST } from '../../model/kinds/index.js';
+import { Value } from '@sinclair/typebox/value';
+import { PolicySchema, type GridRule, type PolicyConfig } from '../../model/policy.js';
 
 export type { StaleThen } from '../../model/kinds/kind.js';
 import type { StaleThen } from '../../model/kinds/kind.js';
@@ -110,42 +110,53 @@ export interface DrainSettings {
   minDrainIntervalMs: number;
 }
 
-export const DEFAULT_DRAIN: DrainSettings = {
-  ttl0S: 30,
-  minTtlS: 5,
-  resolverFloorS: 30,
-  sessionAllowanceMs: 300_000,
-  sessionAllowanceMaxMs: 5_400_000,
-  marginMs: 5_000,
-  rampMs: 120_000,
-  holdMs: 120_000,
-  restoreMs: 300_000,
-  maxAutoShare: 0.5,
-  minDrainIntervalMs: 120_000,
-};
+/** The `policy:` section with every default filled in (from the config schema: declared once). */
+const DEFAULT_POLICY: PolicyConfig = Value.Default(PolicySchema, {}) as PolicyConfig;
 
-/** Each kind's default stale policy (the kinds' registry, gslb/model/kinds/; the config schema's defaults too). */
-export const DEFAULT_STALE = Object.fromEntries(KIND_LIST.map((k) => [k.name, { keepMs: k.stale.keepMs, then: k.stale.then }])) as unknown as Record<SignalKind, StalePolicy>;
+/** TTL0 when no steered names are given: the config schema's default TTL of a name, s. */
+const DEFAULT_TTL0_S = 30;
+
+/**
+ * The planner settings for a `policy:` section (validated, defaults filled in), the fleet,
+ * and the steered names (absent = one name served by every region, TTL0 = DEFAULT_TTL0_S).
+ * The one mapping from configuration to settings: the server (gslb/control/setup.ts) and,
+ * through defaultSettings(), the simulator and the benchmarks use it.
+ */
+export function settingsFromPolicy(p: PolicyConfig, regions: PlannerRegion[], names?: { name: string; regions: RegionId[]; ttl: number }[]): PlannerSettings {
+  return {
+    ...(names ? { names: names.map((n) => ({ name: n.name, regions: n.regions })) } : {}),
+    regions,
+    staticWeights: structuredClone(p.weights) as PlannerSettings['staticWeights'],
+    stale: structuredClone(p.stale) as unknown as PlannerSettings['stale'],
+    degradedShare: p.degradedShare,
+    gridRules: structuredClone(p.grid.rules),
+    gridMode: p.grid.mode,
+    gridShadow: [...p.grid.shadow],
+    gridTrust: { ...p.grid.trust },
+    gridCapFloor: p.grid.capFloor,
+    saturation: { ...p.saturation },
+    rampStepMs: p.rampStepMs,
+    slowStartMs: p.health.slowStartMs,
+    carbonBandKm: p.carbon.bandKm,
+    carbonMinGain: p.carbon.minGain,
+    drain: {
+      ttl0S: names ? Math.max(0, ...names.map((n) => n.ttl)) : DEFAULT_TTL0_S,
+      minTtlS: p.minTtl,
+      resolverFloorS: p.resolverMinTtl,
+      ...p.drain,
+    },
+  };
+}
+
+/** The drain settings of the defaults (TTL0 of DEFAULT_TTL0_S). */
+export const DEFAULT_DRAIN: DrainSettings = settingsFromPolicy(DEFAULT_POLICY, []).drain;
+
+/** Each kind's default stale policy (the config schema's, built from the kinds' registry). */
+export const DEFAULT_STALE: Record<SignalKind, StalePolicy> = settingsFromPolicy(DEFAULT_POLICY, []).stale;
 
 /** Planner settings with the configuration's defaults (docs/configuration.md), for `regions`. */
 export function defaultSettings(regions: PlannerRegion[]): PlannerSettings {
-  return {
-    regions,
-    staticWeights: {},
-    stale: structuredClone(DEFAULT_STALE),
-    degradedShare: 0.5,
-    gridRules: DEFAULT_GRID_RULES,
-    gridMode: 'apply',
-    gridShadow: [],
-    gridTrust: { 'grid-alerts': 'cap' },
-    gridCapFloor: 0.25,
-    saturation: { queueWaiting: 5, kvCacheUse: 0.8, throttledFactor: 0.5 },
-    rampStepMs: 30_000,
-    slowStartMs: 60_000,
-    carbonBandKm: 250,
-    carbonMinGain: 0.2,
-    drain: { ...DEFAULT_DRAIN },
-  };
+  return settingsFromPolicy(DEFAULT_POLICY, regions);
 }
 
 export interface PlanInput {
