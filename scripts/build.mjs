@@ -50,22 +50,19 @@ function sources(dir, out = []) {
   return out;
 }
 
-/** The TypeScript projects: their config, build info, and each source's expected output. */
+/** The TypeScript projects: their config, build info, and each source with its expected output. */
 const projects = [
   {
     config: 'tsconfig.json',
     info: join(stamps, 'main.tsbuildinfo'),
-    outputs: () =>
-      ['gslb', 'collectors', 'test', 'bench']
-        .flatMap((d) => sources(join(root, d)))
-        .map((f) => join(root, 'dist', relative(root, f)).replace(/\.ts$/, '.js')),
+    outputs: () => ['gslb', 'collectors', 'test', 'bench'].flatMap((d) => sources(join(root, d))).map((f) => [f, join(root, 'dist', relative(root, f)).replace(/\.ts$/, '.js')]),
   },
   {
     config: 'dashboards/web/tsconfig.json',
     info: join(stamps, 'web.tsbuildinfo'),
     outputs: () => {
       const src = join(root, 'dashboards', 'web', 'src');
-      return sources(src).map((f) => join(root, 'dist', 'dashboards', 'web', 'js', relative(src, f)).replace(/\.ts$/, '.js'));
+      return sources(src).map((f) => [f, join(root, 'dist', 'dashboards', 'web', 'js', relative(src, f)).replace(/\.ts$/, '.js')]);
     },
   },
 ];
@@ -73,8 +70,16 @@ const projects = [
 const done = [];
 if (!full) {
   for (const p of projects) {
-    const missing = p.outputs().find((f) => !existsSync(f));
-    if (missing !== undefined && existsSync(p.info)) {
+    if (!existsSync(p.info)) continue;
+    // A source newer than the build info is one tsc -b compiles anyway (a new file, say);
+    // an older one without its output is one it would skip.
+    const built = statSync(p.info).mtimeMs;
+    const missing = p
+      .outputs()
+      .filter(([src]) => statSync(src).mtimeMs <= built)
+      .map(([, js]) => js)
+      .find((js) => !existsSync(js));
+    if (missing !== undefined) {
       console.log(`build: ${relative(root, missing)} is missing: rebuilding ${p.config} in full`);
       rmSync(p.info);
     }
