@@ -28,6 +28,7 @@ commands:
                    [--node IP] [--config FILE] [--json]   (check-delegation --help for more)
   token-hash     read a token on stdin, print its sha256 for a tokens file
   version        print the version
+  help [command] this text, or that command's own help (also: gridsteer --help, -h)
 
 operating (against a running server; each takes --server URL --token T --json --help;
            an https server with a private CA or mutual TLS: $GRIDSTEER_CA, $GRIDSTEER_CERT, $GRIDSTEER_KEY):
@@ -43,11 +44,22 @@ operating (against a running server; each takes --server URL --token T --json --
                  durations: 90s, 2m, 1h30m; WHEN: ISO 8601 with a zone (2026-12-01T14:00Z) or +30m
 `;
 
+/** A usage error: the message and the usage on stderr, exit 2. */
 function usage(msg?: string): never {
   if (msg) process.stderr.write(`gridsteer: ${msg}\n`);
   process.stderr.write(USAGE);
   process.exit(2);
 }
+
+/** Asked for: the usage on stdout, exit 0. */
+function help(): number {
+  process.stdout.write(USAGE);
+  return 0;
+}
+
+/** The commands with a --help of their own; the others are described in USAGE. */
+const OWN_HELP = new Set(['explain', 'simulate', 'check-delegation', ...Object.keys(OPERATOR_COMMANDS)]);
+const COMMANDS = new Set([...OWN_HELP, 'serve', 'check-config', 'token-hash', 'version', 'help']);
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -56,11 +68,22 @@ function version(): string {
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
+  // `gridsteer`, `gridsteer --help`, `-h`, `help`: what the user asked for, so stdout and 0.
+  if (cmd === undefined || cmd === '--help' || cmd === '-h') return help();
+  if (cmd === 'help') {
+    const [topic, ...extra] = rest;
+    if (topic === undefined) return help();
+    if (extra.length > 0) usage(`help takes one command (got ${rest.length}: ${rest.join(' ')})`);
+    if (!COMMANDS.has(topic)) usage(`unknown command "${topic}"`);
+    if (OWN_HELP.has(topic)) return main([topic, '--help']);
+    return help();
+  }
   // Commands that talk to a running server take their own options.
   if (cmd === 'explain') return runExplain(rest);
   if (cmd !== undefined && Object.hasOwn(OPERATOR_COMMANDS, cmd)) return runOperator(cmd, rest);
   if (cmd === 'simulate') return (await import('./simulate.js')).runSimulate(rest);
   if (cmd === 'check-delegation') return (await import('./delegation.js')).runCheckDelegation(rest);
+  if (!COMMANDS.has(cmd)) usage(`unknown command "${cmd}"`);
   let parsed;
   try {
     parsed = parseArgs({
@@ -80,7 +103,7 @@ async function main(argv: string[]): Promise<number> {
     usage((e as Error).message);
   }
   const v = parsed.values;
-  if (v.help) usage();
+  if (v.help) return help();
   const configFile = v.config ?? process.env.GRIDSTEER_CONFIG ?? 'gridsteer.yaml';
   switch (cmd) {
     case 'check-config': {
@@ -141,9 +164,6 @@ async function main(argv: string[]): Promise<number> {
     case 'version':
       process.stdout.write(`gridsteer ${version()}\n`);
       return 0;
-    case undefined:
-      usage();
-      break;
     default:
       usage(`unknown command "${cmd}"`);
   }
