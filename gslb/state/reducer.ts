@@ -17,14 +17,14 @@
  * Each kind's fold is declared with the kind (gslb/model/kinds/); this module applies them.
  */
 import type { Signal } from '../model/types.js';
-import { signalId } from './signals.js';
+import type { SignalRecord } from '../model/snapshot.js';
 import { KINDS } from '../model/kinds/index.js';
 import type { ReduceRules } from '../model/kinds/kind.js';
+import { foldLatest } from '../model/kinds/folds.js';
+import { signalId } from './signals.js';
 
 export type { ReduceRules } from '../model/kinds/kind.js';
 export { movedEnough } from '../model/kinds/folds.js';
-import { foldLatest } from '../model/kinds/folds.js';
-import type { SignalRecord } from '../model/snapshot.js';
 
 export const DEFAULT_RULES: ReduceRules = { rise: 2, fall: 3, hysteresis: 0.05 };
 
