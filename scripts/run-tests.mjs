@@ -20,5 +20,21 @@ if (files.length === 0) {
   console.error('run-tests: no test files matched under dist/ (run npm run build first)');
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--enable-source-maps', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+// Bounds, so that one stuck test fails the run instead of stalling it (CI gives a run 90
+// minutes and lands nothing that does not finish):
+// - --test-timeout: every test, and every file as a whole, fails after 10 minutes (the
+//   slowest file takes about 2 minutes on a 2-core machine);
+// - --test-force-exit: a file whose tests are done exits even if it left a handle open (in
+//   Node 20 such a file otherwise never ends, and the runner waits for it for ever);
+// - the whole run is stopped after 40 minutes (today about 7), naming the limit.
+const RUN_LIMIT_MS = 40 * 60_000;
+const r = spawnSync(process.execPath, ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-timeout=600000', '--test-force-exit', ...files], {
+  stdio: 'inherit',
+  timeout: RUN_LIMIT_MS,
+  killSignal: 'SIGKILL',
+});
+if (r.error?.code === 'ETIMEDOUT' || r.signal === 'SIGKILL') {
+  console.error(`run-tests: the suite did not finish within ${RUN_LIMIT_MS / 60_000} minutes and was stopped`);
+  process.exit(1);
+}
 process.exit(r.status ?? 1);

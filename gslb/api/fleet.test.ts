@@ -203,6 +203,28 @@ test(`GET /v1/stream: at most ${MAX_STREAMS} at once; closing one frees its plac
   assert.equal(status, 200);
 });
 
+test('GET /v1/stream: closing the server ends open streams first, so a node with a dashboard open stops at once', { timeout: 30_000 }, async (t) => {
+  const app = await build(t, { streamTickMs: 1000 });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const res = await fetch(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/stream`, { headers: bearer(VIEWER) });
+  assert.equal(res.status, 200);
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  assert.match((await reader.read()).value ?? '', /^retry: 2000\nevent: fleet\n/);
+  // The viewer stays; the server closes. close() must not wait for a viewer that never
+  // leaves: it ends the stream cleanly (done, not a reset) and resolves. With the streams
+  // ended in onClose instead, close() never resolved (fastify runs onClose only after every
+  // in-flight request is done). The 20 s bound is liveness, not speed: past it the viewer
+  // leaves, so a regression fails here instead of hanging the file.
+  const closed = await Promise.race([app.close().then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 20_000).unref())]);
+  if (!closed) await reader.cancel();
+  assert.equal(closed, true, 'close() waited for an open stream');
+  const r = await reader.read().then(
+    (x) => (x.done ? 'done' : 'more'),
+    (e: Error) => `error: ${e.message}`,
+  );
+  assert.equal(r, 'done');
+});
+
 test('the dashboard: GET / and /ui/* are open, with a strict CSP; a missing file or build is a 404 that says so', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'gridsteer-dash-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));

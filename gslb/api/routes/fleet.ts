@@ -200,7 +200,10 @@ export const fleetRoutes: ApiPlugin<FleetRoutesOptions> = async (app, opts) => {
       busy = false;
     }
   };
-  app.addHook('onClose', async () => {
+  // preClose, not onClose: fastify's close waits for in-flight requests before onClose runs,
+  // and an open stream never finishes by itself, so a node with a dashboard open would not
+  // stop (SIGTERM, a test's app.close()) until each viewer went away.
+  app.addHook('preClose', async () => {
     if (timer) clearInterval(timer);
     timer = undefined;
     for (const s of streams) s.send('');
