@@ -3,7 +3,7 @@
  * `policy:` section (PolicySchema, with every default: the one declaration of the planner's
  * defaults), gridPolicy rules with the shipped rules, and a name's whenAllDown. The config
  * schema (gslb/config/schema.ts) embeds them; the planner builds its settings from values of
- * PolicySchema (gslb/policy/planner/settings.ts). Declarations and data only.
+ * PolicySchema (gslb/policy/settings.ts). Declarations and data only.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { KIND_LIST } from './kinds/index.js';

@@ -19,7 +19,7 @@
  * cancelled at U — the cap reached holds for `holdMs` (hysteresis), then ramps back to 1 over
  * `restoreMs` in steps g apart.
  */
-import type { DrainSettings } from './planner/settings.js';
+import type { DrainSettings } from './settings.js';
 
 export interface CurveInput {
   /** The obligation's start T and end E (Infinity = open-ended), ms epoch. */

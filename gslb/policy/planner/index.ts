@@ -17,23 +17,21 @@
  * `saturation.queueWaiting` requests waiting or KV-cache use above `saturation.kvCacheUse`) takes no
  * spill: w[h][r] = 0 for every home h ≠ r, its own clients unaffected.
  *
- * The package's parts, one job each: settings.ts (what the planner is told, the defaults),
- * health.ts, operator.ts, grid.ts, power.ts (what each kind of input caps, and when it can
- * change), view.ts (one region at one instant: the caps combined by minimum), instants.ts
- * (when a region is evaluated), safety.ts (the automation's limits), spill.ts, carbon.ts,
- * memo.ts (plan reuse, ADR 0009) and plan.ts (the pass over a snapshot and the version).
- * This file is the planner's public face: other modules import the planner from here (only
- * ../drain.ts takes DrainSettings from settings.ts, so the curve code and the planner do not
- * import each other).
+ * The package's parts, one job each: view.ts (one region at one instant: the rules of
+ * ../rules/ combined in their written order), instants.ts (when a region is evaluated),
+ * memo.ts (plan reuse, ADR 0009) and plan.ts (the pass over a snapshot, the plan-wide passes
+ * and the version). The rules themselves, one module each, and their order are in
+ * ../rules/index.ts; the settings and their defaults in ../settings.ts. This file is the
+ * planner's public face: other modules import the planner from here.
  */
 
-export { DEFAULT_DRAIN, DEFAULT_STALE, defaultSettings, settingsFromPolicy } from './settings.js';
-export type { StaleThen, StalePolicy, PlannerRegion, PlannerSettings, DrainSettings, PlanInput } from './settings.js';
-export { operatorShareAt } from './operator.js';
-export { healthAt } from './health.js';
-export type { HealthTally } from './health.js';
-export { matchGridRule } from './grid.js';
-export { regionPowerAt } from './power.js';
-export type { RegionPower } from './power.js';
-export { DEMAND_WINDOW_BUCKETS, SPILL_SETTLE_MS, demandPerHome } from './spill.js';
+export { DEFAULT_DRAIN, DEFAULT_STALE, defaultSettings, settingsFromPolicy } from '../settings.js';
+export type { StaleThen, StalePolicy, PlannerRegion, PlannerSettings, DrainSettings, PlanInput } from '../settings.js';
+export { operatorShareAt } from '../rules/operator.js';
+export { healthAt } from '../rules/health.js';
+export type { HealthTally } from '../rules/health.js';
+export { matchGridRule } from '../rules/grid.js';
+export { regionPowerAt } from '../rules/power.js';
+export type { RegionPower } from '../rules/power.js';
+export { DEMAND_WINDOW_BUCKETS, SPILL_SETTLE_MS, demandPerHome } from '../rules/spill.js';
 export { plan, planCounting, gridSharesAt } from './plan.js';

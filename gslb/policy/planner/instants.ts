@@ -4,9 +4,10 @@
  */
 import type { Override } from '../../model/types.js';
 import type { SignalRecord } from '../../model/snapshot.js';
-import { overrideInstants } from './operator.js';
-import type { PlannerRegion, PlannerSettings } from './settings.js';
-import type { RegionRecords } from './view.js';
+import { overrideInstants } from '../rules/operator.js';
+import type { PlannerRegion, PlannerSettings } from '../settings.js';
+import type { RegionRecords } from '../rules/rule.js';
+import { slowStartInstants } from '../rules/slow-start.js';
 
 /**
  * Why a region is evaluated at an instant (bits): only a health probe's vote changes there
@@ -29,8 +30,7 @@ export function regionInstants(region: PlannerRegion, recs: readonly SignalRecor
   };
   for (const r of recs) {
     if (r.fold.kind === 'health' && r.fold.upSince !== undefined && s.slowStartMs > 0) {
-      const n = Math.max(1, Math.ceil(s.slowStartMs / s.rampStepMs));
-      for (let i = 0; i <= n; i++) at(r.fold.upSince + Math.ceil((i * s.slowStartMs) / n));
+      slowStartInstants(r.fold.upSince, s.slowStartMs, s.rampStepMs, at);
     }
     const keep = s.stale[r.signal.kind].keepMs;
     const why = r.signal.kind === 'health.probe' ? VOTES_ONLY : ANY_CHANGE;

@@ -4,8 +4,8 @@
  */
 import type { RegionId, RegionStep } from '../../model/types.js';
 import type { SignalRecord } from '../../model/snapshot.js';
-import type { PlannerSettings } from './settings.js';
-import type { RegionRecords } from './view.js';
+import type { PlannerSettings } from '../settings.js';
+import type { RegionRecords } from '../rules/rule.js';
 
 /**
  * What the last plan made with a settings object made for one region, and from what: its

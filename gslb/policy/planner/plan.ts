@@ -6,14 +6,16 @@ import { createHash } from 'node:crypto';
 import { FLEET, type Override, type Plan, type RegionId, type RegionStep } from '../../model/types.js';
 import type { SignalRecord, StoreSnapshot } from '../../model/snapshot.js';
 import type { LoadMetrics } from '../../model/signals.js';
-import { carbonPreferences } from './carbon.js';
-import { healthOutcome, tallyHealth } from './health.js';
+import { carbonPreferences } from '../rules/carbon.js';
+import { healthOutcome, tallyHealth } from '../rules/health.js';
 import { ANY_CHANGE, VOTES_ONLY, regionInstants } from './instants.js';
 import { RegionMemo, regionMemos } from './memo.js';
-import { type FloorSegment, safetyFloors } from './safety.js';
-import { type PlanInput, type PlannerRegion, type PlannerSettings, phaseAt, round } from './settings.js';
-import { demandPerHome, spillLimits } from './spill.js';
-import { type RegionRecords, type RegionView, Texts, type ViewContext, sameStep, splitRecords, staticWeightsOf, stepOf, viewAt } from './view.js';
+import { type FloorSegment, safetyFloors } from '../rules/safety.js';
+import { type PlanInput, type PlannerRegion, type PlannerSettings, phaseAt, round } from '../settings.js';
+import { demandPerHome, spillLimits } from '../rules/spill.js';
+import { splitRecords } from '../rules/records.js';
+import { type RegionRecords, type RegionView, Texts, type ViewContext } from '../rules/rule.js';
+import { sameStep, staticWeightsOf, stepOf, viewAt } from './view.js';
 
 /** canonical(settings), once per settings object (the service re-plans with the same one). */
 const settingsKeys = new WeakMap<PlannerSettings, string>();

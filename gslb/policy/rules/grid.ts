@@ -1,12 +1,14 @@
 /**
  * Grid obligations: which gridPolicy rule a grid fact matches, the facts in force with their drain curves, and a fact's import limit as a share.
- * Part of the planner (gslb/policy/planner/): pure, no clock reads, no I/O.
+ * A rule of the planner (gslb/policy/rules/, listed in rules/index.ts): pure, no clock reads, no I/O.
  */
 import type { SignalRecord } from '../../model/snapshot.js';
 import type { GridAlert, GridEvent, PowerBudget } from '../../model/signals.js';
-import { drainCurve, type CurvePoint, type DrainCurve } from '../drain.js';
+import { curveWords, drainCurve, type CurvePoint, type DrainCurve } from '../drain.js';
+import type { ViewAcc, ViewRule } from './rule.js';
+import { gridImportW, siteAvailableW } from './watts.js';
 import type { GridRule } from '../../model/policy.js';
-import { type PlannerRegion, type PlannerSettings, round } from './settings.js';
+import { type PlannerRegion, type PlannerSettings, round } from '../settings.js';
 
 /** The first rule matching a grid fact, or undefined. */
 export function matchGridRule(rules: GridRule[], kind: string, source: string, type: string, level: number | undefined): GridRule | undefined {
@@ -67,12 +69,12 @@ export interface GridFact {
  */
 function importShare(region: PlannerRegion, power: SignalRecord[], limitW: number): number {
   if (!region.fullLoadW) return 1;
-  let avail = Math.min(region.importLimitW ?? Infinity, limitW);
+  // The last applied budget counts (not the least of several, as the power rule takes, nor
+  // skipping a stale one): kept as it was, see ADR 0012.
+  let avail = gridImportW(region, limitW);
   for (const r of power) {
     if (r.fold.kind !== 'applied') continue;
-    const v = r.fold.value as PowerBudget;
-    const storageW = (v.storageWh ?? 0) > 0 ? (v.storageMaxW ?? 0) : 0;
-    avail = Math.min(v.importLimitW ?? region.importLimitW ?? Infinity, limitW) + (v.generationW ?? 0) + storageW;
+    avail = siteAvailableW(r.fold.value as PowerBudget, region, limitW).availableW;
   }
   return Math.min(1, avail / region.fullLoadW);
 }
@@ -208,3 +210,82 @@ export function eventImportLimitAt(facts: readonly GridFact[], t: number): numbe
   }
   return limitW;
 }
+
+/**
+ * The grid rule: every grid fact read through gridPolicy (first matching rule), with its drain
+ * curve (drain.ts): the ramp ahead of its start, the hold, the restore after it. Then the
+ * automation's safety floor (the safety pass) or the operator's freeze, which act on
+ * gridPolicy's share only.
+ */
+export const gridRule: ViewRule = {
+  name: 'grid obligations',
+  module: 'rules/grid.ts',
+  reads: 'grid.event and grid.alert through gridPolicy (power.budget for an import limit\'s share); the freeze; the safety floor',
+  changesAt: "a fact's window (from, end), each step of its drain curve; a freeze's start and end; a safety floor's segments",
+  sets: 'cap; TTL cap (pre-arm, late notice); refuse (an obligation to take nothing); the import limit the power rule reads',
+  apply(a: ViewAcc): void {
+    const id = a.region.id;
+    const t = a.t;
+    const s = a.s;
+    const reasons = a.reasons;
+    let grid = 1;
+    let refuse = false;
+    // OpenADR: among overlapping events of one source and program, the lowest priority number wins.
+    const { live, bestPriority } = liveFacts(a.rr.facts, t);
+    for (const { f: f0, p, inWindow } of live) {
+      const f = f0.keptFrom !== undefined && t >= f0.keptFrom ? { ...f0, what: `${f0.what} (expired, kept)` } : f0;
+      const best = bestPriority.get(f.priorityKey);
+      if (f.priority !== undefined && best !== undefined && f.priority > best) {
+        reasons.push(`${id}: ${f.what} (priority ${f.priority}) yields to priority ${best} of the same program`);
+        continue;
+      }
+      const phase = p && p.cap < 1 && f.curve ? `: ${curveWords(f.curve, p)}` : '';
+      if (f.shadow) {
+        reasons.push(`${id}: shadow: rule ${f.rule.name} (${f.what}) would apply: ${f.effect || 'nothing'}${f.note}${phase ? ` — now${phase}` : ''}`);
+        continue;
+      }
+      if (p && p.cap < 1) {
+        if (p.cap < grid) grid = p.cap;
+        reasons.push(`${id}: rule ${f.rule.name} (${f.what})${f.note}${phase} → cap ${p.cap}`);
+      }
+      const c = f.curve;
+      if (c && c.shortfallMs > 0 && !f.previous && t >= c.input.learnedAt && t < f.start) {
+        a.ttlCap = Math.min(a.ttlCap ?? Infinity, s.drain.minTtlS);
+        reasons.push(
+          `${id}: ${f.what} was learned ${Math.round(c.shortfallMs / 1000)} s later than the lead it needs (${Math.round((c.input.start - c.noticeStart) / 1000)} s): TTL ${s.drain.minTtlS} s until it starts`,
+        );
+      }
+      if (!inWindow) continue;
+      if (f.cap === 0) refuse = true;
+      if (f.rule.then.ttlCap !== undefined) {
+        a.ttlCap = Math.min(a.ttlCap ?? Infinity, f.rule.then.ttlCap);
+        reasons.push(`${id}: rule ${f.rule.name} (${f.what}) → TTL ≤ ${f.rule.then.ttlCap} s`);
+      }
+      if (f.rule.then.importLimit && f.limitW !== undefined && f.limitW < a.eventLimitW) {
+        a.eventLimitW = f.limitW;
+        a.eventLimitWhy = `rule ${f.rule.name} (${f.what})`;
+      }
+    }
+    // Safety and the operator's freeze act on gridPolicy's share only (measured power and
+    // compute are physical facts: no switch makes them untrue).
+    a.gridRaw = grid;
+    const freezes = a.ctx.freezes;
+    const fr = freezes.length === 0 ? undefined : freezes.find((o) => o.start <= t && (o.end === undefined || t < o.end));
+    if (fr) {
+      const held = fr.hold?.[id] ?? 1;
+      if (held !== grid) reasons.push(`${id}: automation frozen by ${fr.actor} (${fr.reason}) [${fr.id}]: gridPolicy held at ${held}${grid < 1 ? `, not ${grid}` : ' (it would lift)'}`);
+      grid = held;
+      if (held > 0) refuse = false;
+    } else {
+      const fl = a.ctx.floor?.(t);
+      if (fl && fl.floor > grid) {
+        reasons.push(`${id}: ${fl.why}: gridPolicy held at ${round(fl.floor)}, not ${grid}`);
+        grid = round(fl.floor);
+        refuse = false;
+      }
+    }
+    a.grid = grid;
+    a.gridRefuse = refuse;
+    if (grid < a.share) a.share = grid;
+  },
+};

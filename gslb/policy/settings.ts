@@ -2,14 +2,14 @@
  * What the planner is told (PlannerSettings, per region PlannerRegion) and the defaults it falls back on; the stale phases of a record.
  * Part of the planner (gslb/policy/planner/): pure, no clock reads, no I/O.
  */
-import type { LatLon } from '../../geo/distance.js';
-import type { RegionId, SignalKind } from '../../model/types.js';
-import type { SignalRecord, StoreSnapshot } from '../../model/snapshot.js';
+import type { LatLon } from '../geo/distance.js';
+import type { RegionId, SignalKind } from '../model/types.js';
+import type { SignalRecord, StoreSnapshot } from '../model/snapshot.js';
 import { Value } from '@sinclair/typebox/value';
-import { PolicySchema, type GridRule, type PolicyConfig } from '../../model/policy.js';
+import { PolicySchema, type GridRule, type PolicyConfig } from '../model/policy.js';
 
-export type { StaleThen } from '../../model/kinds/kind.js';
-import type { StaleThen } from '../../model/kinds/kind.js';
+export type { StaleThen } from '../model/kinds/kind.js';
+import type { StaleThen } from '../model/kinds/kind.js';
 
 export interface StalePolicy {
   /** How long past expiresAt the last value still holds, ms. */

@@ -1,9 +1,10 @@
 /**
  * Health tallies: the vantages' votes per endpoint at an instant (majority down), when a region came back (slow start), the tally for metrics and the API.
- * Part of the planner (gslb/policy/planner/): pure, no clock reads, no I/O.
+ * A rule of the planner (gslb/policy/rules/, listed in rules/index.ts): pure, no clock reads, no I/O.
  */
 import type { SignalRecord } from '../../model/snapshot.js';
-import { type StalePolicy, phaseAt } from './settings.js';
+import { type StalePolicy, phaseAt } from '../settings.js';
+import type { ViewAcc, ViewRule } from './rule.js';
 
 /**
  * A region's endpoints (health.probe keys, in the order healthAt lists them) and, per health
@@ -139,3 +140,24 @@ export function healthOutcome(h: HealthScratch): string {
   const back = cameBackAt(h);
   return Number.isNaN(back) ? 'up' : `up ${back}`;
 }
+
+/** The health rule: down when every probed endpoint failed on a majority of its vantages. */
+export const healthRule: ViewRule = {
+  name: 'health',
+  module: 'rules/health.ts',
+  reads: 'health.probe (every vantage, every endpoint)',
+  changesAt: "a probe's expiry and stale point (votes only: skipped when the votes decide as before)",
+  sets: 'down (unless forced up)',
+  apply(a: ViewAcc): void {
+    // Always tallied: the slow-start rule and the planner's vote-only skip read the tally.
+    const h = tallyHealth(a.rr.health, a.rr.tally, a.t, a.s.stale['health.probe']);
+    if (a.forceDown || !(h.probed > 0 && h.down === h.probed)) return;
+    const id = a.region.id;
+    const f = a.forceUp;
+    if (f) a.reasons.push(`${id}: health says down (${downEndpoints(a.rr.tally).join(', ')}) but forced up by ${f.actor} (${f.reason}) [${f.id}]`);
+    else {
+      a.down = true;
+      a.reasons.push(`${id}: down: every probed endpoint failed on a majority of vantages (${downEndpoints(a.rr.tally).join(', ')})`);
+    }
+  },
+};

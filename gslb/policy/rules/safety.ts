@@ -1,9 +1,10 @@
 /**
  * The automation's safety limits (ADR 0007): at most maxAutoShare of a name's capacity removed by gridPolicy, one drain started per interval.
- * Part of the planner (gslb/policy/planner/): pure, no clock reads, no I/O.
+ * A rule of the planner (gslb/policy/rules/, listed in rules/index.ts): pure, no clock reads, no I/O.
  */
 import type { RegionId } from '../../model/types.js';
-import { type PlannerSettings, round } from './settings.js';
+import { type PlannerSettings, round } from '../settings.js';
+import type { PlanPass } from './rule.js';
 
 /** From `from` on (until the next segment), gridPolicy's share may not go below `floor` (0 = no limit). */
 export interface FloorSegment {
@@ -150,3 +151,12 @@ export function safetyFloors(s: PlannerSettings, grid: Map<RegionId, [number, nu
   }
   return out;
 }
+
+/** The safety limits pass, for the precedence table. */
+export const safetyPass: PlanPass = {
+  name: 'safety limits',
+  module: 'rules/safety.ts',
+  reads: "every region's gridPolicy share over time (the grid rule's share before limits); capacity units per name",
+  changesAt: "where a region's gridPolicy share changes; minDrainIntervalMs after a drain starts",
+  sets: "a floor under gridPolicy's share (the grid rule reads it back): one drain started per interval, at most maxAutoShare of a name's capacity taken; operator drains are not limited",
+};

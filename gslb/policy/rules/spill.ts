@@ -1,12 +1,12 @@
 /**
  * Spill limits: measured demand per home and how much of it the neighbours with headroom can take; the rest is unplaced.
- * Part of the planner (gslb/policy/planner/): pure, no clock reads, no I/O.
+ * A rule of the planner (gslb/policy/rules/, listed in rules/index.ts): pure, no clock reads, no I/O.
  */
 import { rankRegions, type LatLon } from '../../geo/distance.js';
 import type { RegionId } from '../../model/types.js';
 import type { DemandBucket } from '../../model/snapshot.js';
-import { type PlannerRegion, type PlannerSettings, round } from './settings.js';
-import type { RegionView } from './view.js';
+import { type PlannerRegion, type PlannerSettings, round } from '../settings.js';
+import type { PlanPass, RegionView } from './rule.js';
 
 /** Closed demand buckets the planner averages over (60 s of 10-second buckets). */
 export const DEMAND_WINDOW_BUCKETS = 6;
@@ -133,3 +133,12 @@ export function spillLimits(
   }
   return { limits, reasons, unplaced };
 }
+
+/** The spill pass, for the precedence table. */
+export const spillPass: PlanPass = {
+  name: 'spill',
+  module: 'rules/spill.ts',
+  reads: "measured demand per home (closed 10-second buckets), every region's view at the newest input, KV-cache use",
+  changesAt: 'every plan (re-planned every 10 s with fresh demand)',
+  sets: 'per-home admission limits into neighbours by their headroom; unplaced demand',
+};

@@ -1,12 +1,12 @@
 /**
  * The carbon tie-break: per home, a cleaner region within the latency band tried first (order only).
- * Part of the planner (gslb/policy/planner/): pure, no clock reads, no I/O.
+ * A rule of the planner (gslb/policy/rules/, listed in rules/index.ts): pure, no clock reads, no I/O.
  */
 import { greatCircleKm, type LatLon } from '../../geo/distance.js';
 import type { RegionId } from '../../model/types.js';
 import type { SignalRecord } from '../../model/snapshot.js';
-import { type PlannerRegion, type PlannerSettings, phaseAt } from './settings.js';
-import type { RegionView } from './view.js';
+import { type PlannerRegion, type PlannerSettings, phaseAt } from '../settings.js';
+import type { PlanPass, RegionView } from './rule.js';
 
 /**
  * Per home region h, a region g to try first when: g is within carbonBandKm of h (the same
@@ -61,3 +61,12 @@ export function carbonPreferences(
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }
+
+/** The carbon tie-break pass, for the precedence table. */
+export const carbonPass: PlanPass = {
+  name: 'carbon tie-break',
+  module: 'rules/carbon.ts',
+  reads: "carbon intensity; every region's view at the newest input; distance from the home",
+  changesAt: 'every plan',
+  sets: 'a preferred region per home, tried first (never over health, drains, caps or power)',
+};

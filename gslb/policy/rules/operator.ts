@@ -1,10 +1,11 @@
 /**
  * Operator overrides as caps over time: drain (with or without a deadline's curve), undrain, weight; and the instants at which each changes.
- * Part of the planner (gslb/policy/planner/): pure, no clock reads, no I/O.
+ * A rule of the planner (gslb/policy/rules/, listed in rules/index.ts): pure, no clock reads, no I/O.
  */
 import type { Override, RegionId } from '../../model/types.js';
 import { curveWords, drainCurve, type DrainCurve } from '../drain.js';
-import { type PlannerRegion, type PlannerSettings, round } from './settings.js';
+import { type PlannerRegion, type PlannerSettings, round } from '../settings.js';
+import { type ViewAcc, type ViewRule, capWhy } from './rule.js';
 
 /**
  * The curve of an operator drain with a deadline (`by`): planned like a grid event starting
@@ -117,3 +118,17 @@ export function operatorShareAt(s: PlannerSettings, region: RegionId, overrides:
   if (!r) return 1;
   return operatorCap(r, overrides.filter((o) => o.region === region), t, s).cap;
 }
+
+/** The operator rule: drains (immediate, ramped or by a deadline), undrains and weights. */
+export const operatorRule: ViewRule = {
+  name: 'operator drain / cap',
+  module: 'rules/operator.ts',
+  reads: 'drain, undrain and weight overrides',
+  changesAt: "an override's start, each ramp step, its end; a deadline drain's curve",
+  sets: 'cap; refuse (a drain to 0 past its deadline)',
+  apply(a: ViewAcc): void {
+    const op = operatorCap(a.region, a.ovs, a.t, a.s);
+    if (op.why) capWhy(a, op.cap, op.why);
+    if (op.refuse) a.opRefuse = true;
+  },
+};

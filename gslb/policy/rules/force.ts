@@ -1,0 +1,27 @@
+/**
+ * The force rule: an operator's force-down takes a region out whatever else holds; a
+ * force-up (always with an expiry) is noted here and overrides health alone (the health rule
+ * reads it), like gdnsd's forced state. Pure: no clock reads, no I/O.
+ */
+import type { ViewAcc, ViewRule } from './rule.js';
+
+export const forceRule: ViewRule = {
+  name: 'operator force',
+  module: 'rules/force.ts',
+  reads: 'force-down and force-up overrides',
+  changesAt: "an override's start and end",
+  sets: 'down (force-down); force-up lets the health rule keep a region up',
+  apply(a: ViewAcc): void {
+    const t = a.t;
+    for (const o of a.ovs) {
+      if (!(o.start <= t && (o.end === undefined || t < o.end))) continue;
+      if (o.action === 'force-down') a.forceDown ??= o;
+      else if (o.action === 'force-up') a.forceUp ??= o;
+    }
+    const f = a.forceDown;
+    if (f) {
+      a.down = true;
+      a.reasons.push(`${a.region.id}: forced down by ${f.actor} (${f.reason}) [${f.id}]`);
+    }
+  },
+};

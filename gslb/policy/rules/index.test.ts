@@ -1,0 +1,41 @@
+/**
+ * The rules registry: the precedence table in docs/architecture.md is what precedenceTable()
+ * renders from the code; every module of this folder that exports a rule is registered (one
+ * file plus one line); the order is DESIGN.md's.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { PLAN_PASSES, VIEW_RULES, precedenceTable } from './index.js';
+
+const DOC = fileURLToPath(new URL('../../../../docs/architecture.md', import.meta.url));
+const START = '<!-- precedence:start (generated from gslb/policy/rules/index.ts; do not edit by hand) -->\n';
+const END = '<!-- precedence:end -->';
+
+test('docs/architecture.md holds the precedence table rendered from the rules (GRIDSTEER_WRITE_DOCS=1 rewrites it)', () => {
+  const doc = readFileSync(DOC, 'utf8');
+  const a = doc.indexOf(START);
+  const b = doc.indexOf(END);
+  assert.ok(a >= 0 && b > a, 'docs/architecture.md has the precedence markers');
+  const want = precedenceTable();
+  if (process.env.GRIDSTEER_WRITE_DOCS === '1') writeFileSync(DOC, doc.slice(0, a + START.length) + want + doc.slice(b));
+  else assert.equal(doc.slice(a + START.length, b), want, 'run: npm run build && GRIDSTEER_WRITE_DOCS=1 node --test dist/gslb/policy/rules/index.test.js');
+});
+
+test('every rule module of gslb/policy/rules/ is registered, once, under its own module name', () => {
+  const dir = fileURLToPath(new URL('../../../../gslb/policy/rules/', import.meta.url));
+  const declared = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    .filter((f) => /export const \w+: (ViewRule|PlanPass) = /.test(readFileSync(dir + f, 'utf8')))
+    .map((f) => `rules/${f}`)
+    .sort();
+  const registered = [...VIEW_RULES, ...PLAN_PASSES].map((r) => r.module);
+  assert.equal(new Set(registered).size, registered.length, 'a module is registered twice');
+  assert.deepEqual([...registered].sort(), declared);
+  assert.deepEqual(
+    VIEW_RULES.map((r) => r.name),
+    ['operator force', 'health', 'slow start', 'operator drain / cap', 'grid obligations', 'power budget', 'compute capacity'],
+    "DESIGN.md's order: force-down > health > drain/cap > grid obligations > power > compute",
+  );
+});

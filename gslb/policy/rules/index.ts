@@ -1,0 +1,54 @@
+/**
+ * The planner's rules, in the one order that is written down (DESIGN.md "Data flow":
+ * operator force-down > health down > operator drain or cap > grid obligations > power
+ * budget > compute capacity > carbon, a tie-break only). The view (planner/view.ts) runs
+ * VIEW_RULES in this order for one region at one instant; caps combine by minimum, so the
+ * order decides which reasons come first and what a rule may read of the rules before it.
+ * PLAN_PASSES run once per plan over every region's schedule. Adding a rule: one module in
+ * this folder plus one line here (docs/architecture.md walks through one); the precedence
+ * table in docs/architecture.md is rendered from these lists and checked by a test.
+ */
+import { computeRule } from './compute.js';
+import { forceRule } from './force.js';
+import { gridRule } from './grid.js';
+import { healthRule } from './health.js';
+import { operatorRule } from './operator.js';
+import { powerRule } from './power.js';
+import type { PlanPass, ViewRule } from './rule.js';
+import { safetyPass } from './safety.js';
+import { slowStartRule } from './slow-start.js';
+import { spillPass } from './spill.js';
+import { carbonPass } from './carbon.js';
+
+export const VIEW_RULES: readonly ViewRule[] = [
+  forceRule,
+  healthRule,
+  slowStartRule,
+  operatorRule,
+  gridRule,
+  powerRule,
+  computeRule,
+];
+
+export const PLAN_PASSES: readonly PlanPass[] = [
+  safetyPass,
+  spillPass,
+  carbonPass,
+];
+
+/** The precedence table as docs/architecture.md holds it (Markdown, between its markers). */
+export function precedenceTable(): string {
+  const cell = (x: string) => x.replace(/\|/g, '\\|');
+  const rows = [
+    '| # | rule | module (gslb/policy/) | reads | can change at | sets |',
+    '|---:|---|---|---|---|---|',
+    ...VIEW_RULES.map((r, i) => `| ${i + 1} | ${cell(r.name)} | \`${r.module}\` | ${cell(r.reads)} | ${cell(r.changesAt)} | ${cell(r.sets)} |`),
+    '',
+    'Then, once per plan, over every region\'s schedule:',
+    '',
+    '| pass | module (gslb/policy/) | reads | can change at | sets |',
+    '|---|---|---|---|---|',
+    ...PLAN_PASSES.map((r) => `| ${cell(r.name)} | \`${r.module}\` | ${cell(r.reads)} | ${cell(r.changesAt)} | ${cell(r.sets)} |`),
+  ];
+  return `${rows.join('\n')}\n`;
+}

@@ -1,0 +1,33 @@
+/**
+ * The slow-start rule: a region whose every up endpoint turned up recently came back as a
+ * whole (a cold start): it takes clients back in steps over `slowStartMs`.
+ * Pure: no clock reads, no I/O.
+ */
+import { cameBackAt } from './health.js';
+import { type ViewAcc, type ViewRule, capText, capWords } from './rule.js';
+
+export const slowStartRule: ViewRule = {
+  name: 'slow start',
+  module: 'rules/slow-start.ts',
+  reads: "health.probe's upSince (the health fold)",
+  changesAt: 'each step of slowStartMs after the region came back (rampStepMs apart)',
+  sets: 'cap k/n at step k of n',
+  apply(a: ViewAcc): void {
+    const s = a.s;
+    if (a.down || s.slowStartMs <= 0) return;
+    const back = cameBackAt(a.rr.tally);
+    const t = a.t;
+    if (Number.isNaN(back) || !(t >= back && t < back + s.slowStartMs)) return;
+    const n = Math.max(1, Math.ceil(s.slowStartMs / s.rampStepMs));
+    const k = Math.min(n, Math.floor(((t - back) * n) / s.slowStartMs) + 1);
+    const texts = a.ctx.texts;
+    const rr = a.rr;
+    capText(a, k / n, texts.get(rr.health, `${back}/${k}`) ?? texts.put(rr.health, `${back}/${k}`, capWords(a.region.id, k / n, `slow start after coming back up at ${new Date(back).toISOString()}, step ${k}/${n}`)));
+  },
+};
+
+/** The instants of a slow start after `upSince` (every step, and its end). */
+export function slowStartInstants(upSince: number, slowStartMs: number, rampStepMs: number, at: (t: number) => void): void {
+  const n = Math.max(1, Math.ceil(slowStartMs / rampStepMs));
+  for (let i = 0; i <= n; i++) at(upSince + Math.ceil((i * slowStartMs) / n));
+}
