@@ -3,7 +3,7 @@
  * Part of the planner (gslb/policy/planner/): pure, no clock reads, no I/O.
  */
 import type { Override, RegionId, RegionStep } from '../../model/types.js';
-import { VIEW_RULES } from '../rules/index.js';
+import { applyViewRules } from '../rules/index.js';
 import type { RegionRecords, RegionView, ViewAcc, ViewContext } from '../rules/rule.js';
 import { type PlannerRegion, type PlannerSettings, round } from '../settings.js';
 
@@ -33,7 +33,7 @@ export function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[]
     eventLimitWhy: '',
     noSpill: false,
   };
-  for (let i = 0; i < VIEW_RULES.length; i++) VIEW_RULES[i]!.apply(a);
+  applyViewRules(a);
   const view: RegionView = { down: a.down, refuse: a.gridRefuse || a.opRefuse, gridRaw: a.gridRaw, grid: a.grid, share: round(a.share), noSpill: a.noSpill, reasons: a.reasons };
   if (a.ttlCap !== undefined) view.ttlCap = a.ttlCap;
   return view;

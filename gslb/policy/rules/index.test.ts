@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { PLAN_PASSES, VIEW_RULES, precedenceTable } from './index.js';
+import { PLAN_PASSES, VIEW_RULES, applyViewRules, precedenceTable } from './index.js';
+import type { ViewAcc, ViewRule } from './rule.js';
 
 const DOC = fileURLToPath(new URL('../../../../docs/architecture.md', import.meta.url));
 const START = '<!-- precedence:start (generated from gslb/policy/rules/index.ts; do not edit by hand) -->\n';
@@ -37,5 +38,20 @@ test('every rule module of gslb/policy/rules/ is registered, once, under its own
     VIEW_RULES.map((r) => r.name),
     ['operator force', 'health', 'slow start', 'operator drain / cap', 'grid obligations', 'power budget', 'compute capacity'],
     "DESIGN.md's order: force-down > health > drain/cap > grid obligations > power > compute",
+  );
+});
+
+test('applyViewRules calls every rule of VIEW_RULES once, in the list\'s order', () => {
+  const calls: string[] = [];
+  const saved = VIEW_RULES.map((r) => r.apply);
+  try {
+    for (const r of VIEW_RULES) (r as { apply: ViewRule['apply'] }).apply = () => void calls.push(r.name);
+    applyViewRules({} as ViewAcc);
+  } finally {
+    VIEW_RULES.forEach((r, i) => ((r as { apply: ViewRule['apply'] }).apply = saved[i]!));
+  }
+  assert.deepEqual(
+    calls,
+    VIEW_RULES.map((r) => r.name),
   );
 });
