@@ -59,7 +59,7 @@ export const DEFAULT_GRID_RULES: GridRule[] = [
 
 export const WhenAllDown = Type.Union(
   [Type.Literal('nearest'), Type.Literal('all'), Type.Literal('empty'), Type.Literal('servfail')],
-  { description: 'what to answer when no region admits the client: nearest (the nearest region up and not refusing new streams, else the nearest at all), all, empty (NODATA) or servfail' },
+  { description: 'what to answer when no region admits the client: nearest (among every region of the name, the nearest up and not refusing new streams through max(TTL, resolverMinTtl) + drain.marginMs that takes clients of this home; then one that stays open; then one open now; else the nearest at all), all, empty (NODATA) or servfail' },
 );
 
 /** What a name answers when no region admits the client. */

@@ -107,6 +107,18 @@ export const PlanSchema = Type.Object({
     }),
   ),
   unplaced: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'measured demand (q/s per home) no region with headroom can take; absent = none' })),
+  lookahead: Type.Optional(
+    Type.Object(
+      {
+        resolverFloorS: Type.Integer({ minimum: 0, description: 'F: the TTL floor resolvers are assumed to clamp to, s (policy.resolverMinTtl)' }),
+        marginMs: Type.Integer({ minimum: 0, description: 'm: the margin, at least the clock-skew bound, ms (policy.drain.marginMs)' }),
+      },
+      {
+        description:
+          "how far ahead decide looks for a region going dark: no answer names a region that refuses new streams, or will within max(the name's TTL, F) + m, while another region can serve (a cached answer outlives its TTL by up to F); absent = the name's TTL alone",
+      },
+    ),
+  ),
 });
 export type Plan = Static<typeof PlanSchema>;
 

@@ -90,6 +90,53 @@ export function nextChangeOf(plan: Plan, r: RegionId, now: number): number {
 }
 
 /**
+ * Per plan: each region's windows [start, end) in which it refuses new streams (an obligation
+ * to take nothing), flat as start, end, start, end …; null when no region of the plan ever
+ * refuses (the common case: one lookup on the hot path).
+ */
+const refuseIndex = new WeakMap<Plan, Map<RegionId, number[]> | null>();
+
+function refuseWindows(plan: Plan): Map<RegionId, number[]> | null {
+  let idx = refuseIndex.get(plan);
+  if (idx !== undefined) return idx;
+  idx = null;
+  for (const [r, steps] of Object.entries(plan.regions)) {
+    const w: number[] = [];
+    let open = NaN;
+    for (const st of steps) {
+      if (st.refuse === true && Number.isNaN(open)) open = st.at;
+      else if (st.refuse !== true && !Number.isNaN(open)) {
+        w.push(open, st.at);
+        open = NaN;
+      }
+    }
+    if (!Number.isNaN(open)) w.push(open, Infinity);
+    if (w.length > 0) (idx ??= new Map()).set(r, w);
+  }
+  refuseIndex.set(plan, idx);
+  return idx;
+}
+
+/**
+ * True when region `r` refuses new streams at some instant in [from, to] (it is dark, or will
+ * be: a grid obligation to take nothing, an operator drain to 0 past its deadline). A health
+ * or stale-policy "down" ahead is not counted: fresh signals usually undo it, so only what the
+ * plan knows will happen keeps answers away early.
+ */
+export function refusesWithin(plan: Plan, r: RegionId, from: number, to: number): boolean {
+  const w = refuseWindows(plan)?.get(r);
+  if (w === undefined) return false;
+  for (let i = 0; i < w.length; i += 2) if (w[i]! <= to && w[i + 1]! > from) return true;
+  return false;
+}
+
+/** How far ahead of `now` decide keeps answers off a region that goes dark, ms: max(the name's TTL, F) + m. */
+export function darkHorizonMs(plan: Plan, ttlS: number): number {
+  const la = plan.lookahead;
+  return Math.max(ttlS, la?.resolverFloorS ?? 0) * 1000 + (la?.marginMs ?? 0);
+}
+
+/**
  * True when a region of `ranking` has a weight below 1 for the ranking's home (its first
  * region) at `now`: admission hashing can then give clients of one cell different answers,
  * so the responder decides per query instead of per cell.
@@ -130,6 +177,9 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
   // For the decision's class: a region ranked before the answer was down / did not admit.
   let passedDown = false;
   let passedWeight = false;
+  // A cached answer outlives its TTL by up to F: a region that refuses new streams now or
+  // will within the horizon is passed over (whenAllDown's last resort may still name it).
+  const darkBy = now + darkHorizonMs(plan, name.ttl);
   for (const r of walk) {
     // Every region ranked at or before the chosen one bounds the TTL and may make the answer
     // depend on the subnet hash.
@@ -148,6 +198,11 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
     if (step.down) {
       if (r !== preferred) passedDown = true;
       if (explain) reasons.push(`${r}: down in its plan step from ${new Date(step.at).toISOString()}${step.reasons.length ? ` (${step.reasons.join('; ')})` : ''}`);
+      continue;
+    }
+    if (refusesWithin(plan, r, now, darkBy)) {
+      if (r !== preferred) passedDown = true;
+      if (explain) reasons.push(`${r}: ${step.refuse === true ? 'refuses new streams' : `will refuse new streams within ${Math.round((darkBy - now) / 1000)} s (the name's TTL or the resolver floor, and the margin)`}: passed over`);
       continue;
     }
     const w = home === undefined ? 1 : stepWeight(step, home);
@@ -190,16 +245,20 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
     }
     case 'nearest':
     default: {
-      // The nearest region that is up and not refusing new streams (it was not admitted for
-      // lack of weight or headroom: still better than a dark one); else the nearest at all.
+      // The nearest region, looking past the cell's ranking to every region of the name, by
+      // the first pass that finds one (NEAREST_PASSES): one that stays up through the horizon
+      // and takes clients of this home (weight > 0: not saturated, not drained); then one
+      // that stays up; then one up now; then any.
       const candidates = [...cell.ranking, ...name.regions.keys()];
-      for (const pass of [0, 1]) {
+      for (let pass = 0; pass < NEAREST_PASSES.length; pass++) {
         for (const id of candidates) {
           const r = name.regions.get(id);
           if (!r || r[fam].length === 0) continue;
           const st = regionStepAt(plan, id, now);
-          if (pass === 0 && (st.down || st.refuse === true)) continue;
-          if (explain) reasons.push(`${id}: nearest ${pass === 0 ? 'region up and taking new streams' : 'serving region (every one is down or refusing)'} with ${qtype} endpoints, answered although not admitted`);
+          if (pass < 3 && (st.down || st.refuse === true)) continue;
+          if (pass < 2 && refusesWithin(plan, id, now, darkBy)) continue;
+          if (pass === 0 && home !== undefined && stepWeight(st, home) <= 0) continue;
+          if (explain) reasons.push(`${id}: nearest ${NEAREST_PASSES[pass]} with ${qtype} endpoints, answered although not admitted`);
           return { region: id, addresses: r[fam], ttl, ecsScope: scope, rcode: 'answer', reasons, decision };
         }
       }
@@ -207,6 +266,14 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
     }
   }
 }
+
+/** whenAllDown nearest's passes, in order, as explain words them. */
+const NEAREST_PASSES = [
+  'region up and taking new streams, and so through the horizon, with weight for this home',
+  'region up and taking new streams, and so through the horizon (every one with weight for this home is dark or going dark)',
+  'region up and taking new streams now (every one goes dark within the horizon)',
+  'serving region (every one is down or refusing)',
+] as const;
 
 /** The plan before any state exists: every region up, every weight 1. */
 export function initialPlan(configHash: string, at = 0): Plan {

@@ -233,3 +233,64 @@ test('whenAllDown nearest: a client no region admits goes to the nearest region 
   const dark: Plan = { ...p, regions: { ...p.regions, a: [{ at: T, share: 0, down: true, reasons: [] }] } };
   assert.equal(decide(dark, { ranking: ['b', 'a', 'c'], origin: 'test' }, KEYS[0]!, NAME, 'A', at, { minTtl: 5 }).region, 'b');
 });
+
+// ---------------------------------------------------------------------------------------
+// Future-aware answers (issue "correlated grid events"): no answer names a region that
+// refuses new streams, or will within max(TTL, F) + m, while another can serve; whenAllDown
+// nearest looks past the cell's ranking, and prefers regions that take this home's clients.
+
+test('decide passes over a region that will refuse new streams within max(TTL, F) + m, case table', () => {
+  const now = T;
+  const la = { resolverFloorS: 60, marginMs: 5000 }; // horizon max(30, 60) s + 5 s = 65 s
+  const open = (r: string) => [{ at: 0, share: 1, down: false, reasons: [`${r}: open`] }];
+  const refusing = (from: number) => [
+    { at: 0, share: 1, down: false, reasons: ['before'] },
+    { at: from, share: 0, down: false, refuse: true, reasons: ['load shed in force'] },
+  ];
+  const cases: { what: string; b: Plan['regions'][string]; lookahead?: Plan['lookahead']; ranking?: string[]; want: string }[] = [
+    { what: 'refuses in 20 s (within the TTL alone)', b: refusing(now + 20 * S), want: 'a' },
+    { what: 'refuses in 40 s: past the TTL, within the resolver floor F + m', b: refusing(now + 40 * S), lookahead: la, want: 'a' },
+    { what: 'refuses in 40 s, no lookahead in the plan: the TTL alone (30 s)', b: refusing(now + 40 * S), want: 'b' },
+    { what: 'refuses in 64 s: within F + m', b: refusing(now + 64 * S), lookahead: la, want: 'a' },
+    { what: 'refuses in 66 s: past the horizon', b: refusing(now + 66 * S), lookahead: la, want: 'b' },
+    { what: 'refused until 10 s ago, open now', b: [{ at: 0, share: 0, down: false, refuse: true, reasons: [] }, { at: now - 10 * S, share: 1, down: false, reasons: [] }], lookahead: la, want: 'b' },
+    { what: 'refuses now and ever after', b: refusing(now - S), lookahead: la, want: 'a' },
+    { what: 'every ranked region refuses soon: whenAllDown nearest, the nearest open now', b: refusing(now + 20 * S), ranking: ['b'], want: 'b' },
+  ];
+  for (const c of cases) {
+    const p: Plan = { version: 'v', configHash: 'c', storeRevision: 1, computedAt: now, regions: { b: c.b, a: open('a'), c: open('c') }, ...(c.lookahead ? { lookahead: c.lookahead } : {}) };
+    const name = c.ranking ? { ...NAME, regions: new Map([['b', NAME.regions.get('b')!]]) } : NAME;
+    const got = decide(p, { ranking: c.ranking ?? ['b', 'a', 'c'], origin: 'test' }, KEYS[0]!, name, 'A', now, { minTtl: 5, explain: true });
+    assert.equal(got.region, c.want, `${c.what}: ${got.reasons.join(' | ')}`);
+  }
+});
+
+test('whenAllDown nearest looks past the ranking: a region that stays up and takes this home, before a saturated or soon-dark one', () => {
+  const now = T;
+  const four: DecideName = { ...NAME, regions: new Map(['a', 'b', 'c', 'd'].map((r, i) => [r, { v4: [`192.0.2.${i + 1}`], v6: [] }])) };
+  const base: Plan['regions'] = {
+    b: [{ at: 0, share: 0, down: false, refuse: true, reasons: ['b: load shed'] }],
+    // Saturated: takes its own clients only (share 0 for every other home).
+    a: [{ at: 0, share: 0, homes: { a: 1 }, down: false, reasons: ['a: saturated'] }],
+    // Up and open now, refusing in 20 s.
+    c: [{ at: 0, share: 1, down: false, reasons: [] }, { at: now + 20 * S, share: 0, down: false, refuse: true, reasons: ['c: load shed'] }],
+    d: [{ at: 0, share: 1, down: false, reasons: [] }],
+  };
+  const ask = (regions: Plan['regions']) => decide({ version: 'v', configHash: 'c', storeRevision: 1, computedAt: now, regions }, { ranking: ['b', 'a'], origin: 'test' }, KEYS[0]!, four, 'A', now, { minTtl: 5, explain: true });
+  let got = ask(base);
+  assert.equal(got.region, 'd', got.reasons.join(' | '));
+  assert.equal(got.decision, 'when_all_down');
+  assert.match(got.reasons.at(-1)!, /^d: nearest region up and taking new streams, and so through the horizon, with weight for this home/);
+  // Without d: c goes dark within the horizon, a stays up (saturated): a.
+  got = ask({ ...base, d: [{ at: 0, share: 1, down: true, reasons: [] }] });
+  assert.equal(got.region, 'a', got.reasons.join(' | '));
+  // Without a either: c, open now (every region goes dark soon).
+  got = ask({ ...base, d: [{ at: 0, share: 1, down: true, reasons: [] }], a: [{ at: 0, share: 1, down: true, reasons: [] }] });
+  assert.equal(got.region, 'c', got.reasons.join(' | '));
+  assert.match(got.reasons.at(-1)!, /every one goes dark within the horizon/);
+});
+
+test('the planner puts the lookahead (F, m) into every plan', () => {
+  const p = run(snap([]), settings());
+  assert.deepEqual(p.lookahead, { resolverFloorS: DEFAULT_DRAIN.resolverFloorS, marginMs: DEFAULT_DRAIN.marginMs });
+});

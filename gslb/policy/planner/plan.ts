@@ -279,7 +279,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   let sk = settingsKeys.get(s);
   if (sk === undefined) settingsKeys.set(s, (sk = canonical(s)));
   const version = h.update(sk).digest('hex').slice(0, 16);
-  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}) };
+  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}), lookahead: { resolverFloorS: s.drain.resolverFloorS, marginMs: s.drain.marginMs } };
   const gridAt = (t: number) =>
     Object.fromEntries(s.regions.map((region) => [region.id, viewAt(region, rrBy.get(region.id)!, ovsBy.get(region.id)!, t, s, floorCtx.get(region.id) ?? ctx).grid]));
   return { plan: out, gridAt, made };
