@@ -6,7 +6,7 @@
  */
 import type { Capacity, LoadMetrics } from '../../model/signals.js';
 import { phaseAt, round } from '../settings.js';
-import { type ViewAcc, type ViewRule, capText, capWords } from './rule.js';
+import { type ViewAcc, type ViewRule, capText, capWords, staleCap } from './rule.js';
 
 export const computeRule: ViewRule = {
   name: 'compute capacity',
@@ -24,8 +24,7 @@ export const computeRule: ViewRule = {
       const pol = s.stale[kind];
       const ph = phaseAt(r, t, pol);
       if (ph === 'stale') {
-        if (pol.then === 'down') capText(a, 0, texts.get(r, 'stale') ?? texts.put(r, 'stale', capWords(id, 0, `${kind} from ${r.signal.source} is stale (policy: down)`)));
-        else if (pol.then === 'degraded') capText(a, s.degradedShare, texts.get(r, 'stale') ?? texts.put(r, 'stale', capWords(id, s.degradedShare, `${kind} from ${r.signal.source} is stale (policy: degraded)`)));
+        staleCap(a, r, kind, pol);
         continue;
       }
       if (kind === 'capacity' && r.fold.kind === 'applied') {

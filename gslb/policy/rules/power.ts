@@ -8,7 +8,7 @@ import { eventImportLimitAt } from './grid.js';
 import { type PlannerRegion, type PlannerSettings, phaseAt } from '../settings.js';
 import { splitRecords } from './records.js';
 import { gridImportW, siteAvailableW } from './watts.js';
-import { type ViewAcc, type ViewRule, capText, capWhy, capWords } from './rule.js';
+import { type ViewAcc, type ViewRule, capText, capWhy, capWords, staleCap } from './rule.js';
 
 /** Power at a site at one instant (regionPowerAt); an absent field is not known. */
 export interface RegionPower {
@@ -70,8 +70,7 @@ export const powerRule: ViewRule = {
       const pol = s.stale['power.budget'];
       const ph = phaseAt(r, t, pol);
       if (ph === 'stale') {
-        if (pol.then === 'down') capText(a, 0, texts.get(r, 'stale') ?? texts.put(r, 'stale', capWords(id, 0, `power budget from ${r.signal.source} is stale (policy: down)`)));
-        else if (pol.then === 'degraded') capText(a, s.degradedShare, texts.get(r, 'stale') ?? texts.put(r, 'stale', capWords(id, s.degradedShare, `power budget from ${r.signal.source} is stale (policy: degraded)`)));
+        staleCap(a, r, 'power budget', pol);
         continue;
       }
       const fullLoadW = region.fullLoadW;

@@ -8,6 +8,7 @@
  */
 import type { Override, RegionId } from '../../model/types.js';
 import type { SignalRecord } from '../../model/snapshot.js';
+import type { StalePolicy } from '../settings.js';
 import type { GridFact } from './grid.js';
 import type { HealthScratch } from './health.js';
 import { type PlannerRegion, type PlannerSettings, round } from '../settings.js';
@@ -143,4 +144,15 @@ export function capText(a: ViewAcc, c: number, text: string): void {
 export function capWhy(a: ViewAcc, c: number, why: string): void {
   if (c < a.share) a.share = c;
   if (c < 1) a.reasons.push(capWords(a.region.id, c, why));
+}
+
+/**
+ * A stale record's cap by its kind's stale policy (`down` → 0, `degraded` → degradedShare,
+ * otherwise none), worded "<what> from <source> is stale (policy: …)" once per plan.
+ */
+export function staleCap(a: ViewAcc, r: SignalRecord, what: string, pol: StalePolicy): void {
+  const c = pol.then === 'down' ? 0 : pol.then === 'degraded' ? a.s.degradedShare : undefined;
+  if (c === undefined) return;
+  const texts = a.ctx.texts;
+  capText(a, c, texts.get(r, 'stale') ?? texts.put(r, 'stale', capWords(a.region.id, c, `${what} from ${r.signal.source} is stale (policy: ${pol.then})`)));
 }
