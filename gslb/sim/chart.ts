@@ -101,13 +101,34 @@ export function renderSvg(rep: SimReport): string {
       );
       if (e.announce < e.T && e.announce >= t0) out.push(`<line x1="${f1(x(e.announce))}" y1="${y0 - 5}" x2="${f1(x(e.announce))}" y2="${y0 + panelH}" stroke="#d62728" stroke-width="2" stroke-dasharray="3 3"/>`);
     }
+    // Labels: each event's at its start, and one "announced" per announcement instant (events
+    // announced together share it). Overlapping or nearby events would print over each other:
+    // each label takes the first row (16 px apart) where it overlaps no label already placed.
+    const rows: [number, number][][] = [];
+    const place = (x0: number, x1: number): number => {
+      for (let i = 0; ; i++) {
+        const row = (rows[i] ??= []);
+        if (row.every(([a, b]) => x1 + 4 <= a || x0 >= b + 4)) {
+          row.push([x0, x1]);
+          return y0 + 14 + 16 * i;
+        }
+      }
+    };
+    /** Width of a label in px, as the chart's 12 px sans-serif sets it (about 7 px a character). */
+    const width = (text: string) => 7 * text.length;
+    const announcedAt = new Set<number>();
     for (const e of rep.events) {
       const label = `${rep.world.regions[e.region]!.id}: ${e.kind === 'power-off' ? 'no power' : `${Math.round(e.share * 100)} % throttled`}`;
-      out.push(`<text x="${f1(x(e.T) + 4)}" y="${y0 + 14}" fill="#000" stroke="#fff" stroke-width="3" paint-order="stroke">${escapeXml(label)}</text>`);
-      if (e.announce < e.T && e.announce >= t0) {
+      const lx = x(e.T) + 4;
+      out.push(`<text x="${f1(lx)}" y="${place(lx, lx + width(label))}" fill="#000" stroke="#fff" stroke-width="3" paint-order="stroke">${escapeXml(label)}</text>`);
+      if (e.announce < e.T && e.announce >= t0 && !announcedAt.has(e.announce)) {
+        announcedAt.add(e.announce);
         // Left of the line when there is room, else right of it (clear of the axis labels).
-        const room = x(e.announce) - left >= 70;
-        out.push(`<text x="${f1(x(e.announce) + (room ? -4 : 4))}" y="${y0 + (room ? 14 : 30)}" text-anchor="${room ? 'end' : 'start'}" fill="#000" stroke="#fff" stroke-width="3" paint-order="stroke">announced</text>`);
+        const w = width('announced');
+        const room = x(e.announce) - left >= w + 8;
+        const ax = x(e.announce) + (room ? -4 : 4);
+        const ay = room ? place(ax - w, ax) : place(ax, ax + w);
+        out.push(`<text x="${f1(ax)}" y="${ay}" text-anchor="${room ? 'end' : 'start'}" fill="#000" stroke="#fff" stroke-width="3" paint-order="stroke">announced</text>`);
       }
     }
     // Axes.

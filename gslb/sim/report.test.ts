@@ -122,3 +122,35 @@ test('the SVG: well formed, one panel per policy, legend, axes, event window', (
   }
   assert.equal(escapeXml(`<a & "b">`), '&lt;a &amp; &quot;b&quot;&gt;');
 });
+
+test('the SVG: labels of overlapping and nearby events never print over each other (one "announced" per instant)', (t) => {
+  const rep = tinyRun(t);
+  const e = rep.events[0]!;
+  const other = rep.events.find((x) => x.region !== e.region)?.region ?? (e.region === 0 ? 1 : 0);
+  const crowded: SimReport = {
+    ...rep,
+    events: [
+      e,
+      { ...e, id: 'shed-2', region: other, T: e.T + 60_000, E: e.E + 60_000, announce: e.announce + 30_000 },
+      { ...e, id: 'shed-3', T: e.T + 30_000, E: e.E, announce: e.announce },
+    ],
+  };
+  const svg = renderSvg(crowded);
+  const panel = svg.slice(svg.indexOf('<g>'), svg.indexOf('</g>'));
+  const labels = [...panel.matchAll(/<text x="([\d.]+)" y="([\d.]+)"(?: text-anchor="(\w+)")?[^>]*>([^<]*)<\/text>/g)]
+    .filter((m) => /announced|no power|throttled/.test(m[4]!))
+    .map((m) => {
+      const x = Number(m[1]);
+      const w = 7 * m[4]!.length;
+      return { text: m[4]!, y: Number(m[2]), x0: m[3] === 'end' ? x - w : x, x1: m[3] === 'end' ? x : x + w };
+    });
+  assert.equal(labels.filter((l) => l.text === 'announced').length, 2, 'one "announced" per announcement instant');
+  assert.equal(labels.length, 5);
+  for (let i = 0; i < labels.length; i++) {
+    for (let j = i + 1; j < labels.length; j++) {
+      const a = labels[i]!;
+      const b = labels[j]!;
+      assert.ok(a.y !== b.y || a.x1 <= b.x0 || b.x1 <= a.x0, `"${a.text}" and "${b.text}" overlap at y ${a.y}`);
+    }
+  }
+});
