@@ -170,8 +170,8 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     rateLimit: () => serving.prepared.loaded.config.http.rateLimit,
     ...(httpTls?.tls ? { https: httpTls.tls.options } : {}),
     operator,
-    fleet: () =>
-      operator.fleet(
+    fleet: async () => ({
+      ...(await operator.fleet(
         serving.prepared.loaded.regions.map((r) => ({
           id: r.id,
           name: r.name,
@@ -179,7 +179,9 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
           ...(r.capacity ? { capacityUnits: r.capacity.units } : {}),
           ...(r.power ? { power: r.power } : {}),
         })),
-      ),
+      )),
+      storeLoss: stateSvc.status().loss ?? null,
+    }),
     readiness: () =>
       readiness({
         config: { hash: serving.prepared.loaded.hash, file: serving.prepared.loaded.file },
@@ -208,6 +210,11 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       audit: (limit) => stateSvc.audit(limit),
       demand: async () => (await store.snapshot()).demand,
       plan: () => serving.prepared.state.plan,
+      store: () => {
+        const st = stateSvc.status();
+        return { backend: st.backend, ready: st.ready, stale: st.stale, detail: st.why, loss: st.loss ?? null, losses: st.losses ?? 0 };
+      },
+      confirmLoss: (actor, reason) => stateSvc.confirmLoss(actor, reason),
     },
   });
   const httpAddr = parseListen(o.httpListen ?? cfg.http.listen);

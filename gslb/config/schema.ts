@@ -139,6 +139,11 @@ export const StateSchema = Type.Object(
         prefix: Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', default: 'gridsteer', description: 'key prefix (inside the hash tag); nodes of one fleet share it' }),
         waitReplicas: Type.Integer({ minimum: 0, maximum: 16, default: 0, description: 'replicas that must acknowledge an override or audit write (WAIT n) before it is reported done; 0 = the primary alone (use appendfsync always)' }),
         waitTimeoutMs: Type.Integer({ minimum: 10, default: 1000, description: 'how long to wait for those replicas, ms' }),
+        onLoss: Type.Union([Type.Literal('hold'), Type.Literal('accept')], {
+          default: 'hold',
+          description:
+            "what a data loss (the store's revision went back, or its epoch or format marker vanished, while this node had seen data) does: hold = keep serving the last plan until an operator confirms (gridsteer store confirm-loss); accept = plan from the store as it is now. Both log it at error level, count it and audit it",
+        }),
       },
       { ...strict, default: {}, description: 'the Redis store' },
     ),

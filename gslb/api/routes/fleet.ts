@@ -18,11 +18,12 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { apiError } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
-import { StoreError } from '../../state/store.js';
+import { StoreError, type StoreLoss } from '../../state/store.js';
+import { StoreLossSchema } from './state.js';
 import type { FleetView } from '../../control/fleet.js';
 
 export interface FleetRoutesOptions extends Record<string, unknown> {
-  fleet: () => Promise<FleetView & { revision: number }>;
+  fleet: () => Promise<FleetView & { revision: number; storeLoss?: StoreLoss | null }>;
   /** How often the stream looks for changes, ms (default 1000). */
   streamTickMs?: number;
   /** Longest gap between two `fleet` events, ms (default 10 000). */
@@ -100,6 +101,7 @@ const RegionsSchema = Type.Object({
   revision: Type.Integer({ description: 'the store revision read' }),
   unplaced: Type.Number({ description: 'expected fraction of demand no region admits now' }),
   regions: Type.Array(RegionViewSchema),
+  storeLoss: Opt(Type.Union([StoreLossSchema, Type.Null()], { description: 'a data loss of the state store this node holds its last plan for (null when none): the dashboard shows it as a banner' })),
 });
 
 function storeFailure(e: unknown): never {
@@ -108,8 +110,8 @@ function storeFailure(e: unknown): never {
 }
 
 /** The key that decides whether a stream sends: what changes the picture, not the ages. */
-function changeKey(v: FleetView & { revision: number }): string {
-  return JSON.stringify([v.planVersion, v.revision, v.regions.map((r) => [r.share, r.down, r.refuse, r.ttlCap, r.next?.at, r.traffic, r.health?.up])]);
+function changeKey(v: FleetView & { revision: number; storeLoss?: StoreLoss | null }): string {
+  return JSON.stringify([v.planVersion, v.revision, v.storeLoss?.detectedAt ?? null, v.regions.map((r) => [r.share, r.down, r.refuse, r.ttlCap, r.next?.at, r.traffic, r.health?.up])]);
 }
 
 export const fleetRoutes: ApiPlugin<FleetRoutesOptions> = async (app, opts) => {
@@ -140,7 +142,7 @@ export const fleetRoutes: ApiPlugin<FleetRoutesOptions> = async (app, opts) => {
 
   app.get('/v1/regions', { onRequest: app.requireRole('viewer'), schema: { response: { 200: RegionsSchema, ...errorResponses } } }, async () => {
     const v = await read();
-    return { now: v.now, planVersion: v.planVersion, revision: v.revision, unplaced: v.unplaced, regions: v.regions };
+    return { now: v.now, planVersion: v.planVersion, revision: v.revision, unplaced: v.unplaced, regions: v.regions, ...(v.storeLoss !== undefined ? { storeLoss: v.storeLoss } : {}) };
   });
 
   app.get(
