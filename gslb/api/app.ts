@@ -5,8 +5,9 @@
  * - errors are `{ error: { code, message, field?, details? } }` with a code from
  *   gslb/api/errors.ts (also for unknown routes, bad JSON, wrong content types, oversized
  *   bodies and schema violations); bad input is always a 4xx naming the field;
- * - request bodies are JSON only (`application/json`), at most BODY_LIMIT bytes;
- *   an empty JSON body counts as no body;
+ * - request bodies are JSON only (`application/json`, UTF-8), at most BODY_LIMIT bytes;
+ *   an empty JSON body counts as no body; strict.ts holds the rules every route's input
+ *   follows before its schema is checked (query integers, text, bodies, Authorization);
  * - `Cache-Control: no-store`; the client address is the socket's (`trustProxy` off);
  * - once closing starts, every route but /healthz and /readyz answers 503 GSLB_ERR_NOT_READY
  *   and /readyz reports not ready.
@@ -20,6 +21,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyHttpOptions
 import type { Logger } from 'pino';
 import { apiError, toApiError, type ApiError } from './errors.js';
 import { registerAuth } from './auth.js';
+import { registerStrictInputs } from './strict.js';
 import type { ApiInstance, TypeBoxTypeProvider } from './schemas.js';
 import { probeRoutes } from './routes/probes.js';
 import { configRoutes } from './routes/config.js';
@@ -113,8 +115,15 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   // JSON only. An empty body with a JSON content type is "no body" (curl -X POST -H … sends that).
   const defaultJson = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = String(body); // parseAs: 'string' delivers a string
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = utf8.decode(body as Buffer); // parseAs: 'buffer' delivers a Buffer
+    } catch {
+      done(apiError('GSLB_ERR_BAD_JSON', { reason: 'it is not valid UTF-8' }, { field: 'body' }), undefined);
+      return;
+    }
     if (text.trim() === '') {
       done(null, undefined);
       return;
@@ -135,6 +144,9 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     });
   });
 
+  // Strict inputs: one Authorization header, no body where none is taken, JSON in UTF-8 only,
+  // decimal query integers, text without control characters (strict.ts).
+  registerStrictInputs(fastify);
   registerAuth(fastify, deps.tokens);
   if (deps.tokens.size === 0) {
     log.warn(

@@ -204,7 +204,7 @@ export const HttpServerSchema = Type.Object(
         writesPerMinute: Type.Integer({ minimum: 0, maximum: 100000, default: 120, description: 'operator writes (POST/DELETE other than /v1/signals) per token per minute, in bursts of up to that many; 0 = no limit' }),
         explainPerMinute: Type.Integer({ minimum: 0, maximum: 100000, default: 600, description: 'GET /v1/explain per token (or client address without one) per minute; 0 = no limit' }),
       },
-      { ...strict, default: {}, description: 'rate limits: over them the API answers 429 GSLB_ERR_RATE_LIMITED with Retry-After' },
+      { ...strict, default: {}, description: 'rate limits, per node (each node keeps its own buckets: N nodes give a caller N times the budget): over them the API answers 429 GSLB_ERR_RATE_LIMITED with Retry-After' },
     ),
   },
   { ...strict, default: {}, description: 'the HTTP API' },
