@@ -48,6 +48,11 @@ const QUIET_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Answers any error with its table code and logs it: faults at error, refusals of access at info, bad input at debug. */
 function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (clientWentAway(err, request)) {
+    // Not a fault of ours: the client aborted (e.g. a large upload cut off). Nothing was done.
+    request.log.info({ method: request.method, url: request.url.slice(0, 200), reason: (err as Error)?.message }, 'api: the client closed the connection before its request was read; nothing was done');
+    return reply.code(400).send(apiError('GSLB_ERR_BAD_REQUEST', { reason: 'the request was aborted by the client' }).toBody());
+  }
   const e: ApiError = toApiError(err, {
     requestId: request.id,
     bodyLimit: request.routeOptions?.bodyLimit ?? BODY_LIMIT,
@@ -61,6 +66,14 @@ function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): 
   reply.header('cache-control', 'no-store');
   reply.header('x-content-type-options', 'nosniff');
   return reply.code(e.statusCode).send(e.toBody());
+}
+
+/** Whether `err` comes from the client closing its connection while its request was read. */
+function clientWentAway(err: unknown, request: FastifyRequest): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = (err as Error | null)?.message;
+  if (code === 'ECONNRESET' || code === 'ECONNABORTED' || code === 'ERR_STREAM_PREMATURE_CLOSE') return true;
+  return message === 'aborted' && (request.raw.destroyed || request.raw.socket?.destroyed === true);
 }
 
 /**
