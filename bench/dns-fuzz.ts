@@ -185,6 +185,14 @@ async function main(): Promise<number> {
   const started = Date.now();
   const cfg = makeConfig();
   const server = spawn(process.execPath, [cli, 'serve', '--config', cfg.file, '--workers', String(WORKERS), '--dns-listen', '127.0.0.1:0', '--http-listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Ctrl-C or a kill of the campaign stops the server it started.
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      server.kill('SIGKILL');
+      cfg.cleanup();
+      process.exit(130);
+    });
+  }
   const logs: string[] = [];
   let exited: string | null = null;
   server.on('exit', (code, signal) => (exited = `${signal ?? code}`));
