@@ -15,6 +15,10 @@
  *    they plan from the store as it is now (the drain put back keeps us-va drained; ending it
  *    brings us-va back), the confirmation is audited, and a second confirm is refused 404.
  *
+ * 5. the store alone (RedisStore): `onLoss: hold` hands no revision on until confirmLoss, a
+ *    second confirm is `not_found`; `onLoss: accept` logs and audits the loss, then plans from
+ *    the emptied store at once.
+ *
  * geoip is disabled: every client is at the default location (Ashburn): us-va, then us-tx.
  */
 import { after, before, test } from 'node:test';
@@ -30,6 +34,7 @@ import { apiCall, type ApiReply } from './helpers/api.js';
 import { scrape, sumOf } from './helpers/metrics.js';
 import { spawnServer, writeTestConfig, type RunningServer, type TestConfig } from './helpers/server.js';
 import { startRedis, type RunningRedis } from './helpers/redis.js';
+import { RedisStore } from '../gslb/state/redis-store.js';
 
 const OPERATOR = 'store-loss-operator-3c9d';
 const VIEWER = 'store-loss-viewer-81be';
@@ -191,4 +196,72 @@ test('confirm on node 1 resumes both nodes from the store as it is now; audited;
   const again = await api(nodes[0]!, 'POST', '/v1/store/confirm-loss', OPERATOR, { reason: 'twice' });
   assert.equal(again.status, 404);
   assert.equal((again.body.error as { code: string }).code, 'GSLB_ERR_NOT_FOUND');
+});
+
+// The store itself (RedisStore against the same redis-server, prefixes of their own): the
+// policies `hold` and `accept`, a flush of the prefix's keys as the loss.
+
+const T0 = 1_796_000_000_000;
+const drainOv = (reason: string) => ({ region: 'us-va', action: 'drain' as const, value: 0, ramp: 0, actor: 'ops/alice', reason, start: T0 });
+
+async function flushPrefix(prefix: string): Promise<void> {
+  const keys = (await redis.command('KEYS', `gs:{${prefix}}:*`)) as string[];
+  if (keys.length > 0) await redis.command('DEL', ...keys);
+}
+
+async function storeUntil(what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !ok(); i++) await sleep(50);
+  assert.ok(ok(), what);
+}
+
+test('RedisStore, onLoss hold: the loss is held (no revision handed on) until confirmLoss; ids and seqs are new', { timeout: 60_000 }, async (t) => {
+  const prefix = `hold${process.pid}`;
+  const logs: string[] = [];
+  const store = new RedisStore({ url: redis.url, prefix, pollMs: 100, log: (level, msg) => logs.push(`${level} ${msg}`) });
+  t.after(() => store.close());
+  await store.start();
+  const heard: number[] = [];
+  store.onRevision((r) => heard.push(r));
+  const first = await store.createOverride(drainOv('before'), T0);
+  const lostSeq = (await store.audit(10))[0]!.seq;
+  await flushPrefix(prefix);
+  await storeUntil('the loss is seen', () => store.status().loss != null);
+  const st = store.status();
+  assert.equal(st.stale, true);
+  assert.equal(st.losses, 1);
+  assert.match(st.detail, /DATA LOSS/);
+  assert.ok(logs.some((l) => /^error state: DATA LOSS/.test(l)), logs.join('\n'));
+  const heardAtLoss = heard.length;
+  const second = await store.createOverride(drainOv('after'), T0 + 1);
+  assert.notEqual(second.override.id, first.override.id);
+  await sleep(400);
+  assert.equal(heard.length, heardAtLoss, 'no revision is handed on while the loss is held');
+  const audit = await store.audit(10);
+  assert.deepEqual(audit.map((e) => e.action), ['override.create', 'store.loss']);
+  for (const e of audit) assert.ok(e.seq > lostSeq, `seq ${e.seq} > ${lostSeq}`);
+  const c = await store.confirmLoss('ops/bob', 'put back', T0 + 2);
+  assert.match(c.loss.why, new RegExp(`prefix ${prefix}`));
+  assert.equal(store.status().loss, null);
+  assert.equal(store.status().stale, false);
+  assert.equal(heard.at(-1), c.revision, 'the confirmation hands the store revision on');
+  assert.equal((await store.audit(1))[0]!.action, 'store.loss.confirm');
+  await assert.rejects(store.confirmLoss('ops/bob', 'again', T0 + 3), (e: Error & { code?: string }) => e.code === 'not_found');
+});
+
+test('RedisStore, onLoss accept: reported and audited as loudly, then planned from at once', { timeout: 60_000 }, async (t) => {
+  const prefix = `accept${process.pid}`;
+  const logs: string[] = [];
+  const store = new RedisStore({ url: redis.url, prefix, pollMs: 100, onLoss: 'accept', log: (level, msg) => logs.push(`${level} ${msg}`) });
+  t.after(() => store.close());
+  await store.start();
+  const heard: number[] = [];
+  store.onRevision((r) => heard.push(r));
+  await store.createOverride(drainOv('before'), T0);
+  await flushPrefix(prefix);
+  await storeUntil('the loss is counted', () => store.status().losses === 1);
+  await storeUntil('and accepted', () => store.status().loss === null && !store.status().stale);
+  assert.ok(logs.some((l) => /^error state: DATA LOSS.*onLoss is accept/.test(l)), logs.join('\n'));
+  assert.equal(heard.at(-1), 0, 'the emptied store (revision 0) is handed on');
+  assert.deepEqual((await store.audit(10)).map((e) => e.action), ['store.loss']);
+  assert.deepEqual((await store.snapshot()).overrides, []);
 });
