@@ -257,7 +257,7 @@ async function main(): Promise<number> {
   let lastReport = t0;
   while (sent < PACKETS && exited === null) {
     for (let k = 0; k < BATCH && sent < PACKETS; k++) {
-      if (sent % tcpEvery === 0 && openConns < 8 && PACKETS - sent >= PER_CONN) {
+      if (TCP_SHARE > 0 && sent % tcpEvery === 0 && openConns < 8 && PACKETS - sent >= PER_CONN) {
         const { writes } = fuzzTcpWrites(r, sent, PER_CONN);
         sent += PER_CONN;
         tcpSent += PER_CONN;
