@@ -14,6 +14,7 @@ import pino, { type Logger } from 'pino';
 
 import { parseListen } from './dns/server.js';
 import { prepare } from './serve/serving.js';
+import { ConfigError } from './config/load.js';
 import { ServingHolder } from './serve/current.js';
 import { DnsProcesses } from './serve/supervisor.js';
 import { reloader } from './serve/reload.js';
@@ -58,6 +59,11 @@ export interface Running {
   http: string;
   /** Re-reads the configuration (SIGHUP, POST /v1/config/reload). Throws ConfigError. */
   reload(): Promise<{ version: string; changed: boolean }>;
+  /**
+   * A reload asked for by a signal (SIGHUP): never rejects; a refusal is one JSON log line at
+   * error level with every issue (`{file, line?, column?, path, message}`), like the API's 422.
+   */
+  reloadBySignal(signal: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -170,8 +176,8 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     rateLimit: () => serving.prepared.loaded.config.http.rateLimit,
     ...(httpTls?.tls ? { https: httpTls.tls.options } : {}),
     operator,
-    fleet: () =>
-      operator.fleet(
+    fleet: async () => ({
+      ...(await operator.fleet(
         serving.prepared.loaded.regions.map((r) => ({
           id: r.id,
           name: r.name,
@@ -179,7 +185,9 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
           ...(r.capacity ? { capacityUnits: r.capacity.units } : {}),
           ...(r.power ? { power: r.power } : {}),
         })),
-      ),
+      )),
+      storeLoss: stateSvc.status().loss ?? null,
+    }),
     readiness: () =>
       readiness({
         config: { hash: serving.prepared.loaded.hash, file: serving.prepared.loaded.file },
@@ -208,6 +216,11 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       audit: (limit) => stateSvc.audit(limit),
       demand: async () => (await store.snapshot()).demand,
       plan: () => serving.prepared.state.plan,
+      store: () => {
+        const st = stateSvc.status();
+        return { backend: st.backend, ready: st.ready, stale: st.stale, detail: st.why, loss: st.loss ?? null, losses: st.losses ?? 0 };
+      },
+      confirmLoss: (actor, reason) => stateSvc.confirmLoss(actor, reason),
     },
   });
   const httpAddr = parseListen(o.httpListen ?? cfg.http.listen);
@@ -227,6 +240,18 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     dns: dnsAddresses,
     http: httpUrl,
     reload,
+    async reloadBySignal(signal: string) {
+      try {
+        const r = await reload();
+        log.info({ module: 'config', signal, version: r.version, changed: r.changed }, `config: reload by ${signal} done`);
+      } catch (e) {
+        const issues = e instanceof ConfigError ? e.issues : undefined;
+        log.error(
+          { module: 'config', signal, ...(issues ? { issues } : { err: (e as Error).message }) },
+          `config: reload by ${signal} refused${issues ? `: ${issues.length} problem(s) in the files` : ''}; still serving the previous configuration`,
+        );
+      }
+    },
     async close() {
       if (closing) return;
       closing = true;

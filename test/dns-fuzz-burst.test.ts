@@ -1,7 +1,9 @@
 /**
- * A burst of random and mutated packets over UDP and TCP at a running server (its own
- * process, two DNS workers), after which real `dig +tries=3` still gets its answer and
- * the server's malformed-packet counters show the burst arrived.
+ * A burst of fuzz packets (test/helpers/dns-fuzz.ts: every EDNS option, count and length
+ * lies, compression loops; TCP framing lies) over UDP and TCP at a running server (its own
+ * process, two DNS workers), after which real `dig +tries=3` still gets its answer, no
+ * worker exited and the server's malformed-packet counters show the burst arrived. The
+ * 1M-packet campaign with the same generator is bench/dns-fuzz.ts (docs/dns-fuzz.md).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,41 +13,12 @@ import net from 'node:net';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { writeTestConfig } from './helpers/server.js';
-import { xorshift32 } from './helpers/policy.js';
+import { fuzzPacket, fuzzRng, fuzzTcpWrites } from './helpers/dns-fuzz.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-function rng(seed: number): () => number {
-  const next = xorshift32(seed);
-  return () => next() / 0x100000000;
-}
-
-/** A well-formed A query for api.gslb.example.com with an ECS option. */
-function seedQuery(id: number): Buffer {
-  const name = Buffer.from([3, ...Buffer.from('api'), 4, ...Buffer.from('gslb'), 7, ...Buffer.from('example'), 3, ...Buffer.from('com'), 0]);
-  const hdr = Buffer.from([id >> 8, id & 0xff, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1]);
-  const opt = Buffer.from([0, 0, 41, 4, 208, 0, 0, 0, 0, 0, 11, 0, 8, 0, 7, 0, 1, 24, 0, 198, 51, 100]);
-  return Buffer.concat([hdr, name, Buffer.from([0, 1, 0, 1]), opt]);
-}
-
-function mutated(r: () => number, i: number): Buffer {
-  const b = seedQuery(i & 0xffff);
-  switch (i % 4) {
-    case 0:
-      for (let k = 0; k < 4; k++) b[Math.floor(r() * b.length)]! ^= 1 << Math.floor(r() * 8);
-      return b;
-    case 1:
-      return b.subarray(0, Math.floor(r() * b.length));
-    case 2:
-      b.writeUInt16BE(Math.floor(r() * 65536), 4 + 2 * Math.floor(r() * 4));
-      return b;
-    default:
-      return Buffer.from(Array.from({ length: Math.floor(r() * 300) }, () => Math.floor(r() * 256)));
-  }
-}
-
-test('a burst of 30,000 malformed packets over UDP and TCP leaves the server answering dig', async (t) => {
+test('a burst of 30,000 fuzz packets over UDP and TCP leaves the server answering dig', { timeout: 180_000 }, async (t) => {
   const cfg = writeTestConfig();
   t.after(() => cfg.cleanup());
   const child = spawn(process.execPath, [`${root}dist/gslb/cli/main.js`, 'serve', '--config', cfg.file, '--workers', '2', '--dns-listen', '127.0.0.1:0', '--http-listen', '127.0.0.1:0'], {
@@ -67,7 +40,9 @@ test('a burst of 30,000 malformed packets over UDP and TCP leaves the server ans
     child.on('exit', (code) => reject(new Error(`server exited early (${code})`)));
   });
   const port = Number(/:(\d+)$/.exec(ready.dns[0]!)![1]);
-  const r = rng(20261130);
+  const r = fuzzRng(20261130);
+  const logs: string[] = [];
+  child.stdout!.on('data', (d: Buffer) => logs.push(...d.toString().split('\n').filter(Boolean)));
 
   // UDP: 25,000 packets in paced batches (bounded count and time).
   const sock = dgram.createSocket('udp4');
@@ -76,7 +51,7 @@ test('a burst of 30,000 malformed packets over UDP and TCP leaves the server ans
   sock.on('message', () => replies++);
   await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', () => resolve()));
   for (let i = 0; i < 25_000; i++) {
-    sock.send(mutated(r, i), port, '127.0.0.1');
+    sock.send(fuzzPacket(r, i).packet, port, '127.0.0.1');
     if (i % 500 === 499) await new Promise((res) => setTimeout(res, 5));
   }
 
@@ -89,12 +64,7 @@ test('a burst of 30,000 malformed packets over UDP and TCP leaves the server ans
         s.on('close', () => resolve());
         s.on('data', () => {});
         s.on('connect', () => {
-          for (let i = 0; i < 500; i++) {
-            const m = mutated(r, c * 1000 + i);
-            const len = Buffer.alloc(2);
-            len.writeUInt16BE(i % 97 === 0 ? 65535 : m.length);
-            s.write(Buffer.concat([len, m]));
-          }
+          for (const w of fuzzTcpWrites(r, c * 1000, 500).writes) s.write(w);
           s.end();
           setTimeout(() => {
             s.destroy();
@@ -117,4 +87,5 @@ test('a burst of 30,000 malformed packets over UDP and TCP leaves the server ans
   const malformed = [...metrics.matchAll(/^gridsteer_dns_malformed_total\{reason="[^"]+"\} (\d+)/gm)].reduce((a, m) => a + Number(m[1]), 0);
   assert.ok(malformed > 10_000, `malformed packets were counted (${malformed})`);
   assert.doesNotMatch(metrics, /reason="internal_error"/, 'no packet reached the internal-error path');
+  assert.equal(logs.filter((l) => l.includes('dns worker exited')).length, 0, 'no DNS worker died');
 });

@@ -80,6 +80,12 @@ async function checkError(app: FastifyInstance, c: ErrorCase): Promise<void> {
 
 test('every error path answers the table code, with the field at fault', async (t) => {
   const app = await build(t);
+  // A route that takes a body (POST /v1/config/reload takes none: a body there is refused).
+  (app as unknown as ApiInstance).withTypeProvider<TypeBoxTypeProvider>().post(
+    '/v1/test/body',
+    { onRequest: (app as unknown as ApiInstance).requireRole('operator'), schema: { body: Type.Object({ reason: Type.Optional(Type.Unknown()) }) } },
+    async () => ({ ok: true }),
+  );
   const op = { ...bearer(OPERATOR), 'content-type': 'application/json' };
   const cases: ErrorCase[] = [
     { name: 'missing token', method: 'GET', url: '/v1/config', status: 401, code: 'GSLB_ERR_AUTH_REQUIRED', field: 'headers.authorization', message: /role viewer; send the header `Authorization: Bearer <token>`/ },
@@ -88,19 +94,39 @@ test('every error path answers the table code, with the field at fault', async (
     { name: 'not a bearer header', method: 'GET', url: '/v1/config', headers: { authorization: `Basic ${OPERATOR}` }, status: 401, code: 'GSLB_ERR_AUTH_INVALID', field: 'headers.authorization', message: /must be `Bearer <token>`/ },
     { name: 'viewer on an operator route', method: 'POST', url: '/v1/config/reload', headers: bearer(VIEWER), status: 403, code: 'GSLB_ERR_FORBIDDEN', message: /needs role operator; token "grafana" has role viewer/ },
     { name: 'ingest on a viewer route', method: 'GET', url: '/v1/config', headers: bearer(INGEST), status: 403, code: 'GSLB_ERR_FORBIDDEN', message: /needs role viewer; token "meter" has role ingest/ },
-    { name: 'malformed JSON', method: 'POST', url: '/v1/config/reload', headers: op, payload: '{"reason": ', status: 400, code: 'GSLB_ERR_BAD_JSON', field: 'body', message: /not valid JSON: .*JSON/ },
-    { name: 'prototype poisoning', method: 'POST', url: '/v1/config/reload', headers: op, payload: '{"__proto__": {"admin": true}}', status: 400, code: 'GSLB_ERR_BAD_JSON', field: 'body', message: /__proto__/ },
-    { name: 'wrong content type', method: 'POST', url: '/v1/config/reload', headers: { ...bearer(OPERATOR), 'content-type': 'text/plain' }, payload: 'reload please', status: 415, code: 'GSLB_ERR_UNSUPPORTED_MEDIA_TYPE', field: 'headers.content-type', message: /content type "text\/plain" is not accepted/ },
-    { name: 'form body', method: 'POST', url: '/v1/config/reload', headers: { ...bearer(OPERATOR), 'content-type': 'application/x-www-form-urlencoded' }, payload: 'a=1', status: 415, code: 'GSLB_ERR_UNSUPPORTED_MEDIA_TYPE', field: 'headers.content-type' },
-    { name: 'body without content type', method: 'POST', url: '/v1/config/reload', headers: bearer(OPERATOR), payload: '{}', status: 415, code: 'GSLB_ERR_UNSUPPORTED_MEDIA_TYPE', field: 'headers.content-type', message: /content type \(none\)/ },
-    { name: 'oversized body', method: 'POST', url: '/v1/config/reload', headers: op, payload: `"${'x'.repeat(BODY_LIMIT)}"`, status: 413, code: 'GSLB_ERR_BODY_TOO_LARGE', field: 'body', message: /larger than 1048576 bytes/ },
-    { name: 'oversized body, not authenticated: refused before reading', method: 'POST', url: '/v1/config/reload', headers: { 'content-type': 'application/json' }, payload: `"${'x'.repeat(BODY_LIMIT)}"`, status: 401, code: 'GSLB_ERR_AUTH_REQUIRED', field: 'headers.authorization' },
+    { name: 'malformed JSON', method: 'POST', url: '/v1/test/body', headers: op, payload: '{"reason": ', status: 400, code: 'GSLB_ERR_BAD_JSON', field: 'body', message: /not valid JSON: .*JSON/ },
+    { name: 'prototype poisoning', method: 'POST', url: '/v1/test/body', headers: op, payload: '{"__proto__": {"admin": true}}', status: 400, code: 'GSLB_ERR_BAD_JSON', field: 'body', message: /__proto__/ },
+    { name: 'wrong content type', method: 'POST', url: '/v1/test/body', headers: { ...bearer(OPERATOR), 'content-type': 'text/plain' }, payload: 'reload please', status: 415, code: 'GSLB_ERR_UNSUPPORTED_MEDIA_TYPE', field: 'headers.content-type', message: /content type "text\/plain" is not accepted/ },
+    { name: 'form body', method: 'POST', url: '/v1/test/body', headers: { ...bearer(OPERATOR), 'content-type': 'application/x-www-form-urlencoded' }, payload: 'a=1', status: 415, code: 'GSLB_ERR_UNSUPPORTED_MEDIA_TYPE', field: 'headers.content-type' },
+    { name: 'body without content type', method: 'POST', url: '/v1/test/body', headers: bearer(OPERATOR), payload: '{}', status: 415, code: 'GSLB_ERR_UNSUPPORTED_MEDIA_TYPE', field: 'headers.content-type', message: /content type \(none\)/ },
+    { name: 'oversized body', method: 'POST', url: '/v1/test/body', headers: op, payload: `"${'x'.repeat(BODY_LIMIT)}"`, status: 413, code: 'GSLB_ERR_BODY_TOO_LARGE', field: 'body', message: /larger than 1048576 bytes/ },
+    { name: 'oversized body, not authenticated: refused before reading', method: 'POST', url: '/v1/test/body', headers: { 'content-type': 'application/json' }, payload: `"${'x'.repeat(BODY_LIMIT)}"`, status: 401, code: 'GSLB_ERR_AUTH_REQUIRED', field: 'headers.authorization' },
+    { name: 'a body where the route takes none', method: 'POST', url: '/v1/config/reload', headers: op, payload: '{"a":1}', status: 400, code: 'GSLB_ERR_VALIDATION', field: 'body', message: /body is not taken by POST \/v1\/config\/reload; send no body/ },
+    { name: 'charset utf-16', method: 'POST', url: '/v1/test/body', headers: { ...op, 'content-type': 'application/json; charset=utf-16' }, payload: '{}', status: 415, code: 'GSLB_ERR_UNSUPPORTED_MEDIA_TYPE', field: 'headers.content-type', message: /content type "application\/json; charset=utf-16" is not accepted/ },
+    { name: 'empty parameters', method: 'POST', url: '/v1/test/body', headers: { ...op, 'content-type': 'application/json;;;' }, payload: '{}', status: 415, code: 'GSLB_ERR_UNSUPPORTED_MEDIA_TYPE', field: 'headers.content-type' },
+    { name: 'a NUL in body text', method: 'POST', url: '/v1/test/body', headers: op, payload: '{"reason":"a\\u0000"}', status: 400, code: 'GSLB_ERR_VALIDATION', field: 'body.reason', message: /body\.reason contains the control character U\+0000/ },
+    { name: 'limit=1e400', method: 'GET', url: '/v1/test/query?limit=1e400', headers: bearer(VIEWER), status: 400, code: 'GSLB_ERR_VALIDATION', field: 'querystring.limit', message: /querystring\.limit must be a decimal integer \(digits only, e\.g\. 100; got "1e400"\)/ },
+    { name: 'limit=0x10', method: 'GET', url: '/v1/test/query?limit=0x10', headers: bearer(VIEWER), status: 400, code: 'GSLB_ERR_VALIDATION', field: 'querystring.limit' },
+    { name: 'a NUL in query text', method: 'GET', url: '/v1/test/query?reason=a%00', headers: bearer(VIEWER), status: 400, code: 'GSLB_ERR_VALIDATION', field: 'querystring.reason', message: /U\+0000/ },
+    { name: 'invalid UTF-8 in query text', method: 'GET', url: '/v1/test/query?reason=%FF', headers: bearer(VIEWER), status: 400, code: 'GSLB_ERR_VALIDATION', field: 'querystring.reason', message: /not valid UTF-8/ },
     { name: 'unknown route', method: 'GET', url: '/v1/nope?x=1', status: 404, code: 'GSLB_ERR_NOT_FOUND', message: /route GET \/v1\/nope was not found/ },
     { name: 'wrong method', method: 'DELETE', url: '/v1/config', status: 404, code: 'GSLB_ERR_NOT_FOUND', message: /route DELETE \/v1\/config/ },
     { name: 'bad percent-encoding', method: 'GET', url: '/v1/%E0%A4%A', status: 400, code: 'GSLB_ERR_BAD_REQUEST', message: /not correctly percent-encoded/ },
     { name: 'unknown route with a bad body', method: 'PUT', url: '/nope', headers: { 'content-type': 'text/plain' }, payload: 'x', status: 404, code: 'GSLB_ERR_NOT_FOUND' },
   ];
+  (app as unknown as ApiInstance).withTypeProvider<TypeBoxTypeProvider>().get(
+    '/v1/test/query',
+    { onRequest: (app as unknown as ApiInstance).requireRole('viewer'), schema: { querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })), reason: Type.Optional(Type.String()) }, { additionalProperties: false }) } },
+    async (request) => ({ limit: request.query.limit ?? null }),
+  );
   for (const c of cases) await checkError(app, c);
+  // Accepted forms: RFC 9110 media types are case-insensitive, charset=utf-8 (any case, quoted).
+  for (const ct of ['application/json', 'application/JSON', 'Application/Json; charset=UTF-8', 'application/json;charset="utf-8"']) {
+    const ok = await app.inject({ method: 'POST', url: '/v1/test/body', headers: { ...op, 'content-type': ct }, payload: '{"reason":"tab\\tand newline\\n are text"}' });
+    assert.equal(ok.statusCode, 200, `${ct}: ${ok.body}`);
+  }
+  const limit = await app.inject({ method: 'GET', url: '/v1/test/query?limit=16', headers: bearer(VIEWER) });
+  assert.equal(limit.json().limit, 16, 'a decimal integer is read as such');
 
   const res = await app.inject({ method: 'GET', url: '/v1/config' });
   assert.equal(res.headers['www-authenticate'], 'Bearer realm="gridsteer"');

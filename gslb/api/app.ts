@@ -5,8 +5,9 @@
  * - errors are `{ error: { code, message, field?, details? } }` with a code from
  *   gslb/api/errors.ts (also for unknown routes, bad JSON, wrong content types, oversized
  *   bodies and schema violations); bad input is always a 4xx naming the field;
- * - request bodies are JSON only (`application/json`), at most BODY_LIMIT bytes;
- *   an empty JSON body counts as no body;
+ * - request bodies are JSON only (`application/json`, UTF-8), at most BODY_LIMIT bytes;
+ *   an empty JSON body counts as no body; strict.ts holds the rules every route's input
+ *   follows before its schema is checked (query integers, text, bodies, Authorization);
  * - `Cache-Control: no-store`; the client address is the socket's (`trustProxy` off);
  * - once closing starts, every route but /healthz and /readyz answers 503 GSLB_ERR_NOT_READY
  *   and /readyz reports not ready.
@@ -20,6 +21,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyHttpOptions
 import type { Logger } from 'pino';
 import { apiError, toApiError, type ApiError } from './errors.js';
 import { registerAuth } from './auth.js';
+import { registerStrictInputs } from './strict.js';
 import type { ApiInstance, TypeBoxTypeProvider } from './schemas.js';
 import { probeRoutes } from './routes/probes.js';
 import { configRoutes } from './routes/config.js';
@@ -46,6 +48,11 @@ const QUIET_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Answers any error with its table code and logs it: faults at error, refusals of access at info, bad input at debug. */
 function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (clientWentAway(err, request)) {
+    // Not a fault of ours: the client aborted (e.g. a large upload cut off). Nothing was done.
+    request.log.info({ method: request.method, url: request.url.slice(0, 200), reason: (err as Error)?.message }, 'api: the client closed the connection before its request was read; nothing was done');
+    return reply.code(400).send(apiError('GSLB_ERR_BAD_REQUEST', { reason: 'the request was aborted by the client' }).toBody());
+  }
   const e: ApiError = toApiError(err, {
     requestId: request.id,
     bodyLimit: request.routeOptions?.bodyLimit ?? BODY_LIMIT,
@@ -59,6 +66,14 @@ function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): 
   reply.header('cache-control', 'no-store');
   reply.header('x-content-type-options', 'nosniff');
   return reply.code(e.statusCode).send(e.toBody());
+}
+
+/** Whether `err` comes from the client closing its connection while its request was read. */
+function clientWentAway(err: unknown, request: FastifyRequest): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = (err as Error | null)?.message;
+  if (code === 'ECONNRESET' || code === 'ECONNABORTED' || code === 'ERR_STREAM_PREMATURE_CLOSE') return true;
+  return message === 'aborted' && (request.raw.destroyed || request.raw.socket?.destroyed === true);
 }
 
 /**
@@ -113,8 +128,15 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   // JSON only. An empty body with a JSON content type is "no body" (curl -X POST -H … sends that).
   const defaultJson = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = String(body); // parseAs: 'string' delivers a string
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = utf8.decode(body as Buffer); // parseAs: 'buffer' delivers a Buffer
+    } catch {
+      done(apiError('GSLB_ERR_BAD_JSON', { reason: 'it is not valid UTF-8' }, { field: 'body' }), undefined);
+      return;
+    }
     if (text.trim() === '') {
       done(null, undefined);
       return;
@@ -135,6 +157,9 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     });
   });
 
+  // Strict inputs: one Authorization header, no body where none is taken, JSON in UTF-8 only,
+  // decimal query integers, text without control characters (strict.ts).
+  registerStrictInputs(fastify);
   registerAuth(fastify, deps.tokens);
   if (deps.tokens.size === 0) {
     log.warn(

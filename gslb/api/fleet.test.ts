@@ -14,7 +14,7 @@ import { pino } from 'pino';
 import { buildApi } from './app.js';
 import type { ApiDeps } from './deps.js';
 import { loadTokens } from './auth.js';
-import { MAX_STREAMS } from './routes/fleet.js';
+import { MAX_STREAMS, MAX_STREAMS_PER_CALLER } from './routes/fleet.js';
 import { StoreError } from '../state/store.js';
 import type { FleetView } from '../control/fleet.js';
 
@@ -173,8 +173,40 @@ test('GET /v1/stream: the fleet on connect, again when it changes; a store that 
   assert.match(events[2]!.data, /store does not answer/);
 });
 
+/** Enough viewer tokens to fill every stream slot of a node within the per-caller limit. */
+const STREAM_VIEWERS = Array.from({ length: Math.ceil(MAX_STREAMS / MAX_STREAMS_PER_CALLER) + 1 }, (_, i) => `stream-viewer-${i}-0123456789abcdef`);
+const STREAM_TOKENS = loadTokens({ env: STREAM_VIEWERS.map((tok, i) => `viewer:v${i}:${tok}`).join(',') });
+
+test(`GET /v1/stream: at most ${MAX_STREAMS_PER_CALLER} per token (429), another token still gets one; closing one frees its place`, { timeout: 60_000 }, async (t) => {
+  const app = await build(t, { streamTickMs: 1000, tokens: STREAM_TOKENS });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const controllers: AbortController[] = [];
+  t.after(() => controllers.forEach((c) => c.abort()));
+  const open = async (token: string) => {
+    const c = new AbortController();
+    const res = await fetch(`${base}/v1/stream`, { headers: bearer(token), signal: c.signal });
+    if (res.status === 200) controllers.push(c);
+    else await res.body?.cancel().catch(() => undefined);
+    return res;
+  };
+  for (let i = 0; i < MAX_STREAMS_PER_CALLER; i++) assert.equal((await open(STREAM_VIEWERS[0]!)).status, 200, `stream ${i}`);
+  const over = await fetch(`${base}/v1/stream`, { headers: bearer(STREAM_VIEWERS[0]!) });
+  assert.equal(over.status, 429);
+  assert.equal(over.headers.get('retry-after'), '30');
+  assert.equal(((await over.json()) as { error: { code: string } }).error.code, 'GSLB_ERR_RATE_LIMITED');
+  assert.equal((await open(STREAM_VIEWERS[1]!)).status, 200, 'another token is not affected');
+  controllers[0]!.abort();
+  let status = 0;
+  for (let i = 0; i < 50 && status !== 200; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    status = (await open(STREAM_VIEWERS[0]!)).status;
+  }
+  assert.equal(status, 200, 'the closed stream freed its place');
+});
+
 test(`GET /v1/stream: at most ${MAX_STREAMS} at once; closing one frees its place`, { timeout: 60_000 }, async (t) => {
-  const app = await build(t, { streamTickMs: 1000 });
+  const app = await build(t, { streamTickMs: 1000, tokens: STREAM_TOKENS });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const controllers: AbortController[] = [];
@@ -182,10 +214,10 @@ test(`GET /v1/stream: at most ${MAX_STREAMS} at once; closing one frees its plac
   for (let i = 0; i < MAX_STREAMS; i++) {
     const c = new AbortController();
     controllers.push(c);
-    const res = await fetch(`${base}/v1/stream`, { headers: bearer(VIEWER), signal: c.signal });
+    const res = await fetch(`${base}/v1/stream`, { headers: bearer(STREAM_VIEWERS[i % (STREAM_VIEWERS.length - 1)]!), signal: c.signal });
     assert.equal(res.status, 200, `stream ${i}`);
   }
-  const over = await fetch(`${base}/v1/stream`, { headers: bearer(VIEWER) });
+  const over = await fetch(`${base}/v1/stream`, { headers: bearer(STREAM_VIEWERS.at(-1)!) });
   assert.equal(over.status, 503);
   assert.equal(over.headers.get('retry-after'), '30');
   assert.match(((await over.json()) as { error: { message: string } }).error.message, /poll GET \/v1\/regions/);
@@ -195,7 +227,7 @@ test(`GET /v1/stream: at most ${MAX_STREAMS} at once; closing one frees its plac
   for (let i = 0; i < 50 && status !== 200; i++) {
     await new Promise((r) => setTimeout(r, 20));
     const c = new AbortController();
-    const res = await fetch(`${base}/v1/stream`, { headers: bearer(VIEWER), signal: c.signal });
+    const res = await fetch(`${base}/v1/stream`, { headers: bearer(STREAM_VIEWERS.at(-1)!), signal: c.signal });
     status = res.status;
     if (status === 200) controllers.push(c);
     else await res.body?.cancel();

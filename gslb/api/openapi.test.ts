@@ -23,7 +23,7 @@ async function app() {
     configInfo: () => ({ version: 'v', file: 'f', loadedAt: 0, zones: [], names: [], regions: [] }),
     reload: never,
     explain: never,
-    state: { ingest: never, overrides: never, createOverride: never, endOverride: never, audit: never, demand: never, plan: () => ({ version: 'v', configHash: 'c', storeRevision: 0, computedAt: 0, regions: {} }) },
+    state: { ingest: never, overrides: never, createOverride: never, endOverride: never, audit: never, demand: never, plan: () => ({ version: 'v', configHash: 'c', storeRevision: 0, computedAt: 0, regions: {} }), store: () => ({ backend: 'memory', ready: true, stale: false, detail: '', loss: null, losses: 0 }), confirmLoss: never },
     operator: { drain: never, undrain: never, force: never, unforce: never, freeze: never, status: never, preview: never, enterEvent: never },
     fleet: never,
   });

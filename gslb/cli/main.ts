@@ -144,7 +144,7 @@ async function main(argv: string[]): Promise<number> {
         return 1;
       }
       process.on('SIGHUP', () => {
-        running.reload().catch((e: Error) => process.stderr.write(`gridsteer: reload failed, still serving the previous config:\n${e.message}\n`));
+        void running.reloadBySignal('SIGHUP');
       });
       await new Promise<void>((resolve) => {
         const stop = () => resolve();

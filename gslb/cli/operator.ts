@@ -7,10 +7,11 @@
  *   gridsteer force <region> clear --reason TEXT
  *   gridsteer freeze on|off --reason TEXT [--until WHEN]
  *   gridsteer status
+ *   gridsteer store [confirm-loss --reason TEXT]
  *   gridsteer preview drain|undrain|force|event|freeze …
  *
  * (POST/DELETE /v1/regions/:id/drain, POST/DELETE /v1/regions/:id/force, POST /v1/automation/freeze,
- * GET /v1/status, POST /v1/plan/preview.) Each takes --server, --token, --json and --help like
+ * GET /v1/status, GET /v1/store, POST /v1/store/confirm-loss, POST /v1/plan/preview.) Each takes --server, --token, --json and --help like
  * `gridsteer explain`. Durations are `90s`, `2m`, `1h30m`; a WHEN is ISO 8601 with a zone
  * (`2026-12-01T14:00Z`) or `+DURATION` from now.
  *
@@ -39,6 +40,37 @@ export interface HookView {
   url: string;
   lastCall: { phase: string; share: number; refuseNewStreams: boolean; outcome: string; at: number; httpStatus: number | null; error: string | null } | null;
   lastSuccessAt?: number | null;
+}
+
+/** A data loss in GET /v1/store (gslb/state/store.ts StoreLoss). */
+export interface StoreLossView {
+  detectedAt: number;
+  seenRevision: number;
+  revision: number;
+  why: string;
+}
+
+/** GET /v1/store. */
+export interface StoreView {
+  backend: string;
+  ready: boolean;
+  stale: boolean;
+  detail: string;
+  loss: StoreLossView | null;
+  losses: number;
+}
+
+/** The lines of `gridsteer store`. */
+export function storeLines(s: StoreView, now: number): string[] {
+  const lines = [`${s.backend} store: ${s.detail}`];
+  if (s.loss) {
+    lines.push(
+      `DATA LOSS seen ${formatRelative(s.loss.detectedAt, now)}: ${s.loss.why}`,
+      `  this node serves its plan of revision ${s.loss.seenRevision} until confirmed: put back what was lost, then`,
+      '  gridsteer store confirm-loss --reason "…"',
+    );
+  } else if (s.losses > 0) lines.push(`${s.losses} data loss(es) seen since this node started, all confirmed`);
+  return lines;
 }
 
 /** POST /v1/plan/preview. */
@@ -355,6 +387,17 @@ ${connectionUsage('operator')}`,
   region can take (GET /v1/status).
 
 ${connectionUsage('viewer')}`,
+  store: `usage: gridsteer store
+       gridsteer store confirm-loss --reason TEXT
+
+  The state store as this node sees it (GET /v1/store), with a data loss it holds: the store's
+  revision went back or its markers vanished (a Redis restarted without persistence), and the
+  node keeps serving its last plan. Put back what was lost (the audit log before the loss,
+  your own records), then confirm-loss: the node (and every node holding the same loss)
+  plans from the store as it is now (POST /v1/store/confirm-loss; audited).
+
+  --reason TEXT      confirm-loss: why the store as it is now is right (required)
+${connectionUsage('viewer')}`,
   preview: `usage: gridsteer preview drain <region> [--cap SHARE] [--ramp DURATION] [--by WHEN]
        gridsteer preview undrain <region>
        gridsteer preview force <region> up|down [--until WHEN]
@@ -378,6 +421,7 @@ export const OPERATOR_COMMANDS: Record<string, string> = {
   force: 'force <region> up|down|clear [--until WHEN] --reason TEXT',
   freeze: 'freeze on|off --reason TEXT [--until WHEN]',
   status: 'status',
+  store: 'store [confirm-loss --reason TEXT] (the state store; confirm a data loss)',
   preview: 'preview drain|undrain|force|event|freeze|shadow … (what would change)',
 };
 
@@ -407,6 +451,7 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   force: ['reason', 'until'],
   freeze: ['reason', 'until'],
   status: [],
+  store: ['reason'],
   preview: ['reason', 'cap', 'ramp', 'by', 'until', 'type', 'start', 'end', 'level', 'limit-w'],
 };
 
@@ -546,6 +591,22 @@ function build(cmd: string, pos: string[], v: Values, now: number, columns: numb
         render: (b, t) => {
           const { force, ended } = b as { force: OverrideView; ended: OverrideView[] };
           return render([...ended.flatMap((o) => overrideLines('ended', o, t)), ...overrideLines('created', force, t)]);
+        },
+      };
+    }
+    case 'store': {
+      if (pos.length === 0) {
+        if (v.reason !== undefined) throw new Usage('store takes --reason only with confirm-loss');
+        return { role: 'viewer', request: { method: 'GET', path: '/v1/store' }, render: (b, t) => render(storeLines(b as StoreView, t)) };
+      }
+      const [what] = positionals(cmd, pos, ['confirm-loss']) as [string];
+      if (what !== 'confirm-loss') throw new Usage(`store takes confirm-loss or nothing (got "${what}")`);
+      return {
+        role: 'operator',
+        request: { method: 'POST', path: '/v1/store/confirm-loss', body: { reason: reasonOf('store confirm-loss', v) } },
+        render: (b) => {
+          const { confirmed, revision } = b as { confirmed: StoreLossView; revision: number };
+          return render([`confirmed the data loss: ${confirmed.why}`, `  planning from the store as it is now (revision ${revision})`]);
         },
       };
     }

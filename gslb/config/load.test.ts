@@ -426,7 +426,7 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
   assert.deepEqual(c.state, {
     store: 'memory',
     file: 'var/gridsteer-state.jsonl',
-    redis: { url: 'redis://127.0.0.1:6379', prefix: 'gridsteer', waitReplicas: 0, waitTimeoutMs: 1000 },
+    redis: { url: 'redis://127.0.0.1:6379', prefix: 'gridsteer', waitReplicas: 0, waitTimeoutMs: 1000, onLoss: 'hold' },
     planDebounceMs: 50,
   });
   assert.deepEqual(c.collectors, {}, 'no collector runs unless configured');

@@ -139,6 +139,11 @@ export const StateSchema = Type.Object(
         prefix: Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', default: 'gridsteer', description: 'key prefix (inside the hash tag); nodes of one fleet share it' }),
         waitReplicas: Type.Integer({ minimum: 0, maximum: 16, default: 0, description: 'replicas that must acknowledge an override or audit write (WAIT n) before it is reported done; 0 = the primary alone (use appendfsync always)' }),
         waitTimeoutMs: Type.Integer({ minimum: 10, default: 1000, description: 'how long to wait for those replicas, ms' }),
+        onLoss: Type.Union([Type.Literal('hold'), Type.Literal('accept')], {
+          default: 'hold',
+          description:
+            "what a data loss (the store's revision went back, or its epoch or format marker vanished, while this node had seen data) does: hold = keep serving the last plan until an operator confirms (gridsteer store confirm-loss); accept = plan from the store as it is now. Both log it at error level, count it and audit it",
+        }),
       },
       { ...strict, default: {}, description: 'the Redis store' },
     ),
@@ -199,7 +204,7 @@ export const HttpServerSchema = Type.Object(
         writesPerMinute: Type.Integer({ minimum: 0, maximum: 100000, default: 120, description: 'operator writes (POST/DELETE other than /v1/signals) per token per minute, in bursts of up to that many; 0 = no limit' }),
         explainPerMinute: Type.Integer({ minimum: 0, maximum: 100000, default: 600, description: 'GET /v1/explain per token (or client address without one) per minute; 0 = no limit' }),
       },
-      { ...strict, default: {}, description: 'rate limits: over them the API answers 429 GSLB_ERR_RATE_LIMITED with Retry-After' },
+      { ...strict, default: {}, description: 'rate limits, per node (each node keeps its own buckets: N nodes give a caller N times the budget): over them the API answers 429 GSLB_ERR_RATE_LIMITED with Retry-After' },
     ),
   },
   { ...strict, default: {}, description: 'the HTTP API' },

@@ -15,7 +15,7 @@ export interface NodeMetricsSources {
   host: Pick<CollectorHost, 'counts' | 'stats'>;
   /** The plan in force. */
   plan(): Plan;
-  store(): { stale: boolean; clockSkewMs: number };
+  store(): { stale: boolean; clockSkewMs: number; loss?: unknown; losses?: number };
 }
 
 export function registerNodeMetrics(registry: Registry, s: NodeMetricsSources): void {
@@ -59,6 +59,23 @@ export function registerNodeMetrics(registry: Registry, s: NodeMetricsSources): 
     registers: [registry],
     collect() {
       this.set(s.store().stale ? 1 : 0);
+    },
+  });
+  new client.Gauge({
+    name: 'gridsteer_store_data_loss',
+    help: '1 while this node holds its last plan because the state store lost data (its revision went back, or its epoch or format marker vanished) and no operator has confirmed it yet, else 0',
+    registers: [registry],
+    collect() {
+      this.set(s.store().loss ? 1 : 0);
+    },
+  });
+  new client.Counter({
+    name: 'gridsteer_store_data_losses_total',
+    help: 'data losses of the state store this node has seen since it started (each also logged at error level and audited as store.loss)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(s.store().losses ?? 0);
     },
   });
   new client.Gauge({

@@ -14,7 +14,7 @@ import { FLEET, type Override, type OverrideAction, type Plan, type Signal } fro
 import { gridSharesAt, operatorShareAt, plan, type PlannerSettings } from '../policy/planner/index.js';
 import { SignalError, validateSignal } from '../state/signals.js';
 import type { SignalRecord, AuditEntry, StoreSnapshot } from '../model/snapshot.js';
-import { StoreError, type StateStore, type StoreStatus } from '../state/store.js';
+import { StoreError, type StateStore, type StoreLoss, type StoreStatus } from '../state/store.js';
 
 /** Largest clock difference between this node and the store before the node is not ready. */
 export const MAX_CLOCK_SKEW_MS = 250;
@@ -196,6 +196,15 @@ export class StateService {
       return this.planning;
     }
     this.planning = (async () => {
+      if (this.o.store.status().loss) {
+        // A data loss held for an operator: the last plan stays (frozen, as when failing static), never the emptied store's.
+        if (this.lastSnapshot && !this.frozen) {
+          this.frozen = true;
+          this.o.log.error({ module: 'state', loss: this.o.store.status().loss }, 'state: the store lost data: answering from the last plan until an operator confirms');
+          this.adopt(plan({ configHash: this.configHash, snapshot: this.lastSnapshot, settings: this.settings, frozen: true }), this.lastSnapshot.revision);
+        }
+        return;
+      }
       let snap: StoreSnapshot;
       try {
         snap = await this.o.store.snapshot();
@@ -234,6 +243,7 @@ export class StateService {
     const skewBad = Math.abs(st.clockSkewMs) > MAX_CLOCK_SKEW_MS;
     let why = st.detail;
     if (!this.started) why = `store not open: ${this.lastError ?? 'starting'}`;
+    else if (st.loss) why = st.detail;
     else if (this.lastError) why = `stale: ${this.lastError}; answering from plan ${this.current?.version ?? '(configuration)'}`;
     else if (skewBad) why = `this node's clock differs from the store's by ${st.clockSkewMs} ms (at most ${MAX_CLOCK_SKEW_MS} ms): fix NTP`;
     return { ...st, stale, planRevision: this.snapshotRev, lastError: this.lastError, ready: !stale && !skewBad, failingStatic: this.started && stale, skewBad, why };
@@ -429,6 +439,16 @@ export class StateService {
 
   async overrides(): Promise<Override[]> {
     return (await this.o.store.snapshot()).overrides;
+  }
+
+  /** Confirms the store's data loss (POST /v1/store/confirm-loss); audited in the store. */
+  async confirmLoss(actor: string, reason: string): Promise<{ loss: StoreLoss; revision: number }> {
+    if (reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
+    const r = await this.o.store.confirmLoss(actor, reason, this.clock());
+    this.o.log.warn({ module: 'state', actor, reason, loss: r.loss, revision: r.revision }, 'state: data loss confirmed by an operator: planning from the store as it is now');
+    this.snapshotRev = -1;
+    this.schedule(0);
+    return r;
   }
 
   async audit(limit: number): Promise<AuditEntry[]> {

@@ -44,6 +44,7 @@ export async function storeFor(c: Config, configFile: string, log: (level: 'info
       rules,
       waitReplicas: c.state.redis.waitReplicas,
       waitTimeoutMs: c.state.redis.waitTimeoutMs,
+      onLoss: c.state.redis.onLoss,
       log,
     });
   }

@@ -10,6 +10,7 @@ import { FLAG, QTYPE, UDP_MIN } from './constants.js';
 import { makeResponder, query } from './testing.js';
 import { newParsedQuery, parseQuery, Verdict } from './query.js';
 import { xorshift32 } from '../../test/helpers/policy.js';
+import { FRAMINGS, MUTATIONS, fuzzPacket, fuzzRng, fuzzTcpWrites } from '../../test/helpers/dns-fuzz.js';
 
 /** Floats in [0, 1) from xorshift32: a failure names a reproducible seed and index. */
 function rng(seed: number): () => number {
@@ -117,4 +118,64 @@ test('fuzz: 120,000 random and mutated packets never break the responder', () =>
   assert.ok((verdicts.get(Verdict.FORMERR) ?? 0) > 10_000, `FORMERR verdicts: ${verdicts.get(Verdict.FORMERR)}`);
   assert.ok((verdicts.get(Verdict.DROP) ?? 0) > 1_000, `DROP verdicts: ${verdicts.get(Verdict.DROP)}`);
   assert.ok(answered > 100_000);
+});
+
+test('fuzz: 60,000 packets of the shared generator (every option, count and length lies, compression loops) never break the responder', () => {
+  const resp = makeResponder();
+  const r = fuzzRng(0x20261202);
+  const p = newParsedQuery();
+  const kinds = new Map<string, number>();
+  let answered = 0;
+  for (let i = 0; i < 60_000; i++) {
+    const { packet: pkt, mutation } = fuzzPacket(r, i);
+    kinds.set(mutation, (kinds.get(mutation) ?? 0) + 1);
+    const tcp = i % 4 === 0;
+    const verdict = parseQuery(pkt, p);
+    const udpLimit = p.edns && verdict !== Verdict.DROP ? Math.max(UDP_MIN, Math.min(p.udpSize, 1232)) : UDP_MIN;
+    let out: Buffer | null;
+    try {
+      out = resp.answer(pkt, tcp);
+    } catch (e) {
+      assert.fail(`packet ${i} (${mutation}, ${pkt.toString('hex')}) threw: ${(e as Error).message}`);
+    }
+    if (out === null) {
+      assert.ok(pkt.length < 12 || (pkt.readUInt16BE(2) & FLAG.QR) !== 0, `packet ${i} (${mutation}) dropped without reason: ${pkt.toString('hex')}`);
+      continue;
+    }
+    answered++;
+    let m;
+    try {
+      m = decodeMessage(out);
+    } catch (e) {
+      assert.fail(`reply to packet ${i} (${mutation}, ${pkt.toString('hex')}) does not decode: ${(e as Error).message}: ${out.toString('hex')}`);
+    }
+    assert.equal(m.id, pkt.readUInt16BE(0), `packet ${i}: id`);
+    assert.ok(m.flags & FLAG.QR, `packet ${i}: QR`);
+    if (!tcp) assert.ok(out.length <= udpLimit, `packet ${i} (${mutation}): UDP reply of ${out.length} bytes exceeds ${udpLimit}`);
+  }
+  assert.equal(resp.stats.snapshot().malformed.internal_error, undefined, 'the internal-error path was never taken');
+  for (const k of MUTATIONS) assert.ok((kinds.get(k) ?? 0) > 1000, `mutation ${k} ran ${kinds.get(k) ?? 0} times`);
+  assert.ok(answered > 30_000, `answered ${answered}`);
+});
+
+test('fuzz: the TCP framing generator carries every framing lie, and honest frames parse back', () => {
+  const r = fuzzRng(7);
+  const seen = new Set<string>();
+  for (let i = 0; i < 200; i++) {
+    const { writes, framings } = fuzzTcpWrites(r, i * 50, 50);
+    for (const f of framings) seen.add(f);
+    const stream = Buffer.concat(writes);
+    if (framings.every((f) => f === 'honest' || f === 'split' || f === 'pipelined' || f === 'prefix-half')) {
+      // An honest stream reads back as exactly `framings.length` messages.
+      let at = 0;
+      let n = 0;
+      while (at + 2 <= stream.length) {
+        at += 2 + stream.readUInt16BE(at);
+        n++;
+      }
+      assert.equal(at, stream.length);
+      assert.equal(n, framings.length);
+    }
+  }
+  for (const f of FRAMINGS) assert.ok(seen.has(f), `framing ${f} generated`);
 });

@@ -11,17 +11,26 @@
  * | key                          | type   | holds                                                    |
  * | ---------------------------- | ------ | -------------------------------------------------------- |
  * | `gs:{gridsteer}:format`      | string | the store format of every key below (STORE_FORMAT)       |
+ * | `gs:{gridsteer}:epoch`       | string | when this store's data began (ms epoch, decimal; SET NX) |
+ * | `gs:{gridsteer}:lossok`      | string | JSON {epoch, revision}: the last data loss an operator confirmed |
  * | `gs:{gridsteer}:rev`         | string | the store revision (INCR by every write script)          |
  * | `gs:{gridsteer}:sig`         | hash   | signal id → JSON SignalRecord                            |
  * | `gs:{gridsteer}:ov`          | hash   | override id → JSON Override (live overrides only)        |
- * | `gs:{gridsteer}:ovseq`       | string | the last override number (`ov-<n>`)                      |
+ * | `gs:{gridsteer}:ovseq`       | string | the last override number n (ids `ov-<epoch base 36>-<n>`) |
  * | `gs:{gridsteer}:audit`       | list   | JSON AuditEntry, newest at the head (LPUSH)              |
- * | `gs:{gridsteer}:auditseq`    | string | the last audit seq                                       |
+ * | `gs:{gridsteer}:auditseq`    | string | the last audit seq (a new store starts it at its epoch)  |
  * | `gs:{gridsteer}:demand`      | hash   | `<bucket>\|<home>\|<name>` → queries (all nodes summed)  |
  * | `gs:{gridsteer}:demandidx`   | zset   | the same fields scored by bucket (ms), for pruning       |
  * | `gs:{gridsteer}:lease:<n>`   | hash   | holder, token, until (ms epoch, Redis TIME)              |
  * | `gs:{gridsteer}:leasetok`    | string | the last fencing token issued (all leases share it)      |
  * | `gs:{gridsteer}:revision`    | channel| pub/sub: the new revision, published by write scripts    |
+ *
+ * The epoch makes ids unique across store resets: a Redis restarted without persistence
+ * comes back empty, its epoch is set anew (a later instant), override ids carry it and audit
+ * seqs of the new store start above it, so no id or seq of the lost data is ever given again
+ * (a seq could only repeat if the lost store had written more audit entries than ms elapsed
+ * between the two epochs). A node that sees the epoch vanish or change, or the revision go
+ * back, reports data loss (redis-store.ts).
  *
  * Changing this layout, or what a record holds, is a wire-format change between nodes of
  * different versions: it takes a new STORE_FORMAT (redis-store.ts), which nodes of older
@@ -39,6 +48,10 @@ export interface StoreKeys {
   /** The store format of this deployment's keys and records (redis-store.ts STORE_FORMAT). */
   readonly format: string;
   readonly rev: string;
+  /** When this store's data began (ms epoch, decimal): the epoch part of ids. */
+  readonly epoch: string;
+  /** The last data loss an operator confirmed: JSON {epoch, revision}. */
+  readonly lossConfirmed: string;
   readonly sig: string;
   readonly ov: string;
   readonly ovseq: string;
@@ -66,6 +79,8 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX): StoreKeys {
     prefix,
     format: `${base}format`,
     rev: `${base}rev`,
+    epoch: `${base}epoch`,
+    lossConfirmed: `${base}lossok`,
     sig: `${base}sig`,
     ov: `${base}ov`,
     ovseq: `${base}ovseq`,

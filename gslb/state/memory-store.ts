@@ -275,6 +275,11 @@ export class MemoryStore implements StateStore {
     return { override: structuredClone(o), revision: this.bump() };
   }
 
+  /** The memory store never sees its own data vanish while it runs: nothing to confirm. */
+  confirmLoss(): Promise<never> {
+    return Promise.reject(new StoreError('not_found', 'state: the memory store has seen no data loss: nothing to confirm'));
+  }
+
   async audit(limit: number): Promise<AuditEntry[]> {
     // slice(-0) would be the whole log.
     if (!(limit > 0)) return [];

@@ -24,6 +24,12 @@
  *   is unreachable rejects within `commandTimeoutMs` with StoreError `unavailable`; ioredis
  *   reconnects with a backoff capped at 2 s, and `stale` clears only after a successful
  *   revision read, when listeners are called so the node reloads its snapshot.
+ * - Data loss is never a routine resync (store.ts StoreLoss): the poll compares the store's
+ *   epoch, format marker and revision with what this node had seen; when they went away or
+ *   back it logs at error level, marks the store anew (a new epoch, so no id or audit seq of
+ *   the lost data is given again: keys.ts), audits `store.loss` there, and with `onLoss`
+ *   `hold` (the default) hands no revision to listeners until confirmLoss() here or on
+ *   another node of the fleet (the `lossok` key) confirms it.
  */
 import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Override, Signal } from '../model/types.js';
@@ -31,7 +37,7 @@ import { demandField, parseDemandField, storeKeys, type StoreKeys } from './keys
 import { DEFAULT_RULES, reduce, type ReduceRules } from './reducer.js';
 import type { SignalRecord, AuditEntry, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
 import { signalId } from './signals.js';
-import { StoreError, type Lease, type PutResult, type StateStore, type StoreStatus } from './store.js';
+import { StoreError, type Lease, type PutResult, type StateStore, type StoreLoss, type StoreStatus } from './store.js';
 
 /** Where Redis is, parsed from the store URL. */
 export type RedisTarget =
@@ -63,6 +69,11 @@ export interface RedisStoreOptions {
   log?: (level: 'info' | 'warn' | 'error', msg: string) => void;
   /** This node's clock (ms epoch): for the skew against Redis TIME and outage times in status(); never for leases or signals. */
   clock?: () => number;
+  /**
+   * What a data loss does to planning: `hold` (default) keeps the node on its last plan until
+   * an operator confirms; `accept` reports it as loudly but plans from the store as it is.
+   */
+  onLoss?: 'hold' | 'accept';
 }
 
 /** How many times putSignal refolds after a concurrent write of the same record. */
@@ -181,16 +192,41 @@ if now > tonumber(ARGV[${argv}]) then return {'late', now - tonumber(ARGV[${argv
 `;
 
 /**
+ * The epoch of the store's data (keys.ts): read, or set to ARGV[argv] (this node's clock, ms)
+ * when a reset left none; a new store's audit seq starts at its epoch. Defines `epoch` and
+ * `b36` (an integer in base 36, for ids).
+ */
+const EPOCH = (epochKey: number, auditSeqKey: number, argv: number) => `
+local function b36(n)
+  local d = '0123456789abcdefghijklmnopqrstuvwxyz'
+  local s = ''
+  repeat
+    local r = n % 36
+    s = string.sub(d, r + 1, r + 1) .. s
+    n = math.floor(n / 36)
+  until n == 0
+  return s
+end
+local epoch = redis.call('GET', KEYS[${epochKey}])
+if not epoch then
+  epoch = ARGV[${argv}]
+  redis.call('SET', KEYS[${epochKey}], epoch)
+end
+redis.call('SET', KEYS[${auditSeqKey}], epoch, 'NX')
+`;
+
+/**
  * gsCreateOverride — store a new override and its audit entry, bump and publish the revision.
- * KEYS[1] ov hash; KEYS[2] ovseq; KEYS[3] audit list; KEYS[4] auditseq; KEYS[5] rev
+ * KEYS[1] ov hash; KEYS[2] ovseq; KEYS[3] audit list; KEYS[4] auditseq; KEYS[5] rev; KEYS[6] epoch
  * ARGV[1] the override without id (a non-empty JSON object);
  * ARGV[2] the audit entry without seq, target and after (a non-empty JSON object);
- * ARGV[3] the revision channel; ARGV[4] the deadline (Redis TIME, ms)
+ * ARGV[3] the revision channel; ARGV[4] a new epoch (ms) if none is stored; ARGV[5] the deadline (Redis TIME, ms)
  * Returns {revision, id, override JSON} | {'late', ms past the deadline}
+ * The id is `ov-<epoch in base 36>-<n>`: never one of a store that was lost.
  */
-const CREATE_OVERRIDE = `${DEADLINE_GUARD(4)}
+const CREATE_OVERRIDE = `${DEADLINE_GUARD(5)}${EPOCH(6, 4, 4)}
 local n = redis.call('INCR', KEYS[2])
-local id = 'ov-' .. n
+local id = 'ov-' .. b36(tonumber(epoch)) .. '-' .. n
 local ov = '{"id":"' .. id .. '",' .. string.sub(ARGV[1], 2)
 redis.call('HSET', KEYS[1], id, ov)
 local seq = redis.call('INCR', KEYS[4])
@@ -202,20 +238,51 @@ return {rev, id, ov}
 
 /**
  * gsEndOverride — remove a live override and audit it, bump and publish the revision.
- * KEYS[1] ov hash; KEYS[2] audit list; KEYS[3] auditseq; KEYS[4] rev
+ * KEYS[1] ov hash; KEYS[2] audit list; KEYS[3] auditseq; KEYS[4] rev; KEYS[5] epoch
  * ARGV[1] override id; ARGV[2] the audit entry without seq and before (a non-empty JSON
- * object); ARGV[3] the revision channel; ARGV[4] the deadline (Redis TIME, ms)
+ * object); ARGV[3] the revision channel; ARGV[4] a new epoch (ms) if none is stored;
+ * ARGV[5] the deadline (Redis TIME, ms)
  * Returns {'not_found'} | {'ok', revision, override JSON} | {'late', ms past the deadline}
  */
-const END_OVERRIDE = `${DEADLINE_GUARD(4)}
+const END_OVERRIDE = `${DEADLINE_GUARD(5)}
 local ov = redis.call('HGET', KEYS[1], ARGV[1])
 if not ov then return {'not_found'} end
 redis.call('HDEL', KEYS[1], ARGV[1])
+${EPOCH(5, 3, 4)}
 local seq = redis.call('INCR', KEYS[3])
 redis.call('LPUSH', KEYS[2], string.sub(ARGV[2], 1, -2) .. ',"seq":' .. seq .. ',"before":' .. ov .. '}')
 local rev = redis.call('INCR', KEYS[4])
 redis.call('PUBLISH', ARGV[3], rev)
 return {'ok', rev, ov}
+`;
+
+/**
+ * gsAudit — append one audit entry (a store event such as `store.loss`); no revision bump.
+ * KEYS[1] audit list; KEYS[2] auditseq; KEYS[3] epoch
+ * ARGV[1] the entry without seq (a non-empty JSON object); ARGV[2] a new epoch (ms) if none is stored
+ * Returns {seq, epoch}
+ */
+const AUDIT = `${EPOCH(3, 2, 2)}
+local seq = redis.call('INCR', KEYS[2])
+redis.call('LPUSH', KEYS[1], string.sub(ARGV[1], 1, -2) .. ',"seq":' .. seq .. '}')
+return {seq, epoch}
+`;
+
+/**
+ * gsConfirmLoss — an operator confirms a data loss: audit it, record the confirmation for
+ * every node (KEYS[4]: JSON {epoch, revision}), bump and publish the revision.
+ * KEYS[1] audit list; KEYS[2] auditseq; KEYS[3] epoch; KEYS[4] lossok; KEYS[5] rev
+ * ARGV[1] the entry without seq (a non-empty JSON object); ARGV[2] a new epoch (ms) if none
+ * is stored; ARGV[3] the revision channel; ARGV[4] the deadline (Redis TIME, ms)
+ * Returns {revision, epoch} | {'late', ms past the deadline}
+ */
+const CONFIRM_LOSS = `${DEADLINE_GUARD(4)}${EPOCH(3, 2, 2)}
+local rev = redis.call('INCR', KEYS[5])
+redis.call('SET', KEYS[4], '{"epoch":"' .. epoch .. '","revision":' .. rev .. '}')
+local seq = redis.call('INCR', KEYS[2])
+redis.call('LPUSH', KEYS[1], string.sub(ARGV[1], 1, -2) .. ',"seq":' .. seq .. '}')
+redis.call('PUBLISH', ARGV[3], rev)
+return {rev, epoch}
 `;
 
 /**
@@ -314,12 +381,14 @@ export function formatProblem(stored: string | null, where: string, keys: StoreK
 /** numberOfKeys null: the caller passes the key count first (putSignal has 2 or 3 keys). */
 const SCRIPTS: Record<string, { lua: string; numberOfKeys: number | null; readOnly?: boolean }> = {
   gsPutSignal: { lua: PUT_SIGNAL, numberOfKeys: null },
-  gsCreateOverride: { lua: CREATE_OVERRIDE, numberOfKeys: 5 },
-  gsEndOverride: { lua: END_OVERRIDE, numberOfKeys: 4 },
+  gsCreateOverride: { lua: CREATE_OVERRIDE, numberOfKeys: 6 },
+  gsEndOverride: { lua: END_OVERRIDE, numberOfKeys: 5 },
   gsSnapshot: { lua: SNAPSHOT, numberOfKeys: 4, readOnly: true },
   gsAddDemand: { lua: ADD_DEMAND, numberOfKeys: 2 },
   gsAcquireLease: { lua: ACQUIRE_LEASE, numberOfKeys: 2 },
   gsReleaseLease: { lua: RELEASE_LEASE, numberOfKeys: 1 },
+  gsAudit: { lua: AUDIT, numberOfKeys: 3 },
+  gsConfirmLoss: { lua: CONFIRM_LOSS, numberOfKeys: 5 },
 };
 type ScriptName = keyof typeof SCRIPTS;
 
@@ -377,6 +446,16 @@ export class RedisStore implements StateStore {
   private formatProblem: string | null = null;
   /** The newest revision handed to listeners (0 = none yet). */
   private delivered = 0;
+  private readonly onLoss: 'hold' | 'accept';
+  /** The store's epoch this node saw last (null before start). */
+  private seenEpoch: string | null = null;
+  /** What the last poll read besides the revision: the epoch, the format and the confirmation keys. */
+  private read: { epoch: string | null; format: string | null; confirmed: string | null } = { epoch: null, format: null, confirmed: null };
+  /** The data loss not yet confirmed (revisions are not handed to listeners meanwhile). */
+  private loss: StoreLoss | null = null;
+  /** The `store.loss` audit entry still has to be written (the store answered, the write did not). */
+  private lossAuditPending = false;
+  private losses = 0;
   private readonly listeners = new Set<(rev: number) => void>();
 
   constructor(private readonly o: RedisStoreOptions) {
@@ -390,6 +469,7 @@ export class RedisStore implements StateStore {
     this.rules = o.rules ?? DEFAULT_RULES;
     this.clock = o.clock ?? Date.now;
     this.log = o.log ?? (() => {});
+    this.onLoss = o.onLoss ?? 'hold';
     this.waitReplicas = o.waitReplicas ?? 0;
     this.waitTimeoutMs = o.waitTimeoutMs ?? 1000;
     this.pollMs = o.pollMs ?? 1000;
@@ -517,7 +597,9 @@ export class RedisStore implements StateStore {
       await sub.subscribe(this.keys.channel);
       // A deployment without a format key is new, or from before formats (format 1): it is ours.
       await client.set(this.keys.format, String(STORE_FORMAT), 'NX');
+      await client.set(this.keys.epoch, String(this.clock()), 'NX');
       await this.readRevisionAndClock();
+      this.seenEpoch = this.read.epoch;
     } catch (e) {
       const msg = errMessage(e);
       await this.teardown();
@@ -576,11 +658,12 @@ export class RedisStore implements StateStore {
   private async readRevisionAndClock(): Promise<number> {
     const c = this.connectedClient();
     const t0 = this.clock();
-    const out = await c.pipeline().time().get(this.keys.rev).get(this.keys.format).exec();
+    const out = await c.pipeline().time().get(this.keys.rev).get(this.keys.format).get(this.keys.epoch).get(this.keys.lossConfirmed).exec();
     const t1 = this.clock();
     if (!out) throw new Error('pipeline aborted');
     for (const [err] of out) if (err) throw err;
-    this.formatProblem = formatProblem(out[2]![1] as string | null, this.where, this.keys);
+    this.read = { format: out[2]![1] as string | null, epoch: out[3]![1] as string | null, confirmed: out[4]![1] as string | null };
+    this.formatProblem = formatProblem(this.read.format, this.where, this.keys);
     const time = out[0]![1] as [string, string];
     const rev = Number(out[1]![1] ?? 0);
     this.skewMs = Math.round(Number(time[0]) * 1000 + Number(time[1]) / 1000 - (t0 + t1) / 2);
@@ -604,15 +687,22 @@ export class RedisStore implements StateStore {
       }
       const wasStale = this.stale;
       this.connected = true;
-      this.stale = false;
       this.lastError = '';
+      const since = this.downSince;
+      this.downSince = null;
+      if (this.loss) {
+        await this.whileLost(rev);
+        return;
+      }
+      const lost = this.lossSeen(rev);
+      if (lost) {
+        await this.enterLoss(lost, rev);
+        return;
+      }
+      this.seenEpoch = this.read.epoch ?? this.seenEpoch;
+      this.stale = false;
       if (wasStale) {
-        const since = this.downSince;
-        this.downSince = null;
         this.log('info', `state: Redis at ${this.where} is back${since !== null ? ` after ${this.clock() - since} ms` : ''}; revision ${rev}, resynchronising`);
-        this.observe(rev, true);
-      } else if (rev < this.delivered) {
-        this.log('warn', `state: Redis at ${this.where} reports revision ${rev}, older than ${this.delivered} already seen: its data went back (restore or failover without persistence); resynchronising`);
         this.observe(rev, true);
       } else {
         this.observe(rev, false);
@@ -625,10 +715,113 @@ export class RedisStore implements StateStore {
     }
   }
 
-  /** Hands `rev` to listeners if it is newer than the last delivered one (or `force`). */
+  /**
+   * Whether what the poll read means the store lost data this node had seen (words), or null.
+   * Only once this node has seen data (a revision above 0): an empty store stays empty.
+   */
+  private lossSeen(rev: number): string | null {
+    if (this.delivered === 0) return null;
+    const { epoch, format } = this.read;
+    if (this.seenEpoch !== null && epoch !== this.seenEpoch) {
+      return epoch === null ? `its epoch marker ${this.keys.epoch} (${this.seenEpoch}) is gone` : `its epoch marker ${this.keys.epoch} changed from ${this.seenEpoch} to ${epoch}`;
+    }
+    if (format === null) return `its format marker ${this.keys.format} is gone`;
+    if (rev < this.delivered) return `its revision went back from ${this.delivered} to ${rev}`;
+    return null;
+  }
+
+  /** A loss seen: report it loudly, mark and audit the store anew, hold (or accept). */
+  private async enterLoss(why: string, rev: number): Promise<void> {
+    this.loss = { detectedAt: this.clock(), seenRevision: this.delivered, revision: rev, seenEpoch: this.seenEpoch, epoch: this.read.epoch, why: `Redis at ${this.where} (prefix ${this.keys.prefix}): ${why}` };
+    this.losses++;
+    this.stale = true;
+    this.lossAuditPending = true;
+    const hold = this.onLoss === 'hold';
+    this.log(
+      'error',
+      `state: DATA LOSS: ${this.loss.why}; overrides, the audit log and signals stored before are gone from the store (a restart without persistence, a failover to a replica behind, a flush). ` +
+        (hold
+          ? `This node keeps serving its plan of revision ${this.delivered} until an operator confirms: put back what was lost (gridsteer overrides), then run gridsteer store confirm-loss --reason "…" (POST /v1/store/confirm-loss)`
+          : 'state.redis.onLoss is accept: planning from the store as it is now'),
+    );
+    await this.auditLoss();
+    if (!hold) this.resume(rev, 'accepted by state.redis.onLoss: accept');
+  }
+
+  /** Writes the `store.loss` audit entry (and a new epoch) if still pending. Never throws. */
+  private async auditLoss(): Promise<void> {
+    const loss = this.loss;
+    if (!loss || !this.lossAuditPending || !this.client) return;
+    const entry = JSON.stringify({ at: loss.detectedAt, actor: 'gridsteer', action: 'store.loss', target: 'store', reason: loss.why, before: { revision: loss.seenRevision, epoch: loss.seenEpoch }, after: { revision: loss.revision } });
+    try {
+      await this.client.set(this.keys.format, String(STORE_FORMAT), 'NX');
+      const [, epoch] = (await script(this.client, 'gsAudit', this.keys.audit, this.keys.auditseq, this.keys.epoch, entry, String(this.clock()))) as [number, string];
+      loss.epoch = epoch;
+      this.seenEpoch = epoch;
+      this.lossAuditPending = false;
+    } catch (e) {
+      this.log('warn', `state: could not audit the data loss yet (${errMessage(e)}); trying again at the next poll`);
+    }
+  }
+
+  /** The poll while a loss is held: audit it if still pending, follow a further reset, resume once confirmed by any node. */
+  private async whileLost(rev: number): Promise<void> {
+    const loss = this.loss!;
+    this.stale = true;
+    if (!this.lossAuditPending && this.read.epoch !== loss.epoch) {
+      // Reset again before anyone confirmed: the confirmation must be of the store as it is now.
+      this.losses++;
+      Object.assign(loss, { revision: rev, epoch: this.read.epoch, why: `${loss.why}; then its epoch marker ${loss.epoch ?? '(none)'} ${this.read.epoch === null ? 'vanished' : `changed to ${this.read.epoch}`} again` });
+      this.lossAuditPending = true;
+      this.log('error', `state: DATA LOSS again: ${loss.why}; still serving the last plan until an operator confirms`);
+    }
+    await this.auditLoss();
+    const c = this.parseConfirmation(this.read.confirmed);
+    if (c && c.epoch === loss.epoch && c.revision >= loss.revision) this.resume(rev, `confirmed on another node (store revision ${c.revision})`);
+  }
+
+  private parseConfirmation(s: string | null): { epoch: string; revision: number } | null {
+    if (s === null) return null;
+    try {
+      const v = JSON.parse(s) as { epoch?: unknown; revision?: unknown };
+      return typeof v.epoch === 'string' && typeof v.revision === 'number' ? { epoch: v.epoch, revision: v.revision } : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Ends a held loss: plan from the store as it is now. */
+  private resume(rev: number, how: string): void {
+    const loss = this.loss;
+    this.loss = null;
+    this.lossAuditPending = false;
+    this.stale = false;
+    if (this.read.epoch !== null) this.seenEpoch = this.read.epoch;
+    this.log('warn', `state: the data loss (${loss?.why ?? '?'}) was ${how}; planning from the store as it is now, revision ${rev}`);
+    this.observe(rev, true);
+  }
+
+  async confirmLoss(actor: string, reason: string, at: number): Promise<{ loss: StoreLoss; revision: number }> {
+    const loss = this.loss;
+    if (!loss) throw new StoreError('not_found', `state: this node holds no data loss of Redis at ${this.where} to confirm`);
+    const k = this.keys;
+    const entry = JSON.stringify({ at, actor, action: 'store.loss.confirm', target: 'store', reason, before: loss, after: null });
+    const { res, acked } = await this.durableWrite('confirmLoss', 'gsConfirmLoss', [k.audit, k.auditseq, k.epoch, k.lossConfirmed, k.rev, entry, String(this.clock()), k.channel]);
+    const [revRaw, epoch] = res as [number, string];
+    const revision = Number(revRaw);
+    this.checkAcked(acked, 'the confirmation of the data loss');
+    if (this.loss === loss) {
+      this.read = { ...this.read, epoch };
+      this.resume(revision, `confirmed by ${actor} (${reason})`);
+    }
+    return { loss, revision };
+  }
+
+  /** Hands `rev` to listeners if it is newer than the last delivered one (or `force`); nothing while a data loss is held. */
   private observe(rev: number, force: boolean): void {
     if (this.closed) return;
     if (rev > this.lastRevision) this.lastRevision = rev;
+    if (this.loss) return;
     if (!force && rev <= this.delivered) return;
     this.delivered = rev;
     for (const l of [...this.listeners]) {
@@ -647,8 +840,10 @@ export class RedisStore implements StateStore {
     else if (!this.everConnected) detail = `${head}: not connected yet${this.lastError ? ` (${this.lastError})` : ''}`;
     else if (!this.connected) {
       detail = `${head}: unreachable since ${new Date(this.downSince ?? this.clock()).toISOString()}${this.lastError ? ` (${this.lastError})` : ''}; serving from revision ${this.delivered}`;
+    } else if (this.loss) {
+      detail = `${head}: DATA LOSS seen ${new Date(this.loss.detectedAt).toISOString()}: ${this.loss.why}; serving the plan of revision ${this.delivered} until an operator confirms (gridsteer store confirm-loss)`;
     } else detail = `${head}: revision ${this.lastRevision}${this.stale ? ', resynchronising' : ''}, clock skew ${this.skewMs} ms`;
-    return { backend: 'redis', connected: this.connected, stale: this.stale, clockSkewMs: this.skewMs, detail };
+    return { backend: 'redis', connected: this.connected, stale: this.stale, clockSkewMs: this.skewMs, detail, loss: this.loss ? { ...this.loss } : null, losses: this.losses };
   }
 
   onRevision(listener: (revision: number) => void): () => void {
@@ -826,7 +1021,7 @@ export class RedisStore implements StateStore {
     const body = JSON.stringify(rest);
     if (body === '{}') throw new StoreError('invalid', 'state: an override needs region, action, actor and reason');
     const audit = JSON.stringify({ at, actor: o.actor, action: 'override.create', reason: o.reason, before: null });
-    const { res: raw, acked } = await this.durableWrite('createOverride', 'gsCreateOverride', [k.ov, k.ovseq, k.audit, k.auditseq, k.rev, body, audit, k.channel]);
+    const { res: raw, acked } = await this.durableWrite('createOverride', 'gsCreateOverride', [k.ov, k.ovseq, k.audit, k.auditseq, k.rev, k.epoch, body, audit, k.channel, String(this.clock())]);
     const res = raw as [number, string, string];
     const revision = Number(res[0]);
     const override = this.parse<Override>(res[2], `override ${res[1]}`);
@@ -838,7 +1033,7 @@ export class RedisStore implements StateStore {
   async endOverride(id: string, actor: string, reason: string, at: number): Promise<{ override: Override; revision: number }> {
     const k = this.keys;
     const audit = JSON.stringify({ at, actor, action: 'override.end', target: id, reason, after: null });
-    const { res: raw, acked } = await this.durableWrite('endOverride', 'gsEndOverride', [k.ov, k.audit, k.auditseq, k.rev, id, audit, k.channel]);
+    const { res: raw, acked } = await this.durableWrite('endOverride', 'gsEndOverride', [k.ov, k.audit, k.auditseq, k.rev, k.epoch, id, audit, k.channel, String(this.clock())]);
     const res = raw as [string, number?, string?];
     if (res[0] === 'not_found') throw new StoreError('not_found', `state: no live override ${id}`);
     const revision = Number(res[1]);

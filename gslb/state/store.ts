@@ -48,6 +48,26 @@ export type PutResult =
   /** An equal or newer signal with the same id is already stored: nothing changed. */
   | { stored: false; revision: number; reason: 'stale' };
 
+/**
+ * Data loss the store saw under this node: its revision went back, or its epoch or format
+ * marker vanished or changed, while this node had seen data (a Redis restarted without
+ * persistence, a failover to a replica that had not caught up, a FLUSHALL). Never a routine
+ * resync: the node logs it at error level, audits it in the store as it is now, and (policy
+ * `hold`) keeps serving its last plan until an operator confirms.
+ */
+export interface StoreLoss {
+  /** ms epoch, this node's clock, when this node saw it. */
+  detectedAt: number;
+  /** The newest revision this node had seen before, and the one the store reported then. */
+  seenRevision: number;
+  revision: number;
+  /** The store's epoch (keys.ts) this node had seen, and the one the store holds now. */
+  seenEpoch: string | null;
+  epoch: string | null;
+  /** What was seen, in words. */
+  why: string;
+}
+
 /** Connection state, for /readyz and metrics. */
 export interface StoreStatus {
   backend: 'memory' | 'redis';
@@ -58,6 +78,10 @@ export interface StoreStatus {
   /** Store clock − this node's clock in ms at the last check (0 for memory). */
   clockSkewMs: number;
   detail: string;
+  /** A data loss not yet confirmed (this node holds its last plan meanwhile); null or absent when none. */
+  loss?: StoreLoss | null;
+  /** Data losses this node has seen since it started (a counter). */
+  losses?: number;
 }
 
 export interface StateStore {
@@ -93,6 +117,14 @@ export interface StateStore {
    * Rejects with StoreError `not_found` when there is no such live override.
    */
   endOverride(id: string, actor: string, reason: string, at: number): Promise<{ override: Override; revision: number }>;
+
+  /**
+   * Confirms the data loss in status().loss: audits it (`store.loss.confirm`, by `actor` for
+   * `reason`), records the confirmation in the store so that every node holding the same
+   * loss resumes, and resumes planning from the store as it is now. StoreError `not_found`
+   * when there is no loss to confirm (the memory store never has one).
+   */
+  confirmLoss(actor: string, reason: string, at: number): Promise<{ loss: StoreLoss; revision: number }>;
 
   /** The newest `limit` audit entries, newest first. */
   audit(limit: number): Promise<AuditEntry[]>;

@@ -64,6 +64,13 @@ function renderHeader(): void {
   fill('plan-version', f ? `plan ${f.planVersion.slice(0, 12)} · store rev ${f.revision}` : '');
   fill(
     'banner',
+    f?.storeLoss
+      ? h(
+          'span',
+          { class: 'badge badge-unplaced', id: 'store-loss', title: `${f.storeLoss.why}. Put back what was lost, then: gridsteer store confirm-loss --reason "…"` },
+          `STATE STORE LOST DATA (seen ${utc(f.storeLoss.detectedAt)}): this node serves its plan of revision ${f.storeLoss.seenRevision} until an operator confirms`,
+        )
+      : null,
     f && f.unplaced > 0.0005 ? h('span', { class: 'badge badge-unplaced', id: 'unplaced', title: 'no region admits it: whenAllDown answers it' }, `${pct(f.unplaced)} of demand unplaced`) : null,
     spill > 0
       ? h(

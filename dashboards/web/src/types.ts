@@ -50,6 +50,8 @@ export interface Fleet {
   unplaced: number;
   regions: RegionView[];
   events: GridEventView[];
+  /** A data loss of the state store the node holds its last plan for (GET /v1/store). */
+  storeLoss?: { detectedAt: number; seenRevision: number; why: string } | null;
 }
 
 export interface PlanStep {

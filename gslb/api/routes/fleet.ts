@@ -11,18 +11,21 @@
  * - GET /v1/stream        (viewer): Server-Sent Events. `event: fleet` carries the body of
  *   GET /v1/regions plus the events; sent on connect, whenever the plan, the store or a region's
  *   step changes, and at least every `refreshMs` (ages move); a `: ping` comment between.
- *   At most MAX_STREAMS at once (more → 503 GSLB_ERR_NOT_READY with Retry-After).
+ *   At most MAX_STREAMS at once (more → 503 GSLB_ERR_NOT_READY with Retry-After), and at most
+ *   MAX_STREAMS_PER_CALLER per token (or client address without one): more → 429
+ *   GSLB_ERR_RATE_LIMITED. Both are per node.
  * A store that does not answer gives 503 GSLB_ERR_STORE_UNAVAILABLE (the stream sends
  * `event: error` and keeps trying).
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { apiError } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
-import { StoreError } from '../../state/store.js';
+import { StoreError, type StoreLoss } from '../../state/store.js';
+import { StoreLossSchema } from './state.js';
 import type { FleetView } from '../../control/fleet.js';
 
 export interface FleetRoutesOptions extends Record<string, unknown> {
-  fleet: () => Promise<FleetView & { revision: number }>;
+  fleet: () => Promise<FleetView & { revision: number; storeLoss?: StoreLoss | null }>;
   /** How often the stream looks for changes, ms (default 1000). */
   streamTickMs?: number;
   /** Longest gap between two `fleet` events, ms (default 10 000). */
@@ -31,6 +34,8 @@ export interface FleetRoutesOptions extends Record<string, unknown> {
 
 /** Most concurrent event streams per node. */
 export const MAX_STREAMS = 64;
+/** Most concurrent event streams per caller (token name, else client address) per node: one viewer cannot take every slot. */
+export const MAX_STREAMS_PER_CALLER = 8;
 
 const Opt = <T extends TSchema>(t: T) => Type.Optional(t);
 const Ms = (description: string) => Type.Integer({ description });
@@ -100,6 +105,7 @@ const RegionsSchema = Type.Object({
   revision: Type.Integer({ description: 'the store revision read' }),
   unplaced: Type.Number({ description: 'expected fraction of demand no region admits now' }),
   regions: Type.Array(RegionViewSchema),
+  storeLoss: Opt(Type.Union([StoreLossSchema, Type.Null()], { description: 'a data loss of the state store this node holds its last plan for (null when none): the dashboard shows it as a banner' })),
 });
 
 function storeFailure(e: unknown): never {
@@ -108,8 +114,8 @@ function storeFailure(e: unknown): never {
 }
 
 /** The key that decides whether a stream sends: what changes the picture, not the ages. */
-function changeKey(v: FleetView & { revision: number }): string {
-  return JSON.stringify([v.planVersion, v.revision, v.regions.map((r) => [r.share, r.down, r.refuse, r.ttlCap, r.next?.at, r.traffic, r.health?.up])]);
+function changeKey(v: FleetView & { revision: number; storeLoss?: StoreLoss | null }): string {
+  return JSON.stringify([v.planVersion, v.revision, v.storeLoss?.detectedAt ?? null, v.regions.map((r) => [r.share, r.down, r.refuse, r.ttlCap, r.next?.at, r.traffic, r.health?.up])]);
 }
 
 export const fleetRoutes: ApiPlugin<FleetRoutesOptions> = async (app, opts) => {
@@ -140,7 +146,7 @@ export const fleetRoutes: ApiPlugin<FleetRoutesOptions> = async (app, opts) => {
 
   app.get('/v1/regions', { onRequest: app.requireRole('viewer'), schema: { response: { 200: RegionsSchema, ...errorResponses } } }, async () => {
     const v = await read();
-    return { now: v.now, planVersion: v.planVersion, revision: v.revision, unplaced: v.unplaced, regions: v.regions };
+    return { now: v.now, planVersion: v.planVersion, revision: v.revision, unplaced: v.unplaced, regions: v.regions, ...(v.storeLoss !== undefined ? { storeLoss: v.storeLoss } : {}) };
   });
 
   app.get(
@@ -170,6 +176,7 @@ export const fleetRoutes: ApiPlugin<FleetRoutesOptions> = async (app, opts) => {
   const tickMs = opts.streamTickMs ?? 1000;
   const refreshMs = opts.streamRefreshMs ?? 10_000;
   const streams = new Set<{ send: (chunk: string) => void; lastKey: string; lastAt: number }>();
+  const perCaller = new Map<string, number>();
   let timer: NodeJS.Timeout | undefined;
   let busy = false;
   const tick = async () => {
@@ -222,7 +229,12 @@ export const fleetRoutes: ApiPlugin<FleetRoutesOptions> = async (app, opts) => {
       if (streams.size >= MAX_STREAMS) {
         throw apiError('GSLB_ERR_NOT_READY', { reason: `${MAX_STREAMS} event streams are open on this node; poll GET /v1/regions instead or retry later` }, { headers: { 'retry-after': '30' } });
       }
+      const caller = request.identity?.name ?? `ip:${request.ip}`;
+      if ((perCaller.get(caller) ?? 0) >= MAX_STREAMS_PER_CALLER) {
+        throw apiError('GSLB_ERR_RATE_LIMITED', { retryAfter: 30 }, { headers: { 'retry-after': '30' } });
+      }
       const first = await read();
+      perCaller.set(caller, (perCaller.get(caller) ?? 0) + 1);
       reply.hijack();
       const raw = reply.raw;
       raw.writeHead(200, {
@@ -248,6 +260,9 @@ export const fleetRoutes: ApiPlugin<FleetRoutesOptions> = async (app, opts) => {
       }
       request.raw.on('close', () => {
         streams.delete(s);
+        const n = (perCaller.get(caller) ?? 1) - 1;
+        if (n <= 0) perCaller.delete(caller);
+        else perCaller.set(caller, n);
         if (streams.size === 0 && timer) {
           clearInterval(timer);
           timer = undefined;

@@ -10,6 +10,9 @@
  * - GET    /v1/audit?limit=N     (viewer):   newest first.
  * - GET    /v1/plan              (viewer):   the plan in force, with its schedule and reasons.
  * - GET    /v1/demand?buckets=N  (viewer):   measured demand: the newest N 10-second buckets.
+ * - GET    /v1/store             (viewer):   the store as this node sees it, with a data loss held.
+ * - POST   /v1/store/confirm-loss (operator): `{reason}`: confirm the data loss (audited); the
+ *   node plans from the store as it is now. 404 naming `body` when no loss is held.
  * A store that does not answer gives 503 GSLB_ERR_STORE_UNAVAILABLE: nothing was changed.
  */
 import { Type } from '@sinclair/typebox';
@@ -17,7 +20,7 @@ import { apiError } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
 import { OverrideSchema, PlanSchema, type Override, type Plan } from '../../model/types.js';
 import type { AuditEntry, DemandBucket } from '../../model/snapshot.js';
-import { StoreError } from '../../state/store.js';
+import { StoreError, type StoreLoss } from '../../state/store.js';
 import { SignalError } from '../../state/signals.js';
 import { OverrideError, type IngestResult, type OverrideRequest } from '../../control/service.js';
 
@@ -32,7 +35,34 @@ export interface StateApi {
   demand(): Promise<DemandBucket[]>;
   /** The plan in force (the configuration's until the store has been read). */
   plan(): Plan;
+  /** The store as this node sees it now (cheap, synchronous). */
+  store(): StoreView;
+  /** Confirms the data loss this node holds (StoreError `not_found` when none). */
+  confirmLoss(actor: string, reason: string): Promise<{ loss: StoreLoss; revision: number }>;
 }
+
+/** GET /v1/store. */
+export interface StoreView {
+  backend: 'memory' | 'redis';
+  ready: boolean;
+  stale: boolean;
+  detail: string;
+  loss: StoreLoss | null;
+  losses: number;
+}
+
+/** A data loss of the store (gslb/state/store.ts StoreLoss); also in GET /v1/regions as `storeLoss`. */
+export const StoreLossSchema = Type.Object(
+  {
+    detectedAt: Type.Integer({ description: 'ms epoch this node saw it' }),
+    seenRevision: Type.Integer({ description: 'the newest store revision this node had seen before' }),
+    revision: Type.Integer({ description: 'the revision the store reported then' }),
+    seenEpoch: Type.Union([Type.String(), Type.Null()], { description: "the store's epoch (ms, decimal) this node had seen" }),
+    epoch: Type.Union([Type.String(), Type.Null()], { description: "the store's epoch now (set anew after the loss)" }),
+    why: Type.String({ description: 'what was seen, in words' }),
+  },
+  { description: 'a data loss of the state store this node holds its last plan for, until an operator confirms it' },
+);
 
 export interface StateRoutesOptions extends Record<string, unknown> {
   state: StateApi;
@@ -188,4 +218,46 @@ export const stateRoutes: ApiPlugin<StateRoutesOptions> = async (app, opts) => {
   );
 
   app.get('/v1/plan', { onRequest: app.requireRole('viewer'), schema: { response: { 200: PlanSchema, ...errorResponses } } }, async () => st.plan());
+
+  app.get(
+    '/v1/store',
+    {
+      onRequest: app.requireRole('viewer'),
+      schema: {
+        response: {
+          200: Type.Object({
+            backend: Type.Unsafe<'memory' | 'redis'>({ type: 'string', enum: ['memory', 'redis'] }),
+            ready: Type.Boolean({ description: 'read, and this node\'s clock agrees with it' }),
+            stale: Type.Boolean({ description: 'this node answers from its last plan (store unreachable, or a data loss held)' }),
+            detail: Type.String(),
+            loss: Type.Union([StoreLossSchema, Type.Null()]),
+            losses: Type.Integer({ minimum: 0, description: 'data losses this node has seen since it started' }),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async () => st.store(),
+  );
+
+  app.post(
+    '/v1/store/confirm-loss',
+    {
+      onRequest: app.requireRole('operator'),
+      schema: {
+        body: Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500, description: 'why the store as it is now is right (audited), e.g. "overrides put back by hand"' }) }, { additionalProperties: false }),
+        response: { 200: Type.Object({ confirmed: StoreLossSchema, revision: Type.Integer({ description: 'the store revision of the confirmation' }) }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      try {
+        const r = await st.confirmLoss(request.identity?.name ?? 'unknown', request.body.reason);
+        return { confirmed: r.loss, revision: r.revision };
+      } catch (e) {
+        if (e instanceof OverrideError) throw apiError('GSLB_ERR_VALIDATION', { field: e.field, problem: e.problem }, { field: e.field });
+        if (e instanceof StoreError && e.code === 'not_found') throw apiError('GSLB_ERR_NOT_FOUND', { what: 'a data loss to confirm', hint: 'this node holds none (GET /v1/store)' }, { field: 'body' });
+        return storeFailure(e);
+      }
+    },
+  );
 };
