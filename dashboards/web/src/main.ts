@@ -30,15 +30,6 @@ const state: {
 
 const serverNow = () => (state.lastServer ? state.lastServer.server + (Date.now() - state.lastServer.local) * state.rate : Date.now());
 
-type RegionState = 'up' | 'capped' | 'drained' | 'down';
-function regionState(r: RegionView): RegionState {
-  if (r.down) return 'down';
-  if (r.share <= 0) return 'drained';
-  if (r.share < 0.999) return 'capped';
-  return 'up';
-}
-const STATE_WORDS: Record<RegionState, string> = { up: 'serving', capped: 'capped', drained: 'drained', down: 'down' };
-
 function message(text: string, kind: 'ok' | 'error' | 'info' = 'info'): void {
   fill('messages', h('div', { class: `msg msg-${kind}`, role: kind === 'error' ? 'alert' : 'status' }, text));
 }
@@ -227,12 +218,12 @@ function renderMap(): void {
     if (!r.location) continue;
     const x = r.location.lon + 180;
     const y = 90 - r.location.lat;
-    const st = regionState(r);
+    const st = r.state;
     const rad = 1.6 + 5 * Math.sqrt(Math.max(0, r.traffic));
     const g = h(
       'g',
       { class: `region region-${st}${state.selected === r.id ? ' selected' : ''}${r.refuse ? ' refuse' : ''}`, 'data-region': r.id, 'data-state': st, tabindex: 0, onclick: () => select(r.id) },
-      h('title', {}, `${r.name}: ${STATE_WORDS[st]}, share ${pct(r.share)}, traffic ${pct(r.traffic)}${r.power.headroomW !== undefined ? `, power headroom ${watts(r.power.headroomW)}` : ''}`),
+      h('title', {}, `${r.name}: ${st}, share ${pct(r.share)}, traffic ${pct(r.traffic)}${r.power.headroomW !== undefined ? `, power headroom ${watts(r.power.headroomW)}` : ''}`),
       h('circle', { cx: x, cy: y, r: rad + 1.2, class: 'halo' }),
       h('circle', { cx: x, cy: y, r: rad, class: 'dot' }),
       h('text', { x: x + rad + 1.5, y: y + 1.3, class: 'label' }, `${r.id} ${pct(r.share)}`),
@@ -260,11 +251,11 @@ function bar(share: number): HTMLElement {
 function renderTable(): void {
   const f = state.fleet;
   const rows = (f?.regions ?? []).map((r) => {
-    const st = regionState(r);
+    const st = r.state;
     return h(
       'tr',
       { 'data-region': r.id, 'data-state': st, class: state.selected === r.id ? 'selected' : '', onclick: () => select(r.id) },
-      h('td', {}, h('span', { class: `chip chip-${st}` }, STATE_WORDS[st]), r.refuse ? h('span', { class: 'chip chip-refuse', title: 'the gateway is told to refuse new streams' }, 'refusing') : null),
+      h('td', {}, h('span', { class: `chip chip-${st}` }, st)),
       h('td', { class: 'id' }, r.id, h('div', { class: 'sub' }, r.name)),
       h('td', { class: 'num share' }, bar(r.share), pct(r.share)),
       h('td', { class: 'num traffic' }, pct(r.traffic)),
@@ -317,11 +308,11 @@ function renderDetail(): void {
 
 /** The region's facts, reasons and signals: redrawn on every live update. */
 function renderDetailInfo(r: RegionView): void {
-  const st = regionState(r);
+  const st = r.state;
   const power = r.power;
   fill(
     'detail-info',
-    h('h2', {}, `${r.name} `, h('span', { class: 'muted' }, r.id), ' ', h('span', { class: `chip chip-${st}` }, STATE_WORDS[st])),
+    h('h2', {}, `${r.name} `, h('span', { class: 'muted' }, r.id), ' ', h('span', { class: `chip chip-${st}` }, st)),
     h(
       'dl',
       { class: 'facts' },
