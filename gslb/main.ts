@@ -201,7 +201,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     reload,
     explain: explainer(serving, geo, log),
     state: {
-      ingest: (signals) => stateSvc.ingest(signals, regionIds()),
+      ingest: (signals) => stateSvc.ingest(signals, regionIds(), undefined, { refuseEnded: true }),
       overrides: () => stateSvc.overrides(),
       createOverride: (req, actor) => stateSvc.createOverride(req, actor, regionIds()),
       endOverride: (id, actor, reason) => stateSvc.endOverride(id, actor, reason),
