@@ -58,7 +58,8 @@ export interface Running {
   http: string;
   /** Re-reads the configuration (SIGHUP, POST /v1/config/reload). Throws ConfigError. */
   reload(): Promise<{ version: string; changed: boolean }>;
-  close(): Promise<void>;
+  /** Stops everything; `why` (e.g. the signal) goes in the shutdown log line. */
+  close(why?: string): Promise<void>;
 }
 
 export async function startGridSteer(o: StartOptions): Promise<Running> {
@@ -227,9 +228,11 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     dns: dnsAddresses,
     http: httpUrl,
     reload,
-    async close() {
+    async close(why?: string) {
       if (closing) return;
       closing = true;
+      const t0 = Date.now();
+      log.info({ module: 'lifecycle', why: why ?? 'close()' }, `shutting down (${why ?? 'close()'}): no new queries or requests are taken`);
       geo.close();
       demand.stop();
       await collectorHost.stop();
@@ -237,6 +240,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       await api.close();
       await stateSvc.close().catch((e: Error) => log.warn({ module: 'state', err: e.message }, 'state: close failed'));
       await dns.close();
+      log.info({ module: 'lifecycle', ms: Date.now() - t0 }, `stopped after ${Date.now() - t0} ms`);
     },
   };
 }
