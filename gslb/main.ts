@@ -198,6 +198,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       zones: serving.prepared.loaded.config.zones.map((z) => z.name),
       names: serving.prepared.loaded.config.names.map((n) => n.name),
       regions: serving.prepared.loaded.regions.map((r) => r.id),
+      ...(serving.prepared.loaded.config.http.banner !== undefined ? { banner: serving.prepared.loaded.config.http.banner } : {}),
     }),
     reload,
     explain: explainer(serving, geo, log),

@@ -340,7 +340,7 @@ function renderDetailInfo(r: RegionView): void {
       h('dt', {}, 'traffic'),
       h('dd', {}, pct(r.traffic)),
       h('dt', {}, 'next change'),
-      h('dd', {}, r.next ? `${nextWords(r)} (${utcFull(r.next.at)})` : 'none scheduled'),
+      h('dd', {}, ...(r.next ? [nextWords(r), ` (${utcFull(r.next.at)})`] : ['none scheduled'])),
       h('dt', {}, 'TTL cap'),
       h('dd', {}, r.ttlCap !== undefined ? `${r.ttlCap} s` : '—'),
       h('dt', {}, 'place'),
@@ -851,7 +851,11 @@ async function connect(): Promise<void> {
 
 async function loadNames(): Promise<void> {
   try {
-    const cfg = await call<{ names: string[] }>('GET', '/v1/config');
+    const cfg = await call<{ names: string[]; banner?: string }>('GET', '/v1/config');
+    // http.banner (e.g. npm run demo's): said in the header on every page.
+    const b = document.getElementById('site-banner')!;
+    b.textContent = cfg.banner ?? '';
+    b.hidden = cfg.banner === undefined;
     const sel = document.getElementById('explain-name') as HTMLSelectElement;
     sel.replaceChildren(...cfg.names.map((n) => h('option', { value: n }, n)));
   } catch {
