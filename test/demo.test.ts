@@ -1,8 +1,8 @@
 /**
- * npm run demo (scripts/demo.mjs, issue 18) on a test clock (GRIDSTEER_TEST_CLOCK, 30×): the
+ * npm run demo (scripts/demo.mjs, issue 18) on a test clock (GRIDSTEER_TEST_CLOCK, 10×): the
  * demo serves the example fleet with its DEMO banner and demo drain policy; its synthetic feed
  * is accepted through POST /v1/signals (power, load and probes on every region, from demo/
- * sources); the first grid event (a load shed on us-va, announced 3 demo minutes after start
+ * sources); the first grid event (a load shed on us-va, announced 5 demo minutes after start
  * for 5 minutes later) drains us-va in dig — clients placed at the default location move to
  * us-tx — and us-va comes back after it; the next event is announced on the schedule.
  * Screenshots of the dashboard before, during and after the event in test-artifacts/demo/.
@@ -19,7 +19,9 @@ import { sleep } from './helpers/net.js';
 import { repoRoot } from './helpers/paths.js';
 import { freePort } from './helpers/ports.js';
 
-const RATE = 30;
+// 10×, with the first event announced 5 demo minutes in (its drain begins about 8 demo minutes
+// in, 48 s of real time: room for a start on a loaded machine) and the next 10 minutes later.
+const RATE = 10;
 const US_VA = '192.0.2.10,192.0.2.11';
 const US_TX = '192.0.2.20,192.0.2.21';
 
@@ -29,7 +31,7 @@ test('npm run demo: banner, feed accepted, the announced load shed drains us-va 
   const dnsPort = await freePort();
   const httpPort = await freePort();
   const now = Date.now();
-  const demo = spawn(process.execPath, [join(repoRoot, 'scripts', 'demo.mjs'), '--dns-listen', `127.0.0.1:${dnsPort}`, '--http-listen', `127.0.0.1:${httpPort}`, '--workers', '0', '--dir', dir], {
+  const demo = spawn(process.execPath, [join(repoRoot, 'scripts', 'demo.mjs'), '--dns-listen', `127.0.0.1:${dnsPort}`, '--http-listen', `127.0.0.1:${httpPort}`, '--workers', '0', '--dir', dir, '--first-event', '5m', '--every', '10m'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, GRIDSTEER_TEST_CLOCK: `${now}@${RATE}@${now}` },
   });
@@ -102,19 +104,19 @@ test('npm run demo: banner, feed accepted, the announced load shed drains us-va 
   await until('us-va drained by the event', async () => {
     const r = await api<Regions>('/v1/regions');
     return ['drained', 'refusing'].includes(r.regions.find((x) => x.id === 'us-va')!.state) ? true : undefined;
-  }, 60_000);
+  }, 90_000);
   assert.equal(await answer(), US_TX);
   await page.waitForSelector('#map g.region[data-region="us-va"]:is([data-state="drained"], [data-state="refusing"])');
   assert.doesNotMatch((await page.textContent('#detail-info')) ?? '', /\[object /, 'the detail shows no unrendered object');
   await browser.shot(page, 'during');
 
   // After: the event over, hold and restore, us-va answers again.
-  await until('us-va back in dig', async () => ((await answer()) === US_VA ? true : undefined), 120_000);
+  await until('us-va back in dig', async () => ((await answer()) === US_VA ? true : undefined), 150_000);
   await page.waitForSelector('#map g.region[data-region="us-va"][data-state="up"]', { timeout: 60_000 });
   await browser.shot(page, 'after');
 
-  // The next event on the schedule (15 demo minutes after the first).
-  await until('the second event announced', async () => (/grid event demo-shed-2: load-shed on us-tx/.test(out) ? true : undefined), 60_000);
+  // The next event on the schedule (10 demo minutes after the first, with --every 10m).
+  await until('the second event announced', async () => (/grid event demo-shed-2: load-shed on us-tx/.test(out) ? true : undefined), 120_000);
   const events = await api<{ events: { key: string; source: string }[] }>('/v1/grid-events');
   assert.ok(events.events.some((e) => e.key === 'demo-shed-2' && e.source === 'demo/utility'), JSON.stringify(events.events));
 
