@@ -64,7 +64,8 @@ export interface Running {
    * error level with every issue (`{file, line?, column?, path, message}`), like the API's 422.
    */
   reloadBySignal(signal: string): Promise<void>;
-  close(): Promise<void>;
+  /** Stops everything; `why` (e.g. the signal) goes in the shutdown log line. */
+  close(why?: string): Promise<void>;
 }
 
 export async function startGridSteer(o: StartOptions): Promise<Running> {
@@ -205,11 +206,12 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       zones: serving.prepared.loaded.config.zones.map((z) => z.name),
       names: serving.prepared.loaded.config.names.map((n) => n.name),
       regions: serving.prepared.loaded.regions.map((r) => r.id),
+      ...(serving.prepared.loaded.config.http.banner !== undefined ? { banner: serving.prepared.loaded.config.http.banner } : {}),
     }),
     reload,
     explain: explainer(serving, geo, log),
     state: {
-      ingest: (signals) => stateSvc.ingest(signals, regionIds()),
+      ingest: (signals) => stateSvc.ingest(signals, regionIds(), undefined, { refuseEnded: true }),
       overrides: () => stateSvc.overrides(),
       createOverride: (req, actor) => stateSvc.createOverride(req, actor, regionIds()),
       endOverride: (id, actor, reason) => stateSvc.endOverride(id, actor, reason),
@@ -252,9 +254,11 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
         );
       }
     },
-    async close() {
+    async close(why?: string) {
       if (closing) return;
       closing = true;
+      const t0 = Date.now();
+      log.info({ module: 'lifecycle', why: why ?? 'close()' }, `shutting down (${why ?? 'close()'}): no new queries or requests are taken`);
       geo.close();
       demand.stop();
       await collectorHost.stop();
@@ -262,6 +266,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       await api.close();
       await stateSvc.close().catch((e: Error) => log.warn({ module: 'state', err: e.message }, 'state: close failed'));
       await dns.close();
+      log.info({ module: 'lifecycle', ms: Date.now() - t0 }, `stopped after ${Date.now() - t0} ms`);
     },
   };
 }

@@ -67,7 +67,10 @@ test('without a token the page asks for one and shows no data', async () => {
   const msg = await p.textContent('#messages');
   assert.match(msg ?? '', /token/i, msg ?? '');
   assert.equal(await p.locator('#map g.region').count(), 0);
-  assert.equal(await p.textContent('#live'), 'signed out');
+  // One sign-in state in the header: #who says it; the live chip only says the stream is down.
+  assert.equal(await p.textContent('#who'), 'not signed in');
+  assert.equal(await p.textContent('#live'), 'not connected');
+  assert.doesNotMatch((await p.textContent('header')) ?? '', /signed out/);
   await browser.shot(p, '1-signed-out');
   await p.close();
 });
@@ -105,6 +108,71 @@ test('a viewer sees every region, its signals, the grid events, runs an explain,
   await p.click('#map g.region[data-region="eu-ie"]');
   await p.waitForSelector('#detail-info ul.reasons li');
   assert.match((await p.textContent('#detail-info ul.reasons')) ?? '', /grid alert watch level 1/);
+
+  // The map's labels hide no other label and no other region's dot (us-tx beside us-va).
+  // (Evaluated in the page, as text: this file is compiled without the DOM's types.)
+  const clashes = (await p.evaluate(`(() => {
+    const gs = [...document.querySelectorAll('#map g.region')];
+    const box = (id, el) => { const b = el.getBBox(); return { id, x0: b.x, y0: b.y, x1: b.x + b.width, y1: b.y + b.height }; };
+    const labels = gs.map((g) => box(g.getAttribute('data-region'), g.querySelector('text.label')));
+    const dots = gs.map((g) => box(g.getAttribute('data-region'), g.querySelector('circle.dot')));
+    const hit = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+    const out = [];
+    for (const l of labels) {
+      for (const o of labels) if (o.id < l.id && hit(l, o)) out.push('label ' + l.id + ' over label ' + o.id);
+      for (const d of dots) if (d.id !== l.id && hit(l, d)) out.push('label ' + l.id + ' over the dot of ' + d.id);
+    }
+    return out;
+  })()`)) as string[];
+  assert.deepEqual(clashes, []);
+  // The same with the dots of a busy us-va (most demand at the default location): the page's
+  // own placement (ui/js/labels.js) drawn in the page's map font, measured by the browser.
+  const busy = (await p.evaluate(`(async () => {
+    const { placeLabels } = await import('/ui/js/labels.js');
+    const fleet = { 'us-va': [-77.49, 39.04, 0.8], 'us-tx': [-99.73, 32.45, 0.1], 'ca-ab': [-114.07, 51.05, 0.05], 'eu-ie': [-6.26, 53.35, 0.02], 'ap-tyo': [139.69, 35.68, 0.01], 'ap-sin': [103.82, 1.35, 0.01], 'sa-sao': [-46.63, -23.55, 0.01] };
+    const dots = Object.entries(fleet).sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, [lon, lat, t]]) => ({ id, x: lon + 180, y: 90 - lat, r: 1.6 + 5 * Math.sqrt(t) + 1.2, text: id + ' 100 %' }));
+    const at = placeLabels(dots);
+    const NS = 'http://www.w3.org/2000/svg';
+    const svg = document.createElementNS(NS, 'svg');
+    svg.setAttribute('viewBox', '0 6 360 146');
+    svg.setAttribute('class', 'map');
+    document.getElementById('map').append(svg);
+    const boxes = dots.map((d) => {
+      const g = document.createElementNS(NS, 'g');
+      g.setAttribute('class', 'region');
+      const text = document.createElementNS(NS, 'text');
+      text.setAttribute('class', 'label');
+      const p = at.get(d.id);
+      text.setAttribute('x', p.x); text.setAttribute('y', p.y); text.setAttribute('text-anchor', p.anchor);
+      text.textContent = d.text;
+      g.append(text); svg.append(g);
+      const b = text.getBBox();
+      return { id: d.id, x0: b.x, y0: b.y, x1: b.x + b.width, y1: b.y + b.height };
+    });
+    svg.remove();
+    const hit = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+    const out = [];
+    for (const l of boxes) {
+      for (const o of boxes) if (o.id < l.id && hit(l, o)) out.push('label ' + l.id + ' over label ' + o.id);
+      for (const d of dots) if (d.id !== l.id && hit(l, { x0: d.x - d.r, y0: d.y - d.r, x1: d.x + d.r, y1: d.y + d.r })) out.push('label ' + l.id + ' over the dot of ' + d.id);
+    }
+    return out;
+  })()`)) as string[];
+  assert.deepEqual(busy, []);
+  // Numeric columns: the header aligned as its numbers are.
+  const aligns = (await p.evaluate(`(() => {
+    const t = document.querySelector('#regions table.grid');
+    const ths = [...t.querySelectorAll('thead th')];
+    const tds = [...t.querySelectorAll('tbody tr:first-child td')];
+    return ths.map((th, i) => [th.textContent, getComputedStyle(th).textAlign, getComputedStyle(tds[i]).textAlign]);
+  })()`)) as [string, string, string][];
+  for (const [name, th, td] of aligns) assert.equal(th === 'right', td === 'right', `column ${name}: header ${th}, numbers ${td}`);
+  assert.ok(aligns.filter(([, th]) => th === 'right').length >= 4, JSON.stringify(aligns));
+  // Times for people, the exact instant on hover: sa-sao's next change (the shed's drain).
+  const next = await p.$eval('#regions tbody tr[data-region="sa-sao"] time', (e) => [e.textContent, e.getAttribute('title')]);
+  assert.match(next[0] ?? '', /^→ \d+ % in \d+ (min|h)/, JSON.stringify(next));
+  assert.match(next[1] ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, JSON.stringify(next));
+  assert.doesNotMatch(await p.innerText('main'), /\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?(\.\d+)?Z/, 'no raw ISO instant in the page text');
 
   // Explain: the page shows the API's answer for the same query.
   await p.waitForSelector('#explain-name option', { state: 'attached' });

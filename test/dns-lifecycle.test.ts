@@ -85,5 +85,11 @@ test('the CLI serves with the ready line, answers, and exits 0 on SIGTERM, freei
   const exit = await srv.stop();
   assert.equal(exit.killed, false, 'SIGTERM alone must stop the server (SIGKILL was needed)');
   assert.equal(exit.code, 0, `exit after SIGTERM: ${JSON.stringify(exit)}\n${srv.logs.slice(-10).join('\n')}`);
+  // A log line when the shutdown begins (naming the signal) and one when it is done.
+  const lifecycle = srv.logs.filter((l) => l.includes('"module":"lifecycle"')).map((l) => JSON.parse(l) as { msg: string; why?: string });
+  assert.equal(lifecycle.length, 2, `the shutdown's log lines:\n${srv.logs.slice(-10).join('\n')}`);
+  assert.match(lifecycle[0]!.msg, /^shutting down \(SIGTERM\)/);
+  assert.equal(lifecycle[0]!.why, 'SIGTERM');
+  assert.match(lifecycle[1]!.msg, /^stopped after \d+ ms$/);
   assert.ok(await tcpRefused(srv.tcp), 'after exit nothing listens on the DNS TCP port');
 });

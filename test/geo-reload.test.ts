@@ -60,8 +60,25 @@ before(async () => {
   const sha = createHash('sha256').update(TOKEN, 'utf8').digest('hex');
   writeFileSync(join(cfg.dir, 'tokens.yaml'), stringify({ tokens: [{ name: 'geo-reload-test', role: 'operator', sha256: sha }] }));
   srv = await spawnServer({ configFile: cfg.file });
-  // An empty cache folder: the first table is compiled now.
+  // An empty cache folder: the first table is compiled now; /readyz says how far it is.
+  for (let i = 0; i < 900; i++) {
+    const geo = (await readyz(srv.http)).checks.find((c) => c.name === 'geo');
+    if (!geo || geo.ok) break;
+    firstCompileDetails.push(geo.detail);
+    await sleep(200);
+  }
   initial = await waitGeoTable(srv, { timeoutMs: 180000, idle: true });
+});
+
+/** /readyz's geo detail while the first table compiled. */
+const firstCompileDetails: string[] = [];
+
+test('the first compile: the log says how far it is in per cent, and /readyz says it while compiling', () => {
+  const pcts = srv.logs.filter((l) => /"msg":"geo: compiling, \d+ %"/.test(l)).map((l) => (JSON.parse(l) as { progress: number }).progress);
+  assert.ok(pcts.length >= 5, `progress lines in the log:\n${srv.logs.filter((l) => /geo/.test(l)).join('\n')}`);
+  for (let i = 1; i < pcts.length; i++) assert.ok(pcts[i]! > pcts[i - 1]!, `rising: ${pcts.join(', ')}`);
+  const withPct = firstCompileDetails.filter((d) => /^compiling .* for \d+s, \d+ %; answering from the default location/.test(d));
+  assert.ok(withPct.length > 0, `a /readyz geo detail with the per cent while compiling:\n${firstCompileDetails.slice(0, 5).join('\n')}`);
 });
 
 after(async () => {

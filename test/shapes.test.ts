@@ -11,6 +11,8 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import ts from 'typescript';
+import { readFileSync } from 'node:fs';
+import { REGION_STATE_TABLE } from '../gslb/model/region-state.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -22,6 +24,7 @@ import type * as Op from './gslb/control/operator.js';
 import type * as Ex from './gslb/serve/explain.js';
 import type { FleetRoutesOptions } from './gslb/api/routes/fleet.js';
 import type * as Dash from './dashboards/web/src/types.js';
+import type * as RS from './gslb/model/region-state.js';
 type Assignable<From, To> = From extends To ? true : false;
 const ok = <T extends true>(): T => true as T;
 export const checks = [
@@ -35,6 +38,8 @@ export const checks = [
   ok<Assignable<Op.FleetStatus, Dash.Status>>(),
   ok<Assignable<Op.Preview, Dash.Preview>>(),
   ok<Assignable<Ex.ExplainResult, Dash.Explain>>(),
+  ok<Assignable<RS.RegionState, Dash.RegionView['state']>>(),
+  ok<Assignable<Dash.RegionView['state'], RS.RegionState>>(),
 ];
 `;
 
@@ -69,4 +74,20 @@ export const bad2 = ok<Assignable<Model.RegionStep, DashStepWrong>>();
 `;
   const d = diagnostics(bad);
   assert.equal(d.length, 2, d.join('\n'));
+});
+
+test("the dashboard's state legend is the table of gslb/model/region-state.ts, word and meaning", () => {
+  const html = readFileSync(join(ROOT, 'dashboards', 'web', 'index.html'), 'utf8');
+  const legend = /<p class="legend" id="state-legend">(.*?)<\/p>/s.exec(html);
+  assert.ok(legend, 'index.html has the state legend');
+  const chips = [...legend[1]!.matchAll(/<span class="chip chip-([a-z]+)" title="([^"]*)">([^<]*)<\/span>/g)].map((m) => ({ cls: m[1], meaning: m[2], word: m[3] }));
+  assert.deepEqual(
+    chips,
+    REGION_STATE_TABLE.map((s) => ({ cls: s.state, meaning: s.meaning, word: s.state })),
+  );
+  const css = readFileSync(join(ROOT, 'dashboards', 'web', 'style.css'), 'utf8');
+  for (const s of REGION_STATE_TABLE) {
+    assert.match(css, new RegExp(`\\.chip-${s.state} \\{`), `style.css colours the chip of ${s.state}`);
+    assert.match(css, new RegExp(`\\.region-${s.state} \\.dot \\{`), `style.css colours the map dot of ${s.state}`);
+  }
 });

@@ -81,6 +81,15 @@ test('bad overrides and signals are refused with the field named, and change not
     ['alert level 7', '/v1/signals', INGEST, { signals: [good, { ...good, kind: 'grid.alert', key: 'x', value: { level: 7 } }] }, 400, 'body.signals[1].value.level'],
     ['observed a minute ahead', '/v1/signals', INGEST, { signals: [{ ...good, observedAt: now + 60000, expiresAt: now + 120000 }] }, 400, 'body.signals[0].observedAt'],
     ['unknown kind', '/v1/signals', INGEST, { signals: [{ ...good, kind: 'gossip' }] }, 400, 'body.signals[0].kind'],
+    [
+      'a grid event whose end has passed',
+      '/v1/signals',
+      INGEST,
+      { signals: [{ ...good, kind: 'grid.event', source: 'utility/x', key: 'old-1', value: { id: 'old-1', type: 'load-shed', start: now - 7_200_000, end: now - 60_000 } }] },
+      400,
+      'body.signals[0].value.end',
+    ],
+    ['a grid event by hand whose end has passed', '/v1/grid-events', OPERATOR, { region: 'us-va', id: 'old-2', type: 'load-shed', start: now - 7_200_000, end: now - 60_000 }, 400, 'body.end'],
   );
   for (const [what, path, token, body, status, field] of cases) {
     const r = await api('POST', path, token, body);

@@ -28,7 +28,7 @@ export interface ApiDeps {
   /** Prometheus exposition, already aggregated across processes. */
   metrics(): Promise<{ contentType: string; body: string }>;
   /** The configuration in force; `loadedAt` in ms since the Unix epoch. */
-  configInfo(): { version: string; file: string; loadedAt: number; zones: string[]; names: string[]; regions: string[] };
+  configInfo(): { version: string; file: string; loadedAt: number; zones: string[]; names: string[]; regions: string[]; banner?: string };
   /**
    * Re-reads and applies the configuration. Rejects with an Error carrying
    * `issues: {file, line?, column?, path, message}[]` (a ConfigError) when the files are

@@ -83,6 +83,7 @@ export const ConfigInfoSchema = Type.Object({
   zones: Type.Array(Type.String(), { description: 'zones served with authority' }),
   names: Type.Array(Type.String(), { description: 'steered (GSLB) names' }),
   regions: Type.Array(Type.String(), { description: 'region ids' }),
+  banner: Type.Optional(Type.String({ description: 'http.banner: a line the dashboard shows in its header (e.g. a demo)' })),
 });
 
 export const ReloadResultSchema = Type.Object({

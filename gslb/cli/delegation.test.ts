@@ -510,6 +510,32 @@ test('runCheckDelegation: the resolvers of /etc/resolv.conf when neither --paren
   assert.ok(!r.calls.some((c) => c.startsWith(R)));
 });
 
+test('runCheckDelegation --nodes-only: only the listed nodes are asked and compared with each other', async () => {
+  const o = io({ ...healthy(), [R]: resolver() }, { '/etc/resolv.conf': 'nameserver 127.0.0.53\n' });
+  assert.equal(await runCheckDelegation([Z, '--nodes-only', '--node', N1, '--node', N2, '--name', 'api.gslb.example.com'], o), 0, o.stdout + o.stderr);
+  assert.ok(o.calls.length > 0 && o.calls.every((c) => c.startsWith(`${N1} `) || c.startsWith(`${N2} `)), `only the nodes were asked:\n${o.calls.join('\n')}`);
+  assert.match(o.stdout, /^warning +parent +gslb\.example\.com +not asked \(--nodes-only\)/m);
+  assert.match(o.stdout, /^ok +ns-set +gslb\.example\.com +the 2 nodes agree: ns1\.gslb\.example\.com, ns2\.gslb\.example\.com/m);
+  assert.match(o.stdout, /^ok +ns-addresses +ns1\.gslb\.example\.com +the nodes serve 127\.0\.0\.2/m);
+  assert.match(o.stdout, /^ok +serial +gslb\.example\.com +all 2 nodes serve serial 7/m);
+  assert.doesNotMatch(o.stdout, /^\w+ +(referral|parent-agree|lame|listed|glue) /m);
+
+  // Nodes that disagree: the serial, the NS set, an NS name's address.
+  const serial = io({ [N1]: node(), [N2]: node({ serial: 8 }) });
+  assert.equal(await runCheckDelegation([Z, '--nodes-only', '--node', N1, '--node', N2], serial), 1);
+  assert.match(serial.stdout, /^error +serial .*7 on 127\.0\.0\.2:53; 8 on 127\.0\.0\.3:53/m);
+  const nsSet = io({ [N1]: node(), [N2]: node({ ns: [NS1, NS3], hosts: { [NS1]: ['127.0.0.2'], [NS3]: ['127.0.0.9'] } }) });
+  assert.equal(await runCheckDelegation([Z, '--nodes-only', '--node', N1, '--node', N2], nsSet), 1);
+  assert.match(nsSet.stdout, /^error +ns-set .*the nodes disagree/m);
+  const addr = io({ [N1]: node(), [N2]: node({ hosts: { [NS1]: ['127.0.0.2'], [NS2]: ['127.0.0.99'] } }) });
+  assert.equal(await runCheckDelegation([Z, '--nodes-only', '--node', N1, '--node', N2], addr), 1);
+  assert.match(addr.stdout, /^error +ns-addresses +ns2\.gslb\.example\.com +the nodes disagree/m);
+  // One node on loopback, as with npm start.
+  const one = io({ '127.0.0.1:5353': node() });
+  assert.equal(await runCheckDelegation([Z, '--nodes-only', '--node', '127.0.0.1:5353'], one), 0, one.stdout);
+  assert.match(one.stdout, /the one node that answered serves ns1/);
+});
+
 test('runCheckDelegation: usage errors exit 2 and ask nothing; --help exits 0', async () => {
   for (const args of [
     [],
@@ -525,6 +551,9 @@ test('runCheckDelegation: usage errors exit 2 and ask nothing; --help exits 0', 
     [Z, '-4', '-6'],
     [Z, '--bogus'],
     [Z, '--name', 'a..b'],
+    [Z, '--nodes-only'],
+    [Z, '--nodes-only', '--node', '127.0.0.2', '--parent', '127.0.0.4'],
+    [Z, '--nodes-only', '--node', '127.0.0.2', '--resolver', '127.0.0.53'],
   ]) {
     const o = io(healthy());
     assert.equal(await runCheckDelegation(args, o), 2, `${args.join(' ')}: ${o.stderr}`);

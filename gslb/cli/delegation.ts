@@ -38,6 +38,10 @@ export const CHECK_DELEGATION_USAGE = `usage: gridsteer check-delegation <zone> 
                      and the addresses of NS names outside the zone; default: /etc/resolv.conf
   --node ADDR        a GridSteer node to check, IP[:port] (repeatable); default: the addresses
                      of the NS names the parent lists
+  --nodes-only       ask only the --node servers and compare them with each other (NS set, their
+                     NS names' addresses, serial, EDNS, names; --config too): no parent or
+                     resolver is asked, so the delegation itself is not checked; for trying it on
+                     loopback (e.g. --node 127.0.0.1:5353 with npm start)
   --port N           the port of servers found by name (parents from the resolver, nodes from
                      the NS set); default 53
   --config FILE      also compare with the zone's NS set, glue and serial in this gridsteer.yaml
@@ -133,6 +137,8 @@ export interface Inputs {
   expected?: Expected;
   /** '-4' or '-6' when given (for the wording of skipped addresses). */
   family?: '-4' | '-6';
+  /** --nodes-only: no parent was asked; the nodes are compared with each other. */
+  nodesOnly?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -337,6 +343,7 @@ export function evaluate(inp: Inputs): Check[] {
   const ep = (n: NodeProbe) => formatEndpoint(n.endpoint);
 
   // Parent: the referral from each server, and whether they agree.
+  if (inp.nodesOnly) add('warning', 'parent', z, 'not asked (--nodes-only): the listed nodes are compared with each other; the delegation itself is not checked');
   if (inp.discovery) add(inp.discovery.status, 'parent', z, inp.discovery.message);
   const views = inp.parents.map((p) => ({ p, v: readReferral(z, p.outcome) }));
   for (const { p, v } of views) add(v.status, 'referral', formatEndpoint(p.server.endpoint) + (p.server.name ? ` (${p.server.name})` : ''), v.message);
@@ -379,6 +386,10 @@ export function evaluate(inp: Inputs): Check[] {
     }
   } else if (parentNs !== null && live.length > 0) {
     add('error', 'ns-set', z, `not compared: no node answered NS ${z} authoritatively; the parent lists ${list(parentNs)}`);
+  } else if (inp.nodesOnly && childNs !== null) {
+    add('ok', 'ns-set', z, `the ${answeredNs.length === 1 ? 'one node that answered serves' : `${answeredNs.length} nodes agree:`} ${list(childNs)}`);
+  } else if (inp.nodesOnly && live.length > 0) {
+    add('error', 'ns-set', z, `no node answered NS ${z} authoritatively`);
   }
   for (const { n, r } of nodeNs) if ('problem' in r) add('error', 'ns', ep(n), r.problem);
 
@@ -410,6 +421,15 @@ export function evaluate(inp: Inputs): Check[] {
       add('error', 'glue', name, known ? `parent glue ${list(g)}; the nodes disagree: ${c.text}` : `parent glue ${list(g)}; not compared: ${c.problems.join('; ')}`);
     } else if (sameSet(g, c.addresses)) add('ok', 'glue', name, `parent glue ${list(g)} = the nodes' ${list(c.addresses)}`);
     else add('error', 'glue', name, `parent glue ${list(g)}, the nodes serve ${list(c.addresses)}`);
+  }
+
+  // --nodes-only: the in-zone NS names' addresses, the same on every node (what the glue must be).
+  if (inp.nodesOnly && childNs !== null) {
+    for (const name of childNs.filter((n) => inZone(n, z))) {
+      const c = consensus(name);
+      if (c.addresses !== null && c.problems.length === 0) add('ok', 'ns-addresses', name, `the nodes serve ${c.text} (the glue the parent should have)`);
+      else add('error', 'ns-addresses', name, c.addresses !== null ? `${c.text}; ${c.problems.join('; ')}` : c.problems.length > 0 && c.text === '(no node answered)' ? c.problems.join('; ') : `the nodes disagree: ${c.text}`);
+    }
   }
 
   // Lame delegation: every address of every NS name the parent lists must answer with aa.
@@ -552,6 +572,8 @@ export interface GatherOptions {
   /** In-zone NS names whose addresses to ask every node (besides the parent's and the node's own). */
   extraNsNames: string[];
   timeoutMs: number;
+  /** --nodes-only: ask the nodes only (no parent, no resolver). */
+  nodesOnly?: boolean;
   family?: '-4' | '-6';
   expected?: Expected;
 }
@@ -649,7 +671,7 @@ export async function gather(q: QueryFn, g: GatherOptions): Promise<{ inputs: In
   let parentZone: string | null = null;
   let resolvers: Endpoint[] | undefined;
   const getResolvers = () => (resolvers ??= g.resolvers());
-  if (parentServers.length === 0) {
+  if (parentServers.length === 0 && !g.nodesOnly) {
     const d = await discoverParent(q, zone, getResolvers(), g.timeoutMs);
     if (!d.ok) discovery = { status: 'error', message: `cannot find the parent zone's servers: ${d.error}; give them with --parent` };
     else {
@@ -691,7 +713,16 @@ export async function gather(q: QueryFn, g: GatherOptions): Promise<{ inputs: In
   const nsNames = uniq([...(view?.ns ?? []), ...g.extraNsNames]);
   const nodes = await Promise.all(targets.map((t) => probeNode(q, t.endpoint, t.explicit, zone, nsNames, g.names, g.timeoutMs)));
   return {
-    inputs: { zone, ...(discovery ? { discovery } : {}), parents, nsAddresses, nodes, ...(g.expected ? { expected: g.expected } : {}), ...(g.family ? { family: g.family } : {}) },
+    inputs: {
+      zone,
+      ...(discovery ? { discovery } : {}),
+      parents,
+      nsAddresses,
+      nodes,
+      ...(g.expected ? { expected: g.expected } : {}),
+      ...(g.family ? { family: g.family } : {}),
+      ...(g.nodesOnly ? { nodesOnly: true } : {}),
+    },
     parentZone,
   };
 }
@@ -727,6 +758,7 @@ export async function runCheckDelegation(args: string[], io: DelegationIo = defa
         parent: { type: 'string', multiple: true },
         resolver: { type: 'string', multiple: true },
         node: { type: 'string', multiple: true },
+        'nodes-only': { type: 'boolean' },
         port: { type: 'string' },
         config: { type: 'string' },
         name: { type: 'string', multiple: true },
@@ -749,6 +781,9 @@ export async function runCheckDelegation(args: string[], io: DelegationIo = defa
   }
   if (parsed.positionals.length > 1) return usage(`check-delegation takes one zone (got ${parsed.positionals.length} arguments)`);
   if (v.ipv4 && v.ipv6) return usage('-4 and -6 exclude each other');
+  const nodesOnly = v['nodes-only'] === true;
+  if (nodesOnly && (v.node ?? []).length === 0) return usage('--nodes-only compares the --node servers: give at least one --node');
+  if (nodesOnly && (v.parent !== undefined || v.resolver !== undefined)) return usage('--nodes-only asks no parent and no resolver: leave out --parent and --resolver');
   const family = v.ipv4 ? '-4' : v.ipv6 ? '-6' : undefined;
   let port = 53;
   if (v.port !== undefined) {
@@ -828,6 +863,7 @@ export async function runCheckDelegation(args: string[], io: DelegationIo = defa
     timeoutMs,
     ...(family ? { family } : {}),
     ...(expected ? { expected } : {}),
+    ...(nodesOnly ? { nodesOnly } : {}),
   });
   const report = buildReport(inputs, parentZone);
   io.out(v.json ? `${JSON.stringify(report, null, 2)}\n` : renderReport(report));

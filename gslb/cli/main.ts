@@ -146,12 +146,11 @@ async function main(argv: string[]): Promise<number> {
       process.on('SIGHUP', () => {
         void running.reloadBySignal('SIGHUP');
       });
-      await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once('SIGTERM', stop);
-        process.once('SIGINT', stop);
+      const signal = await new Promise<string>((resolve) => {
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+        process.once('SIGINT', () => resolve('SIGINT'));
       });
-      await running.close();
+      await running.close(signal);
       return 0;
     }
     case 'token-hash': {

@@ -131,11 +131,11 @@ const STATUS: StatusView = {
   planVersion: '6dcb042541e588ae',
   frozen: { id: 'ov-7', region: '*', action: 'freeze', ramp: 0, actor: 'alice', reason: 'grid operator call', start: NOW - 300_000, end: NOW + 7_200_000, hold: { 'eu-ie': 0.5, 'us-tx': 1 } },
   regions: [
-    { id: 'ap-tyo', share: 1, down: false, refuse: false, reasons: [] },
-    { id: 'eu-ie', share: 0.5, down: false, refuse: false, ttlCap: 20, reasons: ['eu-ie: grid event load-shed (held by the freeze)', 'second'], next: { at: NOW + 3_600_000, share: 1, down: false } },
-    { id: 'us-tx', share: 0, down: true, refuse: false, reasons: ['us-tx: forced down by alice (fire drill) [ov-3]'] },
-    { id: 'us-va', share: 0.825, down: false, refuse: false, reasons: ['us-va: drain to 0.3 by alice (swap PDUs), ramp step 1/4 [ov-1]'], next: { at: NOW + 30_000, share: 0.65, down: false } },
-    { id: 'sa-sao', share: 0, down: false, refuse: true, ttlCap: 5, reasons: ['sa-sao: drain deadline reached [ov-9]'], next: { at: NOW + 600_000, share: 0, down: true } },
+    { id: 'ap-tyo', share: 1, down: false, refuse: false, state: 'up', reasons: [] },
+    { id: 'eu-ie', share: 0.5, down: false, refuse: false, state: 'restoring', ttlCap: 20, reasons: ['eu-ie: grid event load-shed (held by the freeze)', 'second'], next: { at: NOW + 3_600_000, share: 1, down: false } },
+    { id: 'us-tx', share: 0, down: true, refuse: false, state: 'down', reasons: ['us-tx: forced down by alice (fire drill) [ov-3]'] },
+    { id: 'us-va', share: 0.825, down: false, refuse: false, state: 'draining', reasons: ['us-va: drain to 0.3 by alice (swap PDUs), ramp step 1/4 [ov-1]'], next: { at: NOW + 30_000, share: 0.65, down: false } },
+    { id: 'sa-sao', share: 0, down: false, refuse: true, state: 'refusing', ttlCap: 5, reasons: ['sa-sao: drain deadline reached [ov-9]'], next: { at: NOW + 600_000, share: 0, down: true } },
   ],
   unplaced: { 'us-tx': 12.5, 'ap-tyo': 0 },
 };

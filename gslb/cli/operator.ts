@@ -236,13 +236,6 @@ export function alignTable(rows: string[][], right: number[] = []): string[] {
   );
 }
 
-function regionState(r: StatusView['regions'][number]): string {
-  if (r.down) return 'down';
-  if (r.refuse) return 'refusing';
-  if (r.share < 1) return r.next && !r.next.down && r.next.share > r.share ? 'restoring' : 'draining';
-  return 'up';
-}
-
 function cut(s: string, width: number | undefined): string {
   if (width === undefined || [...s].length <= width) return s;
   return [...s].slice(0, Math.max(1, width - 1)).join('') + '…';
@@ -265,7 +258,7 @@ export function renderStatus(s: StatusView, columns?: number): string {
   for (const r of s.regions) {
     const next = r.next ? `${formatRelative(r.next.at, s.now)} → ${r.next.down ? 'down' : formatShare(r.next.share)}` : '-';
     const more = r.reasons.length > 1 ? ` (+${r.reasons.length - 1} more)` : '';
-    rows.push([r.id, r.down ? '-' : formatShare(r.share), regionState(r), r.ttlCap === undefined ? '-' : `${r.ttlCap}s`, next, r.reasons.length > 0 ? `${r.reasons[0]}${more}` : '-']);
+    rows.push([r.id, r.down ? '-' : formatShare(r.share), r.state, r.ttlCap === undefined ? '-' : `${r.ttlCap}s`, next, r.reasons.length > 0 ? `${r.reasons[0]}${more}` : '-']);
   }
   for (const line of alignTable(rows, [1])) lines.push(cut(line, columns));
   const hooks = Object.entries(s.hooks?.regions ?? {});

@@ -199,6 +199,9 @@ export const HttpServerSchema = Type.Object(
         { ...strict, description: 'serve the API over HTTPS, optionally with mutual TLS (docs/api.md "TLS and mTLS"); read at start; absent = plain HTTP' },
       ),
     ),
+    banner: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'a line the web dashboard shows in its header, e.g. that this node runs a demo (npm run demo sets it); absent = none' }),
+    ),
     rateLimit: Type.Object(
       {
         writesPerMinute: Type.Integer({ minimum: 0, maximum: 100000, default: 120, description: 'operator writes (POST/DELETE other than /v1/signals) per token per minute, in bursts of up to that many; 0 = no limit' }),

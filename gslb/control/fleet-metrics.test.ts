@@ -9,6 +9,7 @@ import client from 'prom-client';
 import { defaultSettings, plan, regionPowerAt, type PlannerSettings, type RegionPower } from '../policy/planner/index.js';
 import { initialPlan, regionStepAt } from '../policy/decide.js';
 import { foldRecords, planOf } from '../../test/helpers/policy.js';
+import { regionStatusAt } from './fleet.js';
 import { REGION_STATES, gridFactsInForce, regionHealthyAt, regionStateAt, registerFleetMetrics, signalAges } from './fleet-metrics.js';
 import type { Plan, Signal, SignalKind } from '../model/types.js';
 import type { SignalRecord } from '../model/snapshot.js';
@@ -94,7 +95,7 @@ test('health by probes: undefined without probes; false only when every probed e
   assert.equal(regionHealthyAt(foldRecords(probe('n1', 'e1', true, { at: T - 10 * MIN, ttl: MIN })), staleDown, T), false, 'a stale probe votes down under policy down');
 });
 
-test('region state from the plan: up, draining, restoring, refusing, down', () => {
+test('region state from the plan: up, draining, drained, restoring, refusing, down; the next change skips steps that change nothing shown', () => {
   const ramp: Plan = {
     ...initialPlan('x'),
     regions: {
@@ -103,6 +104,8 @@ test('region state from the plan: up, draining, restoring, refusing, down', () =
       c: [{ at: T - MIN, share: 0, down: false, refuse: true, reasons: ['grid event'] }],
       d: [{ at: T - MIN, share: 0.5, down: false, reasons: ['cap'] }],
       e: [{ at: T - MIN, share: 0.5, down: false, reasons: ['cap'] }, { at: T + MIN, share: 1, down: true, reasons: ['down'] }],
+      f: [{ at: T - MIN, share: 0, down: false, reasons: ['drained'] }, { at: T + MIN, share: 0, down: false, ttlCap: 5, reasons: ['ttl only'] }, { at: T + 2 * MIN, share: 0.5, down: false, reasons: ['back'] }],
+      g: [{ at: T - MIN, share: 0, down: false, reasons: ['drained'] }, { at: T + MIN, share: 0, down: false, ttlCap: 5, reasons: ['ttl only'] }],
     },
   };
   const cases: [what: string, p: Plan, region: string, t: number, state: string][] = [
@@ -116,8 +119,14 @@ test('region state from the plan: up, draining, restoring, refusing, down', () =
     ['capped, nothing next', ramp, 'd', T, 'draining'],
     ['capped, going down next: draining', ramp, 'e', T, 'draining'],
     ['before its first step', ramp, 'a', T - 2 * MIN, 'up'],
+    ['share 0, nothing visible next: drained', ramp, 'g', T, 'drained'],
+    ['share 0, a TTL-only step, then back: restoring (the TTL step is not its next change)', ramp, 'f', T, 'restoring'],
   ];
   for (const [what, p, region, t, state] of cases) assert.equal(regionStateAt(p, region, t), state, what);
+  // "next change" never lists a step that changes nothing it shows (share, down).
+  assert.deepEqual(regionStatusAt(ramp, 'f', T).next, { at: T + 2 * MIN, share: 0.5, down: false });
+  assert.equal(regionStatusAt(ramp, 'g', T).next, undefined, 'a TTL-only step is no next change');
+  assert.deepEqual(regionStatusAt(ramp, 'e', T).next, { at: T + MIN, share: 0, down: true });
 });
 
 test('signal age: the newest signal per configured region and kind', () => {
@@ -175,7 +184,7 @@ test('the gauges as a registry exports them: bounded label sets, absent where no
     return out;
   };
   let m = await scrape();
-  assert.deepEqual(m.get('gridsteer_region_state'), ['a,' + 'down=0', 'a,draining=0', 'a,refusing=0', 'a,restoring=0', 'a,up=1', 'b,down=1', 'b,draining=0', 'b,refusing=0', 'b,restoring=0', 'b,up=0', 'c,down=0', 'c,draining=0', 'c,refusing=0', 'c,restoring=0', 'c,up=1']);
+  assert.deepEqual(m.get('gridsteer_region_state'), ['a,' + 'down=0', 'a,drained=0', 'a,draining=0', 'a,refusing=0', 'a,restoring=0', 'a,up=1', 'b,down=1', 'b,drained=0', 'b,draining=0', 'b,refusing=0', 'b,restoring=0', 'b,up=0', 'c,down=0', 'c,drained=0', 'c,draining=0', 'c,refusing=0', 'c,restoring=0', 'c,up=1']);
   assert.equal(REGION_STATES.length * s.regions.length, m.get('gridsteer_region_state')!.length);
   assert.deepEqual(m.get('gridsteer_region_healthy'), ['b=0'], 'a and c have no probes: no series');
   assert.deepEqual(m.get('gridsteer_region_power_available_watts'), ['a=8000000', 'c=3000000'], 'b: nothing known');

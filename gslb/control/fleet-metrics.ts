@@ -10,27 +10,16 @@ import client, { type Registry } from 'prom-client';
 import { nextChangeOf, regionStepAt } from '../policy/decide.js';
 import { healthAt, regionPowerAt, type PlannerRegion, type PlannerSettings } from '../policy/planner/index.js';
 import type { SignalRecord } from '../model/snapshot.js';
+import { REGION_STATES, type RegionState } from '../model/region-state.js';
+import { regionStatusAt } from './fleet.js';
 import type { Plan, RegionId, SignalKind } from '../model/types.js';
 
-/** A region's state as `gridsteer status` shows it. */
-export const REGION_STATES = ['up', 'draining', 'restoring', 'refusing', 'down'] as const;
-export type RegionState = (typeof REGION_STATES)[number];
+/** A region's state as `gridsteer status` shows it: the one table of gslb/model/region-state.ts. */
+export { REGION_STATES, type RegionState };
 
-/**
- * The state of region `id` at `now` from the plan: down; refusing (its gateway is told to
- * refuse new streams); draining (taking less than all its clients) or restoring (the same,
- * with its next step taking more); else up.
- */
+/** The state of region `id` at `now` from the plan (gslb/model/region-state.ts), as GET /v1/status says it. */
 export function regionStateAt(plan: Plan, id: RegionId, now: number): RegionState {
-  const st = regionStepAt(plan, id, now);
-  if (st.down) return 'down';
-  if (st.refuse === true) return 'refusing';
-  if (st.share < 1) {
-    const at = nextChangeOf(plan, id, now);
-    const next = Number.isFinite(at) ? regionStepAt(plan, id, at) : undefined;
-    return next && !next.down && next.share > st.share ? 'restoring' : 'draining';
-  }
-  return 'up';
+  return regionStatusAt(plan, id, now).state;
 }
 
 /**
@@ -117,7 +106,7 @@ export function registerFleetMetrics(registry: Registry, src: FleetMetricsSource
   };
   new client.Gauge({
     name: 'gridsteer_region_state',
-    help: 'the state of each region now from the plan in force, as gridsteer status shows it: 1 for its state (up, draining, restoring, refusing, down), 0 for the others',
+    help: 'the state of each region now from the plan in force, as gridsteer status shows it: 1 for its state (up, draining, drained, restoring, refusing, down), 0 for the others',
     labelNames: ['region', 'state'],
     registers: [registry],
     collect() {

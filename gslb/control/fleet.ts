@@ -10,6 +10,7 @@ import { demandPerHome, healthAt, regionPowerAt, type PlannerRegion, type Planne
 import { trafficShares } from '../policy/traffic.js';
 import type { Plan, RegionId, SignalKind } from '../model/types.js';
 import { KINDS } from '../model/kinds/index.js';
+import { regionStateOf, visiblyDiffers, type RegionState } from '../model/region-state.js';
 import type { SignalRecord, DemandBucket } from '../model/snapshot.js';
 import type { GridAlert, GridEvent } from '../model/signals.js';
 
@@ -57,21 +58,43 @@ export interface RegionStatus {
   share: number;
   down: boolean;
   refuse: boolean;
+  /** Its state in the words of gslb/model/region-state.ts. */
+  state: RegionState;
   ttlCap?: number;
   reasons: string[];
   next?: { at: number; share: number; down: boolean };
 }
 
-/** The plan's step in force for a region at `now`, and its next change. */
+/** Steps looked at past `now` for the next visible change (a plan holds far fewer per region). */
+const NEXT_LOOKAHEAD = 1000;
+
+/**
+ * The next step after `now` that changes what a region's status shows (down, or its share),
+ * skipping steps that change only its TTL cap, its per-home weights or its reasons.
+ */
+export function nextVisibleChangeOf(plan: Plan, id: RegionId, now: number): { at: number; step: ReturnType<typeof regionStepAt> } | undefined {
+  const st = regionStepAt(plan, id, now);
+  let at = nextChangeOf(plan, id, now);
+  for (let i = 0; i < NEXT_LOOKAHEAD && Number.isFinite(at); i++) {
+    const nx = regionStepAt(plan, id, at);
+    if (visiblyDiffers(st, nx)) return { at, step: nx };
+    at = nextChangeOf(plan, id, at);
+  }
+  return undefined;
+}
+
+/** The plan's step in force for a region at `now`, its state and its next visible change. */
 export function regionStatusAt(plan: Plan, id: RegionId, now: number): RegionStatus {
   const st = regionStepAt(plan, id, now);
-  const nextAt = nextChangeOf(plan, id, now);
-  const nx = Number.isFinite(nextAt) ? regionStepAt(plan, id, nextAt) : undefined;
+  const n = nextVisibleChangeOf(plan, id, now);
+  const nextAt = n?.at ?? Infinity;
+  const nx = n?.step;
   return {
     id,
     share: st.down ? 0 : st.share,
     down: st.down,
     refuse: st.refuse === true,
+    state: regionStateOf(st, nx),
     ...(st.ttlCap !== undefined ? { ttlCap: st.ttlCap } : {}),
     reasons: st.reasons,
     ...(nx ? { next: { at: nextAt, share: nx.down ? 0 : nx.share, down: nx.down } } : {}),
@@ -199,6 +222,7 @@ export function fleetView(input: FleetInput): FleetView {
         share: status.share,
         down: status.down,
         refuse: status.refuse,
+        state: status.state,
         ...(status.ttlCap !== undefined ? { ttlCap: status.ttlCap } : {}),
         reasons: status.reasons,
         ...(status.next ? { next: status.next } : {}),

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { MemoryStore } from '../state/memory-store.js';
+import { SignalError } from '../state/signals.js';
 import { OverrideError, StateService } from './service.js';
 import { OperatorService } from './operator.js';
 import { defaultSettings, type PlannerSettings } from '../policy/planner/index.js';
@@ -58,6 +59,17 @@ test('preview of a grid event: the region changes, shares move to its neighbours
     // A bad event names its field.
     await assert.rejects(t.op.preview({ event: { region: 'b', type: 'no-such-type', start: NOW, end: NOW + S } }, 'alice'), (e: unknown) => e instanceof OverrideError && /^body\.event\.type/.test(e.field));
     await assert.rejects(t.op.preview({}, 'alice'), (e: unknown) => e instanceof OverrideError && e.field === 'body');
+  } finally {
+    await t.close();
+  }
+});
+
+test('ingest: a grid event whose end has passed is refused on the API path (refuseEnded), stored from a collector replay', async () => {
+  const t = await setup();
+  try {
+    const past = { ...shed('utility/x'), value: { id: 'e1', type: 'load-shed', start: NOW - 7200 * S, end: NOW - S } };
+    await assert.rejects(t.svc.ingest([past], t.regions, undefined, { refuseEnded: true }), (e: unknown) => e instanceof SignalError && e.field === 'signals[0].value.end');
+    assert.equal((await t.svc.ingest([past], t.regions)).results[0]!.stored, true, 'a replay of history is stored');
   } finally {
     await t.close();
   }
@@ -179,6 +191,13 @@ test('a grid event entered by hand: stored from manual/<actor>, planned like any
     await assert.rejects(t.op.enterEvent({ ...ev, type: 'tornado' }, 'alice'), (e: unknown) => e instanceof OverrideError && e.field === 'body.type');
     await assert.rejects(t.op.enterEvent({ ...ev, region: 'zz' }, 'alice'), (e: unknown) => e instanceof OverrideError && e.field === 'body.region');
     await assert.rejects(t.op.enterEvent({ ...ev, type: 'simple', level: 7 }, 'alice'), (e: unknown) => e instanceof OverrideError && e.field === 'body.level');
+    // An event whose end has passed is refused naming end; one still running is taken.
+    await assert.rejects(
+      t.op.enterEvent({ ...ev, id: 'call-2', start: NOW - 7200 * S, end: NOW - S }, 'alice'),
+      (e: unknown) => e instanceof OverrideError && e.field === 'body.end' && /has passed/.test(e.message),
+    );
+    await assert.rejects(t.op.enterEvent({ ...ev, id: 'call-2', start: NOW - 7200 * S, end: NOW }, 'alice'), (e: unknown) => e instanceof OverrideError && e.field === 'body.end');
+    assert.equal((await t.op.enterEvent({ ...ev, id: 'call-3', start: NOW - 7200 * S, end: NOW + S }, 'alice')).stored, true);
   } finally {
     await t.close();
   }

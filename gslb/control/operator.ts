@@ -129,7 +129,7 @@ export class OperatorService {
     const value = Object.fromEntries(Object.entries({ id, ...rest }).filter(([, v]) => v !== undefined));
     const sig: Signal = { region, kind: 'grid.event', source: `manual/${actor}`, key: id, observedAt: now, expiresAt: Math.max(req.end, now) + 3_600_000, value };
     try {
-      validateSignal(sig, now, this.regions());
+      validateSignal(sig, now, this.regions(), { refuseEnded: true });
     } catch (err) {
       if (err instanceof SignalError) throw new OverrideError(`body.${err.field.replace(/^value\./, '')}`, err.message.slice(err.field.length + 2));
       throw err;

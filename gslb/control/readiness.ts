@@ -27,6 +27,11 @@ export interface ReadinessInputs {
   now: number;
 }
 
+/** `, 40 %` while a compile reports how far it is. */
+function progressText(p: number | null | undefined): string {
+  return typeof p === 'number' ? `, ${Math.floor(p * 100)} %` : '';
+}
+
 export function readiness(r: ReadinessInputs): { ready: boolean; checks: Check[] } {
   const checks: Check[] = [{ name: 'config', ok: true, detail: `version ${r.config.hash} from ${r.config.file}` }, r.dns];
   const ss = r.store;
@@ -43,7 +48,7 @@ export function readiness(r: ReadinessInputs): { ready: boolean; checks: Check[]
       ok: false,
       detail: g.error
         ? `no table: ${g.error}; answering from the default location`
-        : `compiling ${g.database ?? 'the database'}${g.building ? ` for ${Math.round((r.now - g.building) / 1000)}s` : ''}; answering from the default location until the first table is ready`,
+        : `compiling ${g.database ?? 'the database'}${g.building ? ` for ${Math.round((r.now - g.building) / 1000)}s` : ''}${progressText(g.progress)}; answering from the default location until the first table is ready`,
     });
   } else {
     checks.push({
@@ -51,7 +56,7 @@ export function readiness(r: ReadinessInputs): { ready: boolean; checks: Check[]
       ok: true,
       detail:
         `table ${g.version} from ${g.database}` +
-        (g.building ? `; compiling a new table for ${Math.round((r.now - g.building) / 1000)}s, answering from this one meanwhile` : '') +
+        (g.building ? `; compiling a new table for ${Math.round((r.now - g.building) / 1000)}s${progressText(g.progress)}, answering from this one meanwhile` : '') +
         (g.error ? `; last error: ${g.error}` : ''),
     });
   }

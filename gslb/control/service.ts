@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import { FLEET, type Override, type OverrideAction, type Plan, type Signal } from '../model/types.js';
 import { gridSharesAt, operatorShareAt, plan, type PlannerSettings } from '../policy/planner/index.js';
-import { SignalError, validateSignal } from '../state/signals.js';
+import { SignalError, validateSignal, type ValidateOptions } from '../state/signals.js';
 import type { SignalRecord, AuditEntry, StoreSnapshot } from '../model/snapshot.js';
 import { StoreError, type StateStore, type StoreLoss, type StoreStatus } from '../state/store.js';
 
@@ -252,13 +252,14 @@ export class StateService {
   /**
    * Validates every signal first; if any is invalid nothing is stored and a SignalError is
    * thrown with `field` prefixed by its index (`signals[2].value.level`). Then stores each
-   * (latest wins: an older one is reported `stale`, not an error).
+   * (latest wins: an older one is reported `stale`, not an error). `opts.refuseEnded`: a
+   * grid.event whose end has passed is refused (the API's path; collectors may replay history).
    */
-  async ingest(input: unknown[], regions: ReadonlySet<string>, fence?: { lease: string; token: number }): Promise<IngestResult> {
+  async ingest(input: unknown[], regions: ReadonlySet<string>, fence?: { lease: string; token: number }, opts: ValidateOptions = {}): Promise<IngestResult> {
     const now = this.clock();
     const valid: Signal[] = input.map((s, i) => {
       try {
-        return validateSignal(s, now, regions);
+        return validateSignal(s, now, regions, opts);
       } catch (e) {
         if (e instanceof SignalError) throw new SignalError(`signals[${i}].${e.field}`.replace(/\.\(signal\)$/, ''), e.message.slice(e.field.length + 2));
         throw e;

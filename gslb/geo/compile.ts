@@ -117,9 +117,21 @@ function topK(g: FleetGeometry, loc: LatLon): string[] {
  * Compiles `db` (the bytes of a .mmdb file) against `g`. Pure function of its inputs, apart
  * from `builtAt`/`buildMs` in the metadata.
  */
-export function compileGeo(db: Buffer, g: FleetGeometry, dbHash = fileHash(db)): GeoTable {
+/** Progress of a compile: the fraction of the database's search tree walked, 0 to 1. */
+export type CompileProgress = (fraction: number) => void;
+
+/** Tree nodes walked between two progress reports. */
+const PROGRESS_EVERY = 1 << 16;
+
+export function compileGeo(db: Buffer, g: FleetGeometry, dbHash = fileHash(db), onProgress?: CompileProgress): GeoTable {
   const t0 = Date.now();
   const mm = openMmdb(db);
+  // Every search-tree node is walked once (above the floor by walk, below it by majority), so
+  // nodes walked ÷ nodeCount is how far the compile is.
+  let walked = 0;
+  const step = (): void => {
+    if (++walked % PROGRESS_EVERY === 0) onProgress?.(Math.min(0.99, walked / Math.max(1, mm.tree.nodeCount)));
+  };
   const rankings = new Rankings();
   // Index 0: the default location, for addresses the database does not know.
   const UNKNOWN = rankings.intern({ regions: topK(g, g.defaultLocation), origin: 'default', note: 'not in the database' });
@@ -170,8 +182,9 @@ export function compileGeo(db: Buffer, g: FleetGeometry, dbHash = fileHash(db)):
         emit(hi, lo, rankOfPointer(node === tree.nodeCount ? -1 : node));
         continue;
       }
+      step();
       if (depth === floor) {
-        emit(hi, lo, majority(tree, node, family, rankOfPointer, UNKNOWN));
+        emit(hi, lo, majority(tree, node, family, rankOfPointer, UNKNOWN, step));
         continue;
       }
       let rHi = hi;
@@ -195,6 +208,7 @@ export function compileGeo(db: Buffer, g: FleetGeometry, dbHash = fileHash(db)):
   }
   const final4 = overlay(steps4, ov4, 4);
   const final6 = overlay(steps6, ov6, 6);
+  onProgress?.(1);
 
   return new GeoTable(
     {
@@ -217,7 +231,7 @@ export function compileGeo(db: Buffer, g: FleetGeometry, dbHash = fileHash(db)):
 }
 
 /** The ranking covering most of the block below `node` (ties: the lower ranking index). */
-function majority(tree: TreeAccess, node: number, family: 4 | 6, rankOf: (p: number) => number, unknown: number): number {
+function majority(tree: TreeAccess, node: number, family: 4 | 6, rankOf: (p: number) => number, unknown: number, step: () => void): number {
   const weight = new Map<number, number>();
   const stack: [number, number][] = [[node, 0]];
   while (stack.length > 0) {
@@ -229,6 +243,7 @@ function majority(tree: TreeAccess, node: number, family: 4 | 6, rankOf: (p: num
       continue;
     }
     if (d > 104) continue;
+    if (d > 0) step();
     stack.push([tree.left(n), d + 1], [tree.right(n), d + 1]);
   }
   let best = unknown;

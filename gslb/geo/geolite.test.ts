@@ -101,14 +101,25 @@ function actual(t: GeoTable, a: Addr): Expected {
 
 const v4 = (hi: number): Addr => ({ family: 4, hi: hi >>> 0, lo: 0 });
 
-let compiled: { table: GeoTable; reader: Reader<CityResponse> } | undefined;
-async function setup(): Promise<{ table: GeoTable; reader: Reader<CityResponse> }> {
+let compiled: { table: GeoTable; reader: Reader<CityResponse>; progress: number[] } | undefined;
+async function setup(): Promise<{ table: GeoTable; reader: Reader<CityResponse>; progress: number[] }> {
   if (!compiled) {
     const db = readFileSync(await unpackEmbedded(defaultCacheDir()));
-    compiled = { table: compileGeo(db, GEOMETRY), reader: new Reader<CityResponse>(db) };
+    const progress: number[] = [];
+    compiled = { table: compileGeo(db, GEOMETRY, undefined, (f) => progress.push(f)), reader: new Reader<CityResponse>(db), progress };
   }
   return compiled;
 }
+
+test('compile progress: rising fractions of the tree walked, the last 1 when done, the one before it near the end', async () => {
+  const { progress } = await setup();
+  assert.ok(progress.length >= 10, `reported ${progress.length} times`);
+  for (let i = 1; i < progress.length; i++) assert.ok(progress[i]! >= progress[i - 1]!, `rising at ${i}: ${progress[i - 1]} then ${progress[i]}`);
+  assert.equal(progress[progress.length - 1], 1);
+  const before = progress[progress.length - 2]!;
+  // Nodes walked ÷ nodeCount: every node is walked once, so the measure reaches the end.
+  assert.ok(before >= 0.9 && before < 1, `the last report before done: ${before}`);
+});
 
 /** 100k random addresses: uniform public IPv4, IPv4 inside random table entries, IPv6 both ways. */
 function sample(t: GeoTable): Addr[] {

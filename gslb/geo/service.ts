@@ -32,6 +32,8 @@ export interface GeoStatus {
   version: string;
   /** A compile is under way (since, ms epoch). */
   building: number | null;
+  /** How far that compile is, 0 to 1 (null: none under way). */
+  progress: number | null;
   /** The last error (database unreadable, compile failed). */
   error: string | null;
   /** The table in force matches the current database and geometry. */
@@ -82,7 +84,7 @@ async function hashFile(file: string): Promise<string> {
  * (the first may come synchronously from the cache during start()).
  */
 export class GeoService {
-  private status: GeoStatus = { file: null, version: 'none', building: null, error: null, current: false, database: null };
+  private status: GeoStatus = { file: null, version: 'none', building: null, progress: null, error: null, current: false, database: null };
   private geometry: FleetGeometry;
   private dbFile: string | null = null;
   private dbStamp = '';
@@ -181,6 +183,7 @@ export class GeoService {
         }
         if (!table) {
           this.status.building = Date.now();
+          this.status.progress = 0;
           this.log.info({ module: 'geo', why, database: this.dbFile }, 'geo: compiling the database against the fleet');
           mkdirSync(this.settings.cacheDir, { recursive: true });
           await this.compileInThread(file);
@@ -190,6 +193,7 @@ export class GeoService {
         this.adopt(file, version, table);
       } catch (e) {
         this.status.building = null;
+        this.status.progress = null;
         this.fail(e as Error);
       }
     })();
@@ -206,7 +210,7 @@ export class GeoService {
 
   private adopt(file: string, version: string, table: GeoTable): void {
     this.table = table;
-    this.status = { ...this.status, file, version, building: null, error: null, current: true };
+    this.status = { ...this.status, file, version, building: null, progress: null, error: null, current: true };
     this.onTable(file, table);
   }
 
@@ -215,7 +219,21 @@ export class GeoService {
       const w = new Worker(new URL('./build-thread.js', import.meta.url), {
         workerData: { dbFile: this.dbFile, dbHash: this.dbHash, geometry: this.geometry, out },
       });
-      w.once('message', (m: { ok: boolean; error?: string }) => (m.ok ? resolvePromise() : reject(new Error(`geo: compile failed: ${m.error}`))));
+      let logged = 0;
+      w.on('message', (m: { ok?: boolean; error?: string; progress?: number }) => {
+        if (typeof m.progress === 'number') {
+          this.status.progress = m.progress;
+          // The log says it every tenth, the status (and /readyz) every per cent.
+          const tenth = Math.floor(m.progress * 10);
+          if (tenth > logged && tenth < 10) {
+            logged = tenth;
+            this.log.info({ module: 'geo', progress: Math.round(m.progress * 100) }, `geo: compiling, ${Math.round(m.progress * 100)} %`);
+          }
+          return;
+        }
+        if (m.ok) resolvePromise();
+        else reject(new Error(`geo: compile failed: ${m.error}`));
+      });
       w.once('error', reject);
       w.once('exit', (code) => {
         if (code !== 0) reject(new Error(`geo: compile thread exited with ${code}`));

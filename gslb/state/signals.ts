@@ -95,7 +95,15 @@ function firstError(schema: TSchema, v: unknown, prefix: string): SignalError | 
  * receiving node's clock `now` and the regions it knows. Returns the signal (the same
  * object) or throws SignalError naming the field.
  */
-export function validateSignal(input: unknown, now: number, regions: ReadonlySet<string>): Signal {
+export interface ValidateOptions {
+  /**
+   * Refuse a grid.event whose end has passed (`value.end` ≤ now): what an announcement by hand
+   * or through POST /v1/signals must not be. Collectors' replays of past events are stored.
+   */
+  refuseEnded?: boolean;
+}
+
+export function validateSignal(input: unknown, now: number, regions: ReadonlySet<string>, opts: ValidateOptions = {}): Signal {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new SignalError('(signal)', `must be a JSON object; got ${shown(input)}`);
   const env = firstError(SignalEnvelope, input, '');
   if (env) throw env;
@@ -110,6 +118,9 @@ export function validateSignal(input: unknown, now: number, regions: ReadonlySet
   if (s.kind === 'grid.event') {
     const v = s.value as GridEvent;
     if (v.end <= v.start) throw new SignalError('value.end', `must be after value.start (${v.start}); got ${v.end}`);
+    if (opts.refuseEnded && v.end <= now) {
+      throw new SignalError('value.end', `has passed: ${new Date(v.end).toISOString()} is before now (${new Date(now).toISOString()}); a grid event that is over is not announced (a time relative to now, e.g. now + 1 h, is what was meant?)`);
+    }
     if (v.type === 'cap' && v.cap === undefined) throw new SignalError('value.cap', 'is required when value.type is cap');
     if (v.type === 'simple' && v.level === undefined) throw new SignalError('value.level', 'is required when value.type is simple (the OpenADR SIMPLE level 0–3)');
     if ((v.type === 'import-capacity-limit' || v.type === 'dispatch-setpoint') && v.limitW === undefined) {

@@ -106,7 +106,8 @@ export interface ExitInfo {
 
 export interface SpawnOptions {
   configFile: string;
-  workers?: number;
+  /** Default 0 (answer in the primary); 'auto' is one worker per core, as gridsteer.yaml says. */
+  workers?: number | 'auto';
   /** Default ['127.0.0.1:0']. */
   dnsListen?: string[];
   /** Default '127.0.0.1:0'. */

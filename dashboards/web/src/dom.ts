@@ -54,3 +54,36 @@ export function span(ms: number): string {
 
 export const utc = (t: number) => new Date(t).toISOString().slice(11, 16);
 export const utcFull = (t: number) => `${new Date(t).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+/** ISO 8601 instants as the server writes them in reasons (`2026-12-02T14:05:00.123Z`). */
+const ISO_INSTANT = /\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?Z/g;
+
+/** An instant for people: `14:05 UTC (in 4 min)`, with the day when it is not `now`'s. */
+export function humanInstant(t: number, now: number): string {
+  const d = new Date(t).toISOString();
+  const sameDay = d.slice(0, 10) === new Date(now).toISOString().slice(0, 10);
+  const clock = `${sameDay ? '' : `${d.slice(5, 10)} `}${d.slice(11, 16)} UTC`;
+  const rel = Math.abs(t - now) < 1000 ? 'now' : t > now ? `in ${span(t - now)}` : `${span(now - t)} ago`;
+  return `${clock} (${rel})`;
+}
+
+/** A `<time>` showing the instant for people, the exact instant on hover. */
+export function timeEl(t: number, now: number): HTMLElement {
+  const iso = new Date(t).toISOString();
+  return h('time', { datetime: iso, title: iso }, humanInstant(t, now));
+}
+
+/** Text with its ISO instants replaced by `<time>` elements (human words, the exact instant on hover). */
+export function withTimes(text: string, now: number): (string | HTMLElement)[] {
+  const out: (string | HTMLElement)[] = [];
+  let last = 0;
+  for (const m of text.matchAll(ISO_INSTANT)) {
+    const t = Date.parse(m[0]);
+    if (!Number.isFinite(t)) continue;
+    if (m.index! > last) out.push(text.slice(last, m.index));
+    out.push(timeEl(t, now));
+    last = m.index! + m[0].length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
+}

@@ -6,7 +6,8 @@
  * through GET /v1/stream (and GET /v1/status on each of its updates, for the freeze).
  */
 import { ApiFailure, call, setToken, stream, token } from './api.js';
-import { fill, h, pct, span, utc, utcFull, watts } from './dom.js';
+import { fill, h, pct, span, utc, utcFull, watts, withTimes } from './dom.js';
+import { placeLabels } from './labels.js';
 import type { Explain, Fleet, GridEventView, Override, Plan, Preview, RegionView, Status } from './types.js';
 
 interface Me {
@@ -30,15 +31,6 @@ const state: {
 
 const serverNow = () => (state.lastServer ? state.lastServer.server + (Date.now() - state.lastServer.local) * state.rate : Date.now());
 
-type RegionState = 'up' | 'capped' | 'drained' | 'down';
-function regionState(r: RegionView): RegionState {
-  if (r.down) return 'down';
-  if (r.share <= 0) return 'drained';
-  if (r.share < 0.999) return 'capped';
-  return 'up';
-}
-const STATE_WORDS: Record<RegionState, string> = { up: 'serving', capped: 'capped', drained: 'drained', down: 'down' };
-
 function message(text: string, kind: 'ok' | 'error' | 'info' = 'info'): void {
   fill('messages', h('div', { class: `msg msg-${kind}`, role: kind === 'error' ? 'alert' : 'status' }, text));
 }
@@ -60,6 +52,8 @@ function renderHeader(): void {
       ? 'checking token…'
       : 'not signed in';
   fill('who', who);
+  // Signed out, the header offers only signing in.
+  (document.getElementById('token-clear') as HTMLButtonElement).hidden = !token();
   const spill = Object.values(state.plan?.unplaced ?? {}).reduce((n, q) => n + q, 0);
   fill('plan-version', f ? `plan ${f.planVersion.slice(0, 12)} · store rev ${f.revision}` : '');
   fill(
@@ -230,19 +224,21 @@ function renderMap(): void {
   const svg = h('svg', { viewBox: `${MAP.x0} ${MAP.y0} ${MAP.w} ${MAP.h}`, class: 'map', role: 'img', 'aria-label': 'regions on a world map' });
   svg.append(h('rect', { x: MAP.x0, y: MAP.y0, width: MAP.w, height: MAP.h, class: 'sea' }));
   if (state.land) svg.append(h('path', { d: state.land, class: 'land' }));
-  for (const r of f?.regions ?? []) {
-    if (!r.location) continue;
-    const x = r.location.lon + 180;
-    const y = 90 - r.location.lat;
-    const st = regionState(r);
-    const rad = 1.6 + 5 * Math.sqrt(Math.max(0, r.traffic));
+  const dotOf = (r: RegionView) => ({ id: r.id, x: r.location!.lon + 180, y: 90 - r.location!.lat, r: 1.6 + 5 * Math.sqrt(Math.max(0, r.traffic)) + 1.2, text: `${r.id} ${pct(r.share)}` });
+  const located = (f?.regions ?? []).filter((r) => r.location);
+  const labels = placeLabels(located.map(dotOf));
+  for (const r of located) {
+    const { x, y, r: halo, text } = dotOf(r);
+    const rad = halo - 1.2;
+    const st = r.state;
+    const at = labels.get(r.id)!;
     const g = h(
       'g',
       { class: `region region-${st}${state.selected === r.id ? ' selected' : ''}${r.refuse ? ' refuse' : ''}`, 'data-region': r.id, 'data-state': st, tabindex: 0, onclick: () => select(r.id) },
-      h('title', {}, `${r.name}: ${STATE_WORDS[st]}, share ${pct(r.share)}, traffic ${pct(r.traffic)}${r.power.headroomW !== undefined ? `, power headroom ${watts(r.power.headroomW)}` : ''}`),
-      h('circle', { cx: x, cy: y, r: rad + 1.2, class: 'halo' }),
+      h('title', {}, `${r.name}: ${st}, share ${pct(r.share)}, traffic ${pct(r.traffic)}${r.power.headroomW !== undefined ? `, power headroom ${watts(r.power.headroomW)}` : ''}`),
+      h('circle', { cx: x, cy: y, r: halo, class: 'halo' }),
       h('circle', { cx: x, cy: y, r: rad, class: 'dot' }),
-      h('text', { x: x + rad + 1.5, y: y + 1.3, class: 'label' }, `${r.id} ${pct(r.share)}`),
+      h('text', { x: at.x, y: at.y, 'text-anchor': at.anchor, class: 'label' }, text),
     );
     svg.append(g);
   }
@@ -251,10 +247,11 @@ function renderMap(): void {
 
 // ---------- region table ----------
 
-function nextWords(r: RegionView): string {
+function nextWords(r: RegionView): string | HTMLElement {
   if (!r.next) return '—';
   const to = r.next.down ? 'down' : pct(r.next.share);
-  return `→ ${to} in ${span(r.next.at - serverNow())}`;
+  const iso = new Date(r.next.at).toISOString();
+  return h('time', { datetime: iso, title: iso }, `→ ${to} in ${span(r.next.at - serverNow())}`);
 }
 
 /** A share bar; its width is set through the CSSOM (the page's CSP refuses style attributes). */
@@ -264,21 +261,23 @@ function bar(share: number): HTMLElement {
   return h('div', { class: 'bar' }, fillEl);
 }
 
+const NUMERIC_COLUMNS = new Set(['admission share', 'traffic', 'power headroom', 'probes up', 'rank', 'km', 'weight', 'age']);
+
 function renderTable(): void {
   const f = state.fleet;
   const rows = (f?.regions ?? []).map((r) => {
-    const st = regionState(r);
+    const st = r.state;
     return h(
       'tr',
       { 'data-region': r.id, 'data-state': st, class: state.selected === r.id ? 'selected' : '', onclick: () => select(r.id) },
-      h('td', {}, h('span', { class: `chip chip-${st}` }, STATE_WORDS[st]), r.refuse ? h('span', { class: 'chip chip-refuse', title: 'the gateway is told to refuse new streams' }, 'refusing') : null),
+      h('td', {}, h('span', { class: `chip chip-${st}` }, st)),
       h('td', { class: 'id' }, r.id, h('div', { class: 'sub' }, r.name)),
       h('td', { class: 'num share' }, bar(r.share), pct(r.share)),
       h('td', { class: 'num traffic' }, pct(r.traffic)),
       h('td', { class: 'num' }, watts(r.power.headroomW)),
       h('td', { class: 'num' }, r.health ? `${r.health.up}/${r.health.total}` : '—'),
       h('td', { class: 'next' }, nextWords(r)),
-      h('td', { class: 'reason' }, r.reasons[0] ?? ''),
+      h('td', { class: 'reason' }, ...withTimes(r.reasons[0] ?? '', serverNow())),
     );
   });
   fill(
@@ -286,7 +285,18 @@ function renderTable(): void {
     h(
       'table',
       { class: 'grid' },
-      h('thead', {}, h('tr', {}, ...['state', 'region', 'admission share', 'traffic', 'power headroom', 'probes up', 'next change', 'why'].map((t) => h('th', {}, t)))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          // Numeric columns' headers align right, over their right-aligned numbers.
+          ...(['state', 'region', 'admission share', 'traffic', 'power headroom', 'probes up', 'next change', 'why'] as const).map((t) =>
+            h('th', NUMERIC_COLUMNS.has(t) ? { class: 'num' } : {}, t),
+          ),
+        ),
+      ),
       h('tbody', {}, ...rows),
     ),
   );
@@ -324,11 +334,11 @@ function renderDetail(): void {
 
 /** The region's facts, reasons and signals: redrawn on every live update. */
 function renderDetailInfo(r: RegionView): void {
-  const st = regionState(r);
+  const st = r.state;
   const power = r.power;
   fill(
     'detail-info',
-    h('h2', {}, `${r.name} `, h('span', { class: 'muted' }, r.id), ' ', h('span', { class: `chip chip-${st}` }, STATE_WORDS[st])),
+    h('h2', {}, `${r.name} `, h('span', { class: 'muted' }, r.id), ' ', h('span', { class: `chip chip-${st}` }, st)),
     h(
       'dl',
       { class: 'facts' },
@@ -337,7 +347,7 @@ function renderDetailInfo(r: RegionView): void {
       h('dt', {}, 'traffic'),
       h('dd', {}, pct(r.traffic)),
       h('dt', {}, 'next change'),
-      h('dd', {}, r.next ? `${nextWords(r)} (${utcFull(r.next.at)})` : 'none scheduled'),
+      h('dd', {}, ...(r.next ? [nextWords(r), ` (${utcFull(r.next.at)})`] : ['none scheduled'])),
       h('dt', {}, 'TTL cap'),
       h('dd', {}, r.ttlCap !== undefined ? `${r.ttlCap} s` : '—'),
       h('dt', {}, 'place'),
@@ -350,13 +360,13 @@ function renderDetailInfo(r: RegionView): void {
       ),
     ),
     h('h3', {}, 'Why'),
-    r.reasons.length ? h('ul', { class: 'reasons' }, ...r.reasons.map((x) => h('li', {}, x))) : h('p', { class: 'muted' }, 'nothing limits it'),
+    r.reasons.length ? h('ul', { class: 'reasons' }, ...r.reasons.map((x) => h('li', {}, ...withTimes(x, serverNow())))) : h('p', { class: 'muted' }, 'nothing limits it'),
     h('h3', {}, 'Signals'),
     r.signals.length
       ? h(
           'table',
           { class: 'grid signals' },
-          h('thead', {}, h('tr', {}, ...['kind', 'source', 'key', 'value', 'age'].map((t) => h('th', {}, t)))),
+          h('thead', {}, h('tr', {}, ...['kind', 'source', 'key', 'value', 'age'].map((t) => h('th', NUMERIC_COLUMNS.has(t) ? { class: 'num' } : {}, t)))),
           h(
             'tbody',
             {},
@@ -452,7 +462,7 @@ function previewNodes(p: Preview, focus: string | null, summaryId: string, lead:
   );
   if (regions.length === 0) return [summary];
   const rows = p.shares.slice(0, 12).map((s) => h('tr', {}, h('td', {}, utc(s.at)), ...regions.map((r) => h('td', { class: 'num', 'data-region': r }, pct(s.regions[r] ?? 0))), h('td', { class: 'num' }, pct(s.unplaced))));
-  return [summary, h('table', { class: 'grid preview' }, h('thead', {}, h('tr', {}, h('th', {}, 'UTC'), ...regions.map((r) => h('th', {}, r)), h('th', {}, 'unplaced'))), h('tbody', {}, ...rows))];
+  return [summary, h('table', { class: 'grid preview' }, h('thead', {}, h('tr', {}, h('th', {}, 'UTC'), ...regions.map((r) => h('th', { class: 'num' }, r)), h('th', { class: 'num' }, 'unplaced'))), h('tbody', {}, ...rows))];
 }
 
 /** Asks the server for a dry run and shows it in `#outId`; true when it answered. */
@@ -699,11 +709,11 @@ async function explain(ev: Event): Promise<void> {
         x.answer.region ? `→ ${x.answer.region}: ${x.answer.addresses.join(', ')} (TTL ${x.answer.ttl} s${x.answer.ecsScope !== null ? `, ECS scope /${x.answer.ecsScope}` : ''})` : `→ ${x.answer.rcode}`,
       ),
       h('p', { class: 'muted' }, `${x.located ? `located at ${x.located.city ?? ''} ${x.located.country ?? ''} (${x.located.lat.toFixed(2)}, ${x.located.lon.toFixed(2)})` : 'not located'}; ${x.cell.description}; subnet ${x.subnetKey}${x.usedEcs ? ' (ECS)' : ''}`),
-      h('ul', { class: 'reasons' }, ...x.reasons.map((r) => h('li', {}, r))),
+      h('ul', { class: 'reasons' }, ...x.reasons.map((r) => h('li', {}, ...withTimes(r, serverNow())))),
       h(
         'table',
         { class: 'grid' },
-        h('thead', {}, h('tr', {}, ...['rank', 'region', 'km', 'weight', 'admitted', 'why'].map((t) => h('th', {}, t)))),
+        h('thead', {}, h('tr', {}, ...['rank', 'region', 'km', 'weight', 'admitted', 'why'].map((t) => h('th', NUMERIC_COLUMNS.has(t) ? { class: 'num' } : {}, t)))),
         h(
           'tbody',
           {},
@@ -833,7 +843,8 @@ async function connect(): Promise<void> {
       if (c.signal.aborted) return;
       if (e instanceof ApiFailure && (e.status === 401 || e.status === 403)) {
         state.me = null;
-        setLive('signed out', false);
+        // The sign-in state is said once, by #who; the live chip says only the connection.
+        setLive('not connected', false);
         renderHeader();
         message(`${e.message} — enter a token above.`, 'error');
         return;
@@ -847,7 +858,11 @@ async function connect(): Promise<void> {
 
 async function loadNames(): Promise<void> {
   try {
-    const cfg = await call<{ names: string[] }>('GET', '/v1/config');
+    const cfg = await call<{ names: string[]; banner?: string }>('GET', '/v1/config');
+    // http.banner (e.g. npm run demo's): said in the header on every page.
+    const b = document.getElementById('site-banner')!;
+    b.textContent = cfg.banner ?? '';
+    b.hidden = cfg.banner === undefined;
     const sel = document.getElementById('explain-name') as HTMLSelectElement;
     sel.replaceChildren(...cfg.names.map((n) => h('option', { value: n }, n)));
   } catch {

@@ -20,6 +20,8 @@ export interface RegionView {
   share: number;
   down: boolean;
   refuse: boolean;
+  /** gslb/model/region-state.ts: the server's word for it. */
+  state: 'up' | 'draining' | 'drained' | 'restoring' | 'refusing' | 'down';
   ttlCap?: number;
   reasons: string[];
   next?: { at: number; share: number; down: boolean };

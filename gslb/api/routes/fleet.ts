@@ -23,6 +23,7 @@ import { errorResponses, type ApiPlugin } from '../schemas.js';
 import { StoreError, type StoreLoss } from '../../state/store.js';
 import { StoreLossSchema } from './state.js';
 import type { FleetView } from '../../control/fleet.js';
+import { RegionStateSchema } from '../../model/region-state.js';
 
 export interface FleetRoutesOptions extends Record<string, unknown> {
   fleet: () => Promise<FleetView & { revision: number; storeLoss?: StoreLoss | null }>;
@@ -74,9 +75,10 @@ export const RegionViewSchema = Type.Object({
   share: Type.Number({ description: 'admission share now (0 when down)' }),
   down: Type.Boolean(),
   refuse: Type.Boolean({ description: 'the gateway is told to refuse new streams' }),
+  state: RegionStateSchema,
   ttlCap: Opt(Type.Number()),
   reasons: Type.Array(Type.String()),
-  next: Opt(Type.Object({ at: Type.Integer(), share: Type.Number(), down: Type.Boolean() }, { description: 'the next scheduled change' })),
+  next: Opt(Type.Object({ at: Type.Integer(), share: Type.Number(), down: Type.Boolean() }, { description: 'the next scheduled change of its share or down (a step that changes only its TTL cap or weights is not one)' })),
   traffic: Type.Number({ description: 'expected fraction of all measured demand it takes now' }),
   health: Opt(Type.Object({ up: Type.Integer(), total: Type.Integer() }, { description: 'probes saying up, of the unexpired probes' })),
   signals: Type.Array(SignalViewSchema),

@@ -17,6 +17,7 @@ import { OverrideSchema, PlanSchema } from '../../model/types.js';
 import { StoreError } from '../../state/store.js';
 import { OverrideError } from '../../control/service.js';
 import type { OperatorService } from '../../control/operator.js';
+import { RegionStateSchema } from '../../model/region-state.js';
 
 export interface OperatorRoutesOptions extends Record<string, unknown> {
   operator: Pick<OperatorService, 'drain' | 'undrain' | 'force' | 'unforce' | 'freeze' | 'status' | 'preview' | 'enterEvent'>;
@@ -45,9 +46,10 @@ const StatusSchema = Type.Object({
       share: Type.Number({ description: 'admission share now (0 when down)' }),
       down: Type.Boolean(),
       refuse: Type.Boolean({ description: 'the gateway is told to refuse new streams' }),
+      state: RegionStateSchema,
       ttlCap: Type.Optional(Type.Number()),
       reasons: Type.Array(Type.String()),
-      next: Type.Optional(Type.Object({ at: Type.Integer(), share: Type.Number(), down: Type.Boolean() }, { description: 'the next scheduled change' })),
+      next: Type.Optional(Type.Object({ at: Type.Integer(), share: Type.Number(), down: Type.Boolean() }, { description: 'the next scheduled change of its share or down (a step that changes only its TTL cap or weights is not one)' })),
     }),
   ),
   unplaced: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'demand (q/s per home) no region with headroom can take' })),
