@@ -169,6 +169,29 @@ export const DnsServerSchema = Type.Object(
       },
       { ...strict, default: {}, description: 'limits of DNS over TCP' },
     ),
+    rateLimit: Type.Object(
+      {
+        mode: Type.Union([Type.Literal('on'), Type.Literal('log'), Type.Literal('off')], {
+          default: 'on',
+          description: 'response rate limiting of UDP replies (docs/dns.md "Response rate limiting"): on = limited replies are dropped or slipped, log = counted and logged but all answered, off = none; TCP is never limited',
+        }),
+        responsesPerSecond: Type.Number({ minimum: 0.1, maximum: 1000000, default: 20, description: 'answers (NOERROR with records) per second to one client prefix, per node (divided among the DNS processes)' }),
+        referralsPerSecond: Type.Number({ minimum: 0.1, maximum: 1000000, default: 20, description: 'referrals (a delegation below a zone) per second to one client prefix, per node' }),
+        nodataPerSecond: Type.Number({ minimum: 0.1, maximum: 1000000, default: 20, description: 'NODATA replies (the name exists, not the type) per second to one client prefix, per node' }),
+        nxdomainsPerSecond: Type.Number({ minimum: 0.1, maximum: 1000000, default: 10, description: 'NXDOMAIN replies per second to one client prefix for one zone (every name of the zone shares it: random subdomains too), per node' }),
+        errorsPerSecond: Type.Number({ minimum: 0.1, maximum: 1000000, default: 10, description: 'error replies (REFUSED, FORMERR, SERVFAIL, NOTIMP, BADVERS) per second to one client prefix, per node' }),
+        zoneNxdomainsPerSecond: Type.Number({ minimum: 0, maximum: 10000000, default: 0, description: 'NXDOMAIN replies per second for one zone from all clients together, per node, against random-subdomain floods through many resolvers; 0 = no such limit' }),
+        slip: Type.Integer({ minimum: 0, maximum: 10, default: 2, description: 'every slip-th limited reply is sent truncated (TC=1, no records) so a real client retries over TCP; the others are dropped; 0 = drop all, 1 = truncate all' }),
+        ipv4PrefixLength: Type.Integer({ minimum: 8, maximum: 32, default: 24, description: 'IPv4 clients are counted by source prefix of this length' }),
+        ipv6PrefixLength: Type.Integer({ minimum: 16, maximum: 64, default: 56, description: 'IPv6 clients are counted by source prefix of this length' }),
+        exempt: Type.Array(Type.String({ minLength: 1, 'x-type': 'source network', 'x-form': 'an IPv4 or IPv6 address or prefix, e.g. 192.0.2.0/24, 2001:db8::/32 or 127.0.0.1' }), {
+          default: [],
+          description: 'source addresses or prefixes never limited (monitoring, your own resolvers); loopback is not exempt unless listed',
+        }),
+        tableSize: Type.Integer({ minimum: 1024, maximum: 4194304, default: 65536, description: 'slots of the fixed-size table of (prefix, kind) buckets per process (about 40 bytes each; rounded up to a power of 2); when full the least recently used is reused' }),
+      },
+      { ...strict, default: {}, description: 'response rate limiting (RRL) of UDP replies per client prefix, like BIND, NSD and Knot' },
+    ),
   },
   { ...strict, default: {}, description: 'the DNS server (UDP and TCP)' },
 );

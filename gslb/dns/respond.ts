@@ -17,6 +17,7 @@ import { DECISION_CLASSES, type Plan } from '../model/types.js';
 import type { DemandCounts } from '../model/snapshot.js';
 import { CACHE_BYPASS, CACHE_HIT, CACHE_MISS, DECISION_INDEX, DnsStats, TRANSPORT_TCP, TRANSPORT_UDP, type AnswerCounter } from './stats.js';
 import { ecsSubnet, sampleInterval, sourceSubnet, type QueryLogEntry } from './querylog.js';
+import { RateLimiter, RRL_ANSWER, RRL_DROP, RRL_ERROR, RRL_NODATA, RRL_NXDOMAIN, RRL_PASS, RRL_REFERRAL, RRL_SLIP, type RateLimitOptions, type RateLimitSink } from './ratelimit.js';
 
 
 export interface ResponderOptions {
@@ -26,6 +27,17 @@ export interface ResponderOptions {
   minTtl: number;
   /** The query log's sample rate, 0–1 (config log.queries.sampleRate); absent or 0: no query log. */
   queryLogSampleRate?: number;
+  /** Response rate limiting (config dns.rateLimit); absent: off. */
+  rateLimit?: RateLimitOptions;
+}
+
+/** The options of a Responder besides what it serves. */
+export interface ResponderExtras {
+  queryLog?: QueryLogSink;
+  /** Where a line goes when a client prefix starts being rate limited (at most 10 a second). */
+  rateLimitLog?: RateLimitSink;
+  /** DNS processes of this node sharing its rate limits (each gets 1/processes of every rate); default 1. */
+  processes?: number;
 }
 
 /** Where sampled query log entries go (a pino child logger {module: 'querylog'} in the server). */
@@ -107,13 +119,38 @@ export class Responder {
   private lastRegion: string | null = null;
   private lastDecision = -1;
 
-  constructor(state: ServingState, o: { queryLog?: QueryLogSink } = {}) {
+  /** Response rate limiting (null: off); its settings as JSON, to rebuild it only when they change. */
+  private limiter: RateLimiter | null = null;
+  private limiterKey = '';
+  private readonly extras: ResponderExtras;
+  /** The current query's source address, time and (when known) zone index, for the rate limiter. */
+  private curClient = '';
+  private curNow = 0;
+  private curZone = 0;
+  private readonly zoneNameOf = (): string => this.state.zones.zones[this.curZone]?.name ?? '';
+
+  constructor(state: ServingState, o: ResponderExtras = {}) {
     this.state = state;
     this.opts = state.opts;
     this.cells = cellsOf(state.geo);
     this.uniform = isUniformTable(state.geo);
     this.queryLog = o.queryLog;
+    this.extras = o;
     this.sampleEvery = o.queryLog ? sampleInterval(state.opts.queryLogSampleRate ?? 0) : 0;
+    this.setLimiter(state.opts.rateLimit);
+  }
+
+  /** (Re)builds the rate limiter when its settings changed (a reload keeps the buckets otherwise). */
+  private setLimiter(rl: RateLimitOptions | undefined): void {
+    const key = rl && rl.mode !== 'off' ? JSON.stringify(rl) : '';
+    if (key === this.limiterKey) return;
+    this.limiterKey = key;
+    this.limiter = key === '' ? null : new RateLimiter(rl!, this.extras.processes ?? 1, this.stats, this.extras.rateLimitLog, this.sources);
+  }
+
+  /** The rate limiter in force (null: off); for tests and explain. */
+  get rateLimiter(): RateLimiter | null {
+    return this.limiter;
   }
 
   /** Replaces what is served, atomically for the next query; drops cached decisions. */
@@ -128,6 +165,7 @@ export class Responder {
     this.opts = state.opts;
     this.perNode = new Map();
     this.sampleEvery = this.queryLog ? sampleInterval(state.opts.queryLogSampleRate ?? 0) : 0;
+    this.setLimiter(state.opts.rateLimit);
   }
 
   /**
@@ -172,6 +210,9 @@ export class Responder {
     const t0 = performance.now();
     const transport = tcp ? TRANSPORT_TCP : TRANSPORT_UDP;
     this.lastDecision = -1;
+    this.curClient = client;
+    this.curNow = now;
+    this.curZone = 0;
     let out: Buffer | null;
     try {
       out = this.answerInner(buf, tcp, transport, client, now);
@@ -242,6 +283,7 @@ export class Responder {
     let ttl = -1;
     let scope = 0;
     if (node) {
+      this.curZone = node.zone.index;
       if (node.referral) template = node.referral;
       else if (qtype === QTYPE.ANY) template = node.any;
       else if (node.steered && (qtype === QTYPE.A || qtype === QTYPE.AAAA)) {
@@ -256,6 +298,7 @@ export class Responder {
       let k = parentKey(q.key);
       while (k !== undefined && !(node = zones.nodes.get(k))) k = parentKey(k);
       if (!node) return this.errorReply(buf, q, RCODE.REFUSED, transport);
+      this.curZone = node.zone.index;
       template = node.referral ?? node.zone.nxdomain;
     }
     return this.build(buf, q, template, ttl, scope, q.qnameLen - template.ownerLen, limit, transport);
@@ -397,18 +440,38 @@ export class Responder {
     } else put16(out, at + 9, 0);
   }
 
-  private build(buf: Buffer, q: ParsedQuery, t: Template, ttl: number, scope: number, delta: number, limit: number, transport: number): Buffer {
+  /**
+   * The rate limiter's verdict for a UDP reply of `kind` (RRL_PASS over TCP or when off).
+   * Runs once the reply's kind is known and before anything is allocated.
+   */
+  private limit(transport: number, kind: number): number {
+    const l = this.limiter;
+    if (l === null || transport === TRANSPORT_TCP) return RRL_PASS;
+    return l.check(kind, this.curZone, this.curClient, this.curNow, this.zoneNameOf);
+  }
+
+  private build(buf: Buffer, q: ParsedQuery, t: Template, ttl: number, scope: number, delta: number, limit: number, transport: number): Buffer | null {
     const qEnd = q.questionEnd;
     const optLen = this.optLen(q);
     const size = qEnd + t.body.length + optLen;
     const flags = FLAG.QR | (t.aa ? FLAG.AA : 0) | (q.flags & (FLAG.RD | FLAG.CD)) | (t.rcode & 0xf);
-    if (size > limit) {
+    let verdict = RRL_PASS;
+    if (this.limiter !== null) {
+      // The reply's kind: NXDOMAIN, another error, an answer, a referral (no AA), NODATA.
+      const kind = t.rcode === RCODE.NXDOMAIN ? RRL_NXDOMAIN : t.rcode !== 0 ? RRL_ERROR : t.an > 0 ? RRL_ANSWER : !t.aa ? RRL_REFERRAL : RRL_NODATA;
+      verdict = this.limit(transport, kind);
+      if (verdict === RRL_DROP) {
+        this.lastRcode = t.rcode;
+        return null;
+      }
+    }
+    if (verdict === RRL_SLIP || size > limit) {
       // RFC 1035 §4.2.1 / RFC 6891 §7: TC=1, question and OPT only; the client retries over TCP.
       const out = Buffer.allocUnsafe(qEnd + optLen);
       this.header(out, q.id, flags | FLAG.TC, 0, 0, optLen > 0 ? 1 : 0);
       copyBytes(buf, 12, qEnd, out, 12);
       if (optLen > 0) this.writeOpt(out, qEnd, q, buf, 0, scope);
-      this.stats.truncated++;
+      if (verdict !== RRL_SLIP) this.stats.truncated++;
       this.stats.count(transport, q.qtype, t.rcode);
       this.lastRcode = t.rcode;
       return out;
@@ -444,13 +507,20 @@ export class Responder {
    * parsed (`q` non-null); an OPT when the query had a valid one (BADVERS puts its upper
    * bits there). No ECS is echoed with an error.
    */
-  private errorReply(buf: Buffer, q: ParsedQuery | null, rcode: number, transport: number): Buffer {
+  private errorReply(buf: Buffer, q: ParsedQuery | null, rcode: number, transport: number): Buffer | null {
+    // Rate limited like every reply (an error is as good for reflection as an answer); a
+    // slipped error is the same tiny reply with TC=1.
+    const verdict = this.limiter === null ? RRL_PASS : this.limit(transport, RRL_ERROR);
+    if (verdict === RRL_DROP) {
+      this.lastRcode = rcode;
+      return null;
+    }
     const withQ = q !== null && q.questionEnd > 0;
     const opt = q !== null && q.edns;
     const qEnd = withQ ? q.questionEnd : 12;
     const out = Buffer.allocUnsafe(qEnd + (opt ? 11 : 0));
     const qflags = buf.readUInt16BE(2);
-    const flags = FLAG.QR | (qflags & 0x7800) | (qflags & (FLAG.RD | FLAG.CD)) | (rcode & 0xf);
+    const flags = FLAG.QR | (qflags & 0x7800) | (qflags & (FLAG.RD | FLAG.CD)) | (rcode & 0xf) | (verdict === RRL_SLIP ? FLAG.TC : 0);
     put16(out, 0, buf.readUInt16BE(0));
     put16(out, 2, flags);
     put16(out, 4, withQ ? 1 : 0);

@@ -4,6 +4,7 @@
  */
 import { QTYPE, rcodeName, typeName } from './constants.js';
 import { DECISION_CLASSES, type DecisionClass } from '../model/types.js';
+import { RRL_ACTIONS, RRL_KINDS, type RateLimitCounters } from './ratelimit.js';
 
 export const TRANSPORT_UDP = 0;
 export const TRANSPORT_TCP = 1;
@@ -71,8 +72,14 @@ export interface QueryCount {
   value: number;
 }
 
+export interface RateLimitedCount {
+  kind: string;
+  action: string;
+  value: number;
+}
+
 /** Counters of one process. `snapshot()` is cumulative since start. */
-export class DnsStats {
+export class DnsStats implements RateLimitCounters {
   private readonly queries = new Float64Array(2 * NTYPES * NRCODES);
   private readonly malformedBy = new Map<string, number>();
   /** Steered answers by name and region (`(none)` when no region was chosen). */
@@ -91,6 +98,10 @@ export class DnsStats {
   tcpRejectedPerClient = 0;
   tcpIdleClosed = 0;
   tcpOpen = 0;
+  /** Rate-limited UDP replies by kind × action (ratelimit.ts RRL_KINDS × RRL_ACTIONS). */
+  readonly rateLimited = new Float64Array(RRL_KINDS.length * RRL_ACTIONS.length);
+  /** Table slots of the rate limiter taken over by another prefix. */
+  rateLimitEvictions = 0;
 
   count(transport: number, qtype: number, rcode: number): void {
     const ti = qtype < 0 ? NO_QUESTION : TYPE_INDEX[qtype & 0xffff]!;
@@ -146,6 +157,12 @@ export class DnsStats {
     for (const [name, c] of this.decisionsBy) {
       for (let i = 0; i < DECISION_CLASSES.length; i++) if (c[i]! > 0) decisions.push({ name, reason: DECISION_CLASSES[i]!, value: c[i]! });
     }
+    const rateLimited: RateLimitedCount[] = [];
+    for (let k = 0; k < RRL_KINDS.length; k++)
+      for (let a = 0; a < RRL_ACTIONS.length; a++) {
+        const value = this.rateLimited[k * RRL_ACTIONS.length + a]!;
+        if (value > 0) rateLimited.push({ kind: RRL_KINDS[k]!, action: RRL_ACTIONS[a]!, value });
+      }
     return {
       queries,
       answers,
@@ -162,6 +179,8 @@ export class DnsStats {
         idleClosed: this.tcpIdleClosed,
         open: this.tcpOpen,
       },
+      rateLimited,
+      rateLimitEvictions: this.rateLimitEvictions,
     };
   }
 }
@@ -180,4 +199,7 @@ export interface DnsStatsSnapshot {
   dropped: Record<string, number>;
   truncated: number;
   tcp: { accepted: number; rejected: number; rejectedPerClient: number; idleClosed: number; open: number };
+  /** Rate-limited UDP replies by kind and action (slipped, dropped, logged). */
+  rateLimited: RateLimitedCount[];
+  rateLimitEvictions: number;
 }

@@ -171,6 +171,25 @@ export function createRegistry(stats?: () => DnsStats | undefined, prefix = 'gri
       this.inc({ result: 'bypass' }, c.bypass);
     },
   });
+  new client.Counter({
+    name: 'gridsteer_dns_rate_limited_total',
+    help: 'UDP replies over their rate limit (dns.rateLimit), by kind (answer, referral, nodata, nxdomain, error) and action: slipped (sent truncated, TC=1), dropped, logged (mode log: answered)',
+    labelNames: ['kind', 'action'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of stats()?.snapshot().rateLimited ?? []) this.inc({ kind: r.kind, action: r.action }, r.value);
+    },
+  });
+  new client.Counter({
+    name: 'gridsteer_dns_rate_limit_evictions_total',
+    help: "slots of the rate limiter's fixed-size table taken over by another client prefix (the table is full: raise dns.rateLimit.tableSize if this grows steadily)",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(stats()?.snapshot().rateLimitEvictions ?? 0);
+    },
+  });
   new client.Gauge({
     name: 'gridsteer_dns_tcp_open_connections',
     help: 'TCP connections open now',

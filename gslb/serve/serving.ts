@@ -79,7 +79,7 @@ export function prepare(configFile: string): Prepared {
     version: 'default-location',
     defaultRanking: rankRegions(geometry.defaultLocation, geometry.regions, TOP_K).map((r) => r.id),
   };
-  const opts: ResponderOptions = { udpPayloadMax: c.dns.udpPayloadMax, minTtl: c.policy.minTtl, queryLogSampleRate: c.log.queries.sampleRate };
+  const opts: ResponderOptions = { udpPayloadMax: c.dns.udpPayloadMax, minTtl: c.policy.minTtl, queryLogSampleRate: c.log.queries.sampleRate, rateLimit: structuredClone(c.dns.rateLimit) };
   return { loaded, zones, geometry, state: { version: stateVersion(plan, geo), snapshot, plan, opts, geo } };
 }
 
