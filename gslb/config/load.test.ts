@@ -425,6 +425,7 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
       exempt: [],
       tableSize: 65536,
     },
+    cookies: { mode: 'on' },
   });
   assert.deepEqual(c.http, { listen: '127.0.0.1:8053', rateLimit: { writesPerMinute: 120, explainPerMinute: 600 } });
   assert.equal(c.workers, 'auto');

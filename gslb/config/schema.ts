@@ -192,6 +192,30 @@ export const DnsServerSchema = Type.Object(
       },
       { ...strict, default: {}, description: 'response rate limiting (RRL) of UDP replies per client prefix, like BIND, NSD and Knot' },
     ),
+    cookies: Type.Object(
+      {
+        mode: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+          default: 'on',
+          description: 'DNS Cookies (RFC 7873, server cookies as RFC 9018; docs/dns.md "DNS Cookies"): on = a query with a client cookie gets a server cookie, a bad server cookie over UDP gets BADCOOKIE, a valid one is exempt from rate limiting; off = COOKIE options are ignored',
+        }),
+        secretFile: Type.Optional(
+          Type.String({ minLength: 1, description: 'file holding the cookie secret: 32 hex digits (128 bits, e.g. openssl rand -hex 16), relative to this file; every node of a fleet must have the same one so that each accepts the others\' cookies; read at start and on reload, held in memory; absent = a random secret made once per node at start (cookies then hold on that node only)' }),
+        ),
+        previousSecretFile: Type.Optional(
+          Type.String({ minLength: 1, description: 'during a rotation, file holding the previous secret: cookies made with it are still accepted (and replaced by ones made with the new secret); relative to this file' }),
+        ),
+      },
+      { ...strict, default: {}, description: 'DNS Cookies (RFC 7873, RFC 9018)' },
+    ),
+    nsid: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        'x-type': 'NSID',
+        'x-form': 'text (sent as its UTF-8 bytes, e.g. fra1-node3), or "hex:" and an even number of hex digits (e.g. hex:6e7331)',
+        description: 'opt-in NSID (RFC 5001): this node\'s identifier, sent to queries asking for it (dig +nsid), for anycast debugging; absent = none',
+      }),
+    ),
   },
   { ...strict, default: {}, description: 'the DNS server (UDP and TCP)' },
 );

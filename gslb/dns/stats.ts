@@ -5,6 +5,7 @@
 import { QTYPE, rcodeName, typeName } from './constants.js';
 import { DECISION_CLASSES, type DecisionClass } from '../model/types.js';
 import { RRL_ACTIONS, RRL_KINDS, type RateLimitCounters } from './ratelimit.js';
+import { COOKIE_RESULTS } from './cookie.js';
 
 export const TRANSPORT_UDP = 0;
 export const TRANSPORT_TCP = 1;
@@ -19,7 +20,7 @@ COUNTED_TYPES.forEach((t, i) => (TYPE_INDEX[t] = i));
 /** -1 (no question parsed) */
 const NO_QUESTION = COUNTED_TYPES.length + 1;
 const NTYPES = COUNTED_TYPES.length + 2;
-const RCODES = [0, 1, 2, 3, 4, 5, 16];
+const RCODES = [0, 1, 2, 3, 4, 5, 16, 23];
 const NRCODES = RCODES.length;
 /** Label index by rcode (0–31); rcodes not listed count as SERVFAIL's. */
 const RCODE_INDEX = new Uint8Array(32).fill(RCODES.indexOf(2));
@@ -100,6 +101,8 @@ export class DnsStats implements RateLimitCounters {
   tcpOpen = 0;
   /** Rate-limited UDP replies by kind × action (ratelimit.ts RRL_KINDS × RRL_ACTIONS). */
   readonly rateLimited = new Float64Array(RRL_KINDS.length * RRL_ACTIONS.length);
+  /** Queries with a COOKIE option by verdict (cookie.ts COOKIE_RESULTS: index 0 unused). */
+  readonly cookies = new Float64Array(COOKIE_RESULTS.length);
   /** Table slots of the rate limiter taken over by another prefix. */
   rateLimitEvictions = 0;
 
@@ -181,6 +184,7 @@ export class DnsStats implements RateLimitCounters {
       },
       rateLimited,
       rateLimitEvictions: this.rateLimitEvictions,
+      cookies: Object.fromEntries(COOKIE_RESULTS.map((r, i) => [r, this.cookies[i]!]).filter(([r, v]) => r !== 'none' && (v as number) > 0)) as Record<string, number>,
     };
   }
 }
@@ -202,4 +206,6 @@ export interface DnsStatsSnapshot {
   /** Rate-limited UDP replies by kind and action (slipped, dropped, logged). */
   rateLimited: RateLimitedCount[];
   rateLimitEvictions: number;
+  /** Queries with a COOKIE option by verdict: client_only, valid, bad. */
+  cookies: Record<string, number>;
 }

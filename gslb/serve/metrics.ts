@@ -182,6 +182,16 @@ export function createRegistry(stats?: () => DnsStats | undefined, prefix = 'gri
     },
   });
   new client.Counter({
+    name: 'gridsteer_dns_cookies_total',
+    help: 'queries with a DNS COOKIE option (dns.cookies) by result: client_only (a server cookie was given), valid (a server cookie of ours or of a node with the same secret), bad (answered BADCOOKIE over UDP)',
+    labelNames: ['result'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [result, v] of Object.entries(stats()?.snapshot().cookies ?? {})) this.inc({ result }, v);
+    },
+  });
+  new client.Counter({
     name: 'gridsteer_dns_rate_limit_evictions_total',
     help: "slots of the rate limiter's fixed-size table taken over by another client prefix (the table is full: raise dns.rateLimit.tableSize if this grows steadily)",
     registers: [registry],
