@@ -95,7 +95,7 @@ const cases: Case[] = [
     file: CONFIG,
     at: 'idleTimeout: 5000',
     path: 'dns.tcp.idleTimeout',
-    message: [/^unknown key "idleTimeout"/, /did you mean "idleTimeoutMs"\?/, /idleTimeoutMs, maxConnections, maxConnectionsPerClient, maxPipelined/],
+    message: [/^unknown key "idleTimeout"/, /did you mean "idleTimeoutMs"\?/, /idleTimeoutMs, messageTimeoutMs, maxConnections, maxConnectionsPerClient, maxPipelined/],
   },
   {
     name: 'dns.rateLimit.exempt: not an address or prefix',
@@ -410,7 +410,7 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
   assert.deepEqual(c.dns, {
     listen: ['127.0.0.1:0'],
     udpPayloadMax: 1232,
-    tcp: { idleTimeoutMs: 10000, maxConnections: 1024, maxConnectionsPerClient: 32, maxPipelined: 128 },
+    tcp: { idleTimeoutMs: 10000, messageTimeoutMs: 3000, maxConnections: 1024, maxConnectionsPerClient: 32, maxPipelined: 128 },
     rateLimit: {
       mode: 'on',
       responsesPerSecond: 20,

@@ -162,8 +162,9 @@ export const DnsServerSchema = Type.Object(
     }),
     tcp: Type.Object(
       {
-        idleTimeoutMs: Type.Integer({ minimum: 100, default: 10000, description: 'close an idle TCP connection after this many ms' }),
-        maxConnections: Type.Integer({ minimum: 1, default: 1024, description: 'open TCP connections per process' }),
+        idleTimeoutMs: Type.Integer({ minimum: 100, default: 10000, description: 'close a TCP connection after this many ms without a whole message (bytes of an unfinished message do not count); advertised by edns-tcp-keepalive' }),
+        messageTimeoutMs: Type.Integer({ minimum: 100, maximum: 60000, default: 3000, description: 'close a TCP connection when a message is not complete this many ms after its first byte (slow senders cannot hold a slot by dribbling)' }),
+        maxConnections: Type.Integer({ minimum: 1, default: 1024, description: 'open TCP connections per process; when full, a client whose /24 or /56 holds less than a fair share (this / prefixes connected) gets a slot by closing the longest-idle connection of the prefix holding most, others are refused' }),
         maxConnectionsPerClient: Type.Integer({ minimum: 1, default: 32, description: 'open TCP connections per client address per process' }),
         maxPipelined: Type.Integer({ minimum: 1, default: 128, description: 'queries answered per connection before the connection is read again' }),
       },

@@ -98,6 +98,8 @@ export class DnsStats implements RateLimitCounters {
   tcpRejected = 0;
   tcpRejectedPerClient = 0;
   tcpIdleClosed = 0;
+  tcpMessageTimeouts = 0;
+  tcpEvicted = 0;
   tcpOpen = 0;
   /** Rate-limited UDP replies by kind × action (ratelimit.ts RRL_KINDS × RRL_ACTIONS). */
   readonly rateLimited = new Float64Array(RRL_KINDS.length * RRL_ACTIONS.length);
@@ -180,6 +182,8 @@ export class DnsStats implements RateLimitCounters {
         rejected: this.tcpRejected,
         rejectedPerClient: this.tcpRejectedPerClient,
         idleClosed: this.tcpIdleClosed,
+        messageTimeout: this.tcpMessageTimeouts,
+        evicted: this.tcpEvicted,
         open: this.tcpOpen,
       },
       rateLimited,
@@ -202,7 +206,7 @@ export interface DnsStatsSnapshot {
   malformed: Record<string, number>;
   dropped: Record<string, number>;
   truncated: number;
-  tcp: { accepted: number; rejected: number; rejectedPerClient: number; idleClosed: number; open: number };
+  tcp: { accepted: number; rejected: number; rejectedPerClient: number; idleClosed: number; messageTimeout: number; evicted: number; open: number };
   /** Rate-limited UDP replies by kind and action (slipped, dropped, logged). */
   rateLimited: RateLimitedCount[];
   rateLimitEvictions: number;

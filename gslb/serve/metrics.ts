@@ -122,7 +122,7 @@ export function createRegistry(stats?: () => DnsStats | undefined, prefix = 'gri
   });
   new client.Counter({
     name: 'gridsteer_dns_tcp_connections_total',
-    help: 'TCP connections by outcome: accepted, rejected (process limit), rejected_per_client, idle_closed',
+    help: 'TCP connections by outcome: accepted, rejected (process limit, the client prefix at its fair share), rejected_per_client, idle_closed, message_timeout (a message not complete within dns.tcp.messageTimeoutMs of its first byte), evicted (the longest-idle of the prefix holding most, to admit a client under its fair share)',
     labelNames: ['outcome'],
     registers: [registry],
     collect() {
@@ -133,6 +133,8 @@ export function createRegistry(stats?: () => DnsStats | undefined, prefix = 'gri
       this.inc({ outcome: 'rejected' }, t.rejected);
       this.inc({ outcome: 'rejected_per_client' }, t.rejectedPerClient);
       this.inc({ outcome: 'idle_closed' }, t.idleClosed);
+      this.inc({ outcome: 'message_timeout' }, t.messageTimeout);
+      this.inc({ outcome: 'evicted' }, t.evicted);
     },
   });
   new CountedHistogram(
