@@ -84,8 +84,11 @@ export class CookieJar {
     m[9] = 0;
     m[10] = 0;
     m[11] = 0;
-    m.writeUInt32BE(nowS >>> 0, 12);
-    m.copy(this.server, 0, 8, 16);
+    m[12] = (nowS >>> 24) & 0xff;
+    m[13] = (nowS >>> 16) & 0xff;
+    m[14] = (nowS >>> 8) & 0xff;
+    m[15] = nowS & 0xff;
+    for (let i = 0; i < 8; i++) this.server[i] = m[8 + i]!;
     siphash24(this.secret, m, 0, 16 + this.ipLen, this.server, 8);
   }
 
@@ -102,14 +105,14 @@ export class CookieJar {
       return COOKIE_CLIENT_ONLY;
     }
     if (len === 24 && buf[at + 8] === 1) {
-      const ts = buf.readUInt32BE(at + 12);
+      const ts = ((buf[at + 12]! << 24) | (buf[at + 13]! << 16) | (buf[at + 14]! << 8) | buf[at + 15]!) >>> 0;
       // Serial arithmetic (RFC 1982): the difference as a signed 32-bit number.
       const age = ((nowS >>> 0) - ts) | 0;
       if (age <= MAX_AGE_S && age >= -MAX_AHEAD_S) {
         for (let i = 8; i < 16; i++) m[i] = buf[at + i]!;
         const current = this.matches(this.secret, buf, at + 16);
         if (current || (this.previous !== null && this.matches(this.previous, buf, at + 16))) {
-          if (current && age < RENEW_AGE_S) buf.copy(this.server, 0, at + 8, at + 24);
+          if (current && age < RENEW_AGE_S) for (let i = 0; i < 16; i++) this.server[i] = buf[at + 8 + i]!;
           else this.fresh(nowS);
           return COOKIE_VALID;
         }
