@@ -17,6 +17,11 @@
  *                    the server with a config error naming it)
  *   --report FILE    also write the report as JSON
  *
+ * Response rate limiting (dns.rateLimit, on by default in a server) is set off unless a --set
+ * or the --config file says otherwise: every fuzz packet and probe comes from 127.0.0.1, and
+ * this measures the parser and the server's health, not the limiter (test/dns-ratelimit does).
+ * The report's `config.rateLimitMode` says which mode ran.
+ *
  * The probe runs in a worker thread of its own, so the generator's work does not delay it.
  * Crashes: the server process exiting, or any worker exiting (the supervisor logs
  * "dns worker exited"), or any log line at error level. A probe stall: a probe answered after
@@ -71,11 +76,18 @@ function setPath(cfg: ConfigObject, assignment: string): void {
   at[keys.at(-1)!] = parse(assignment.slice(eq + 1)) as unknown;
 }
 
+/** The dns.rateLimit.mode the server ran with (for the report). */
+let rateLimitMode = 'off';
+
 const makeConfig = () =>
   writeTestConfig((c) => {
     if (o.config) for (const k of Object.keys(c)) delete c[k];
     if (o.config) Object.assign(c, parse(readFileSync(o.config, 'utf8')) as ConfigObject);
+    const dns = ((c as Record<string, unknown>).dns ??= {}) as Record<string, unknown>;
+    const rl = (dns.rateLimit ??= {}) as Record<string, unknown>;
+    rl.mode ??= 'off';
     for (const s of o.set) setPath(c, s);
+    rateLimitMode = String(rl.mode);
   });
 
 function rssOf(pid: number): number {
@@ -336,7 +348,7 @@ async function main(): Promise<number> {
       internalErrors: malformedByReason.internal_error ?? 0,
     },
     rssMiB: rss.map((s) => ({ t: s.t, primary: Math.round(s.primary / 1048576), workers: Math.round(s.workers / 1048576) })),
-    config: { file: o.config ?? '(the example gridsteer.yaml, geoip off)', set: o.set, workers: WORKERS },
+    config: { file: o.config ?? '(the example gridsteer.yaml, geoip off)', set: o.set, workers: WORKERS, rateLimitMode },
   };
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   if (o.report) writeFileSync(o.report, `${JSON.stringify(report, null, 2)}\n`);

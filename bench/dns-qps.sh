@@ -21,6 +21,9 @@
 #        SERVERS="gdnsd pdns node-null gridsteer [reflector]" GRIDSTEER=auto|yes|no
 #        SKIP_BUILD=1 BASE_PORT=15353 QUIET_WAIT=10 QUIET_PCT=15 NOISY_PCT=10
 #        NOISY_RETRIES=2 SOFT_BUDGET=240 MAX_TOTAL=900
+#        RRL_MODE=off|log|on  GridSteer's dns.rateLimit.mode (default off: every query here
+#                     comes from 127.0.0.1, which rate limiting would cap at 20 answers/s;
+#                     the mode is written into a copy of the config and into settings.json)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,6 +45,7 @@ BASE_PORT=${BASE_PORT:-15353}
 SERVERS=${SERVERS:-"gdnsd pdns node-null gridsteer"}
 GRIDSTEER=${GRIDSTEER:-auto}
 GRIDSTEER_CONFIG=${GRIDSTEER_CONFIG:-$ROOT/gridsteer.yaml}
+RRL_MODE=${RRL_MODE:-off}
 SKIP_BUILD=${SKIP_BUILD:-0}
 QUIET_WAIT=${QUIET_WAIT:-10}
 QUIET_PCT=${QUIET_PCT:-15}
@@ -75,6 +79,7 @@ awk -v d="$DURATION" -v r="$RATE_DURATION" -v w="$WARMUP" -v t="$TIMEOUT" \
 ((SERVER_CPU != LOADGEN_CPU)) || die "SERVER_CPU and LOADGEN_CPU must differ"
 NCPU=$(nproc --all)
 ((SERVER_CPU < NCPU && LOADGEN_CPU < NCPU)) || die "need CPUs $SERVER_CPU and $LOADGEN_CPU (this machine has $NCPU)"
+case $RRL_MODE in on | log | off) ;; *) die "RRL_MODE must be on, log or off (got '$RRL_MODE')" ;; esac
 for s in $SERVERS; do
   case $s in gdnsd | pdns | node-null | gridsteer | reflector) ;; *) die "unknown server '$s' in SERVERS" ;; esac
 done
@@ -310,6 +315,20 @@ done
 ((${#ACTIVE[@]})) || die "nothing to measure"
 
 # ---------------------------------------------------------------- start servers
+# GridSteer's config with dns.rateLimit.mode set explicitly (RRL_MODE), its regions folder
+# made absolute so the copy in $BUILD reads the same regions.
+gen_gridsteer() {
+  (cd "$ROOT" && node --input-type=module -e '
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parse, stringify } from "yaml";
+const [src, dst, mode] = process.argv.slice(1);
+const c = parse(readFileSync(src, "utf8"));
+c.regionsDir = resolve(dirname(src), c.regionsDir ?? "regions");
+c.dns = { ...(c.dns ?? {}), rateLimit: { ...(c.dns?.rateLimit ?? {}), mode } };
+writeFileSync(dst, stringify(c));
+' "$GRIDSTEER_CONFIG" "$BUILD/gridsteer.yaml" "$RRL_MODE")
+}
 port_busy() { ss -H -lun "sport = :$1" 2>/dev/null | grep -q .; }
 start_server() { # name
   local s=$1 port=${PORT[$1]}
@@ -321,7 +340,8 @@ start_server() { # name
   node-null) cmd=(node "$BENCH/null-responder.mjs" --listen "127.0.0.1:$port") ;;
   reflector) cmd=("$REFLECTOR" "$port" "$MAX_TOTAL") ;;
   gridsteer)
-    cmd=(node "$GS_MAIN" serve --config "$GRIDSTEER_CONFIG" --workers 0
+    gen_gridsteer
+    cmd=(node "$GS_MAIN" serve --config "$BUILD/gridsteer.yaml" --workers 0
       --dns-listen "127.0.0.1:$port" --http-listen 127.0.0.1:0)
     ;;
   esac
@@ -428,7 +448,7 @@ GS_COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || true)
 cat >"$RUN/settings.json" <<EOF
 {"date":"$(date -u +%Y-%m-%dT%H:%M:%SZ)","duration_s":$DURATION,"rounds":$ROUNDS,"warmup_s":$WARMUP,"rate":$RATE,
 "rate_duration_s":$RATE_DURATION,"window":$WINDOW,"timeout_s":$TIMEOUT,"subnets":$SUBNETS,"seed":$SEED,
-"server_cpu":$SERVER_CPU,"loadgen_cpu":$LOADGEN_CPU,"noisy_pct":$NOISY_PCT,"servers":"${ACTIVE[*]}","gridsteer_note":"$GS_NOTE",
+"server_cpu":$SERVER_CPU,"gridsteer_rate_limit_mode":"$RRL_MODE","loadgen_cpu":$LOADGEN_CPU,"noisy_pct":$NOISY_PCT,"servers":"${ACTIVE[*]}","gridsteer_note":"$GS_NOTE",
 "kernel":"$(uname -r)","cpu_model":"$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)","ncpu":$NCPU,
 "node":"$(node --version)","gridsteer_commit":"$GS_COMMIT",
 "gdnsd":"$(dpkg-query -W -f='${Version}' gdnsd 2>/dev/null)","pdns":"$(dpkg-query -W -f='${Version}' pdns-server 2>/dev/null)",

@@ -29,7 +29,7 @@ import {
   withSecondZone,
 } from './helpers/fleet.js';
 import { udpExchange } from './helpers/net.js';
-import { addRecords, spawnServer, writeTestConfig, type RunningServer, type TestConfig } from './helpers/server.js';
+import { addRecords, spawnServer, writeTestConfig, type RunningServer, type TestConfig, withRateLimitMode } from './helpers/server.js';
 import { QTYPE, RCODE, buildQuery, parseMessage } from './helpers/wire.js';
 
 let cfg: TestConfig;
@@ -37,6 +37,8 @@ let srv: RunningServer;
 
 before(async () => {
   cfg = writeTestConfig((c) => {
+    // dns.rateLimit.mode off: dozens of dig queries in a few seconds from 127.0.0.1.
+    withRateLimitMode(c, 'off');
     withSecondZone(c);
     addRecords(
       c,

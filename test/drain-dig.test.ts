@@ -22,7 +22,7 @@ import { askSteered } from './helpers/geo.js';
 import { sleep } from './helpers/net.js';
 import { apiCall, type ApiReply } from './helpers/api.js';
 import { exampleRegions } from './helpers/paths.js';
-import { spawnServer, writeTestConfig, type RunningServer, type TestConfig } from './helpers/server.js';
+import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, withRateLimitMode } from './helpers/server.js';
 import { startDrainGateway, type DrainGateway } from './helpers/drain-gateway.js';
 import { describeMetric, scrape, sumOf } from './helpers/metrics.js';
 
@@ -43,6 +43,8 @@ let gw: DrainGateway;
 before(async () => {
   gw = await startDrainGateway();
   cfg = writeTestConfig((c) => {
+    // dns.rateLimit.mode off: dig for ten client subnets every step of a drain, from 127.0.0.1.
+    withRateLimitMode(c, 'off');
     c.http = { ...(c.http ?? {}), tokensFile: 'tokens.yaml' };
     c.regionsDir = 'regions-hooked';
     // S fixed at 300 s (it would grow with the 520 s notice): the steps below are T − 455 … T − 335 s.

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { dig, digSummary, run } from './helpers/dig.js';
 import { udpExchange, type Endpoint } from './helpers/net.js';
 import { cliPath } from './helpers/paths.js';
-import { spawnServer, startInProcess, writeTestConfig, type ConfigObject } from './helpers/server.js';
+import { spawnServer, startInProcess, writeTestConfig, type ConfigObject, withRateLimitMode } from './helpers/server.js';
 import { QTYPE, buildQuery, ecsOption, parseEcs, parseMessage, rdataAddress } from './helpers/wire.js';
 import { sorted } from './helpers/fleet.js';
 
@@ -55,7 +55,11 @@ async function dnsOf(ep: Endpoint, subnet: string | undefined, type: 'A' | 'AAAA
 }
 
 test('explain gives what the responder answers: same region, addresses, TTL and ECS scope', async (t) => {
-  const cfg = writeTestConfig(withWeights);
+  const cfg = writeTestConfig((c) => {
+    // dns.rateLimit.mode off: about 100 raw UDP queries from 127.0.0.1 for ECS subnets.
+    withRateLimitMode(c, 'off');
+    withWeights(c);
+  });
   t.after(() => cfg.cleanup());
   const srv = await startInProcess({ configFile: cfg.file });
   t.after(async () => {
@@ -93,6 +97,8 @@ test('explain gives what the responder answers: same region, addresses, TTL and 
 
 test('geoip on: explain locates with the database and agrees with the responder in geoip cells', async (t) => {
   const cfg = writeTestConfig((c) => {
+    // dns.rateLimit.mode off: about 100 raw UDP queries from 127.0.0.1 for ECS subnets.
+    withRateLimitMode(c, 'off');
     c.geoip = { enabled: true };
   });
   t.after(() => cfg.cleanup());
@@ -131,7 +137,11 @@ test('geoip on: explain locates with the database and agrees with the responder 
 });
 
 test('gridsteer explain against a spawned server: the report names the region; errors exit 1', async (t) => {
-  const cfg = writeTestConfig(withWeights);
+  const cfg = writeTestConfig((c) => {
+    // dns.rateLimit.mode off: about 100 raw UDP queries from 127.0.0.1 for ECS subnets.
+    withRateLimitMode(c, 'off');
+    withWeights(c);
+  });
   t.after(() => cfg.cleanup());
   const srv = await spawnServer({ configFile: cfg.file });
   t.after(async () => {

@@ -33,7 +33,7 @@ import {
   type OverrideSpec,
   type SteeredReply,
 } from './helpers/geo.js';
-import { spawnServer, writeTestConfig, type ConfigObject, type RunningServer, type TestConfig } from './helpers/server.js';
+import { spawnServer, writeTestConfig, type ConfigObject, type RunningServer, type TestConfig, withRateLimitMode } from './helpers/server.js';
 
 /** One test client: a subnet, what the database must say about it, and the region it must get. */
 interface Case {
@@ -112,6 +112,8 @@ function assertEcs(r: SteeredReply, cidr: string, scope: number | undefined): vo
 
 function geoConfig(mutate?: (cfg: ConfigObject) => void): TestConfig {
   return writeTestConfig((cfg) => {
+    // dns.rateLimit.mode off: ECS clients of many subnets, all sent from 127.0.0.1 (the limiter counts the source, never the ECS address).
+    withRateLimitMode(cfg, 'off');
     cfg.geoip = { enabled: true };
     mutate?.(cfg);
   });

@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { dig, digSummary, type DigMessage } from './helpers/dig.js';
 import { FLEET, GeoDb, Incomputable, askSteered, digEcs, parseCidr, sameIp, waitGeoTable, type DigEcs, type SteeredReply } from './helpers/geo.js';
 import { QUERIES, describeMetric, scrape, sumOf } from './helpers/metrics.js';
-import { spawnServer, writeTestConfig, type RunningServer, type TestConfig } from './helpers/server.js';
+import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, withRateLimitMode } from './helpers/server.js';
 import { startUnbound, type RunningUnbound } from './helpers/unbound.js';
 
 let cfg: TestConfig;
@@ -26,6 +26,8 @@ let db: GeoDb;
 
 before(async () => {
   cfg = writeTestConfig((c) => {
+    // dns.rateLimit.mode off: Unbound asks from 127.0.0.1 for every client subnet.
+    withRateLimitMode(c, 'off');
     c.geoip = { enabled: true };
   });
   srv = await spawnServer({ configFile: cfg.file });

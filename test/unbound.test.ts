@@ -11,7 +11,7 @@ import { dig, digSummary } from './helpers/dig.js';
 import { API, API_TTL, BIG_TXT, NEGATIVE_TTL, VIRGINIA_A, VIRGINIA_AAAA, WWW, digTxtStrings, sorted, withLargeRecords } from './helpers/fleet.js';
 import { QUERIES, describeMetric, scrape, sumOf } from './helpers/metrics.js';
 import { sleep } from './helpers/net.js';
-import { spawnServer, writeTestConfig, type RunningServer, type TestConfig } from './helpers/server.js';
+import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, withRateLimitMode } from './helpers/server.js';
 import { startUnbound, type RunningUnbound } from './helpers/unbound.js';
 
 let cfg: TestConfig;
@@ -19,7 +19,11 @@ let srv: RunningServer;
 let ub: RunningUnbound;
 
 before(async () => {
-  cfg = writeTestConfig(withLargeRecords);
+  cfg = writeTestConfig((c) => {
+    // dns.rateLimit.mode off: Unbound asks from 127.0.0.1.
+    withRateLimitMode(c, 'off');
+    withLargeRecords(c);
+  });
   srv = await spawnServer({ configFile: cfg.file });
   ub = await startUnbound({ upstream: srv.udp });
 });

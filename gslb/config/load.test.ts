@@ -95,7 +95,23 @@ const cases: Case[] = [
     file: CONFIG,
     at: 'idleTimeout: 5000',
     path: 'dns.tcp.idleTimeout',
-    message: [/^unknown key "idleTimeout"/, /did you mean "idleTimeoutMs"\?/, /idleTimeoutMs, maxConnections, maxConnectionsPerClient, maxPipelined/],
+    message: [/^unknown key "idleTimeout"/, /did you mean "idleTimeoutMs"\?/, /idleTimeoutMs, messageTimeoutMs, maxConnections, maxConnectionsPerClient, maxPipelined/],
+  },
+  {
+    name: 'dns.rateLimit.exempt: not an address or prefix',
+    edit: (f) => (f[CONFIG] = sub(f[CONFIG], '  listen: ["127.0.0.1:0"]\n', '  listen: ["127.0.0.1:0"]\n  rateLimit:\n    exempt: [192.0.2.0/24, 192.0.2.0/33]\n')),
+    file: CONFIG,
+    at: '192.0.2.0/33',
+    path: 'dns.rateLimit.exempt[1]',
+    message: [/^not an address or a prefix: "192\.0\.2\.0\/33"/, /e\.g\. 192\.0\.2\.0\/24/],
+  },
+  {
+    name: 'dns.rateLimit.mode: not on, log or off',
+    edit: (f) => (f[CONFIG] = sub(f[CONFIG], '  listen: ["127.0.0.1:0"]\n', '  listen: ["127.0.0.1:0"]\n  rateLimit:\n    mode: true\n')),
+    file: CONFIG,
+    at: 'mode: true',
+    path: 'dns.rateLimit.mode',
+    message: [/"on", "log" or "off"|"on", "log", "off"/],
   },
   {
     name: 'unknown key inside a zone record',
@@ -394,7 +410,22 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
   assert.deepEqual(c.dns, {
     listen: ['127.0.0.1:0'],
     udpPayloadMax: 1232,
-    tcp: { idleTimeoutMs: 10000, maxConnections: 1024, maxConnectionsPerClient: 32, maxPipelined: 128 },
+    tcp: { idleTimeoutMs: 10000, messageTimeoutMs: 3000, maxConnections: 1024, maxConnectionsPerClient: 32, maxPipelined: 128 },
+    rateLimit: {
+      mode: 'on',
+      responsesPerSecond: 20,
+      referralsPerSecond: 20,
+      nodataPerSecond: 20,
+      nxdomainsPerSecond: 10,
+      errorsPerSecond: 10,
+      zoneNxdomainsPerSecond: 0,
+      slip: 2,
+      ipv4PrefixLength: 24,
+      ipv6PrefixLength: 56,
+      exempt: [],
+      tableSize: 65536,
+    },
+    cookies: { mode: 'on' },
   });
   assert.deepEqual(c.http, { listen: '127.0.0.1:8053', rateLimit: { writesPerMinute: 120, explainPerMinute: 600 } });
   assert.equal(c.workers, 'auto');

@@ -11,6 +11,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { isMap } from 'yaml';
 import { closest, formatIssue, got, locateIn, parseYamlFile, pointerToPath, renderPath, type ConfigIssue, type ParsedFile } from './yaml.js';
 import { parseCidr } from '../geo/compile.js';
+import { parsePrefix } from '../geo/addr.js';
 import { ConfigSchema, RegionSchema, type Config, type RegionConfig } from './schema.js';
 import { expected, type SchemaLike } from './describe.js';
 import { readHttpTls } from './tls.js';
@@ -329,6 +330,14 @@ export function loadConfig(configFile: string): LoadedConfig {
         parseCidr(n.cidr);
       } catch (e) {
         issues.push({ file, ...locateIn(pf, ['networks', i, 'cidr']), path: renderPath(['networks', i, 'cidr']), message: (e as Error).message });
+      }
+    });
+    config.dns.rateLimit.exempt.forEach((p, i) => {
+      try {
+        parsePrefix(p);
+      } catch (e) {
+        const path = ['dns', 'rateLimit', 'exempt', i];
+        issues.push({ file, ...locateIn(pf, path), path: renderPath(path), message: (e as Error).message });
       }
     });
     for (const [home, targets] of Object.entries(config.policy.weights)) {

@@ -167,12 +167,60 @@ export const DnsServerSchema = Type.Object(
     }),
     tcp: Type.Object(
       {
-        idleTimeoutMs: Type.Integer({ minimum: 100, default: 10000, description: 'close an idle TCP connection after this many ms' }),
-        maxConnections: Type.Integer({ minimum: 1, default: 1024, description: 'open TCP connections per process' }),
+        idleTimeoutMs: Type.Integer({ minimum: 100, default: 10000, description: 'close a TCP connection after this many ms without a whole message (bytes of an unfinished message do not count); advertised by edns-tcp-keepalive' }),
+        messageTimeoutMs: Type.Integer({ minimum: 100, maximum: 60000, default: 3000, description: 'close a TCP connection when a message is not complete this many ms after its first byte (slow senders cannot hold a slot by dribbling)' }),
+        maxConnections: Type.Integer({ minimum: 1, default: 1024, description: 'open TCP connections per process; when full, a client whose /24 or /56 holds less than a fair share (this / prefixes connected) gets a slot by closing the longest-idle connection of the prefix holding most, others are refused' }),
         maxConnectionsPerClient: Type.Integer({ minimum: 1, default: 32, description: 'open TCP connections per client address per process' }),
         maxPipelined: Type.Integer({ minimum: 1, default: 128, description: 'queries answered per connection before the connection is read again' }),
       },
       { ...strict, default: {}, description: 'limits of DNS over TCP' },
+    ),
+    rateLimit: Type.Object(
+      {
+        mode: Type.Union([Type.Literal('on'), Type.Literal('log'), Type.Literal('off')], {
+          default: 'on',
+          description: 'response rate limiting of UDP replies (docs/dns.md "Response rate limiting"): on = limited replies are dropped or slipped, log = counted and logged but all answered, off = none; TCP is never limited',
+        }),
+        responsesPerSecond: Type.Number({ minimum: 0.1, maximum: 1000000, default: 20, description: 'answers (NOERROR with records) per second to one client prefix, per node (divided among the DNS processes)' }),
+        referralsPerSecond: Type.Number({ minimum: 0.1, maximum: 1000000, default: 20, description: 'referrals (a delegation below a zone) per second to one client prefix, per node' }),
+        nodataPerSecond: Type.Number({ minimum: 0.1, maximum: 1000000, default: 20, description: 'NODATA replies (the name exists, not the type) per second to one client prefix, per node' }),
+        nxdomainsPerSecond: Type.Number({ minimum: 0.1, maximum: 1000000, default: 10, description: 'NXDOMAIN replies per second to one client prefix for one zone (every name of the zone shares it: random subdomains too), per node' }),
+        errorsPerSecond: Type.Number({ minimum: 0.1, maximum: 1000000, default: 10, description: 'error replies (REFUSED, FORMERR, SERVFAIL, NOTIMP, BADVERS) per second to one client prefix, per node' }),
+        zoneNxdomainsPerSecond: Type.Number({ minimum: 0, maximum: 10000000, default: 0, description: 'NXDOMAIN replies per second for one zone from all clients together, per node, against random-subdomain floods through many resolvers; 0 = no such limit' }),
+        slip: Type.Integer({ minimum: 0, maximum: 10, default: 2, description: 'every slip-th limited reply is sent truncated (TC=1, no records) so a real client retries over TCP; the others are dropped; 0 = drop all, 1 = truncate all' }),
+        ipv4PrefixLength: Type.Integer({ minimum: 8, maximum: 32, default: 24, description: 'IPv4 clients are counted by source prefix of this length' }),
+        ipv6PrefixLength: Type.Integer({ minimum: 16, maximum: 64, default: 56, description: 'IPv6 clients are counted by source prefix of this length' }),
+        exempt: Type.Array(Type.String({ minLength: 1, 'x-type': 'source network', 'x-form': 'an IPv4 or IPv6 address or prefix, e.g. 192.0.2.0/24, 2001:db8::/32 or 127.0.0.1' }), {
+          default: [],
+          description: 'source addresses or prefixes never limited (monitoring, your own resolvers); loopback is not exempt unless listed',
+        }),
+        tableSize: Type.Integer({ minimum: 1024, maximum: 4194304, default: 65536, description: 'slots of the fixed-size table of (prefix, kind) buckets per process (about 40 bytes each; rounded up to a power of 2); when full the least recently used is reused' }),
+      },
+      { ...strict, default: {}, description: 'response rate limiting (RRL) of UDP replies per client prefix, like BIND, NSD and Knot' },
+    ),
+    cookies: Type.Object(
+      {
+        mode: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+          default: 'on',
+          description: 'DNS Cookies (RFC 7873, server cookies as RFC 9018; docs/dns.md "DNS Cookies"): on = a query with a client cookie gets a server cookie, a bad server cookie over UDP gets BADCOOKIE, a valid one is exempt from rate limiting; off = COOKIE options are ignored',
+        }),
+        secretFile: Type.Optional(
+          Type.String({ minLength: 1, description: 'file holding the cookie secret: 32 hex digits (128 bits, e.g. openssl rand -hex 16), relative to this file; every node of a fleet must have the same one so that each accepts the others\' cookies; read at start and on reload, held in memory; absent = a random secret made once per node at start (cookies then hold on that node only)' }),
+        ),
+        previousSecretFile: Type.Optional(
+          Type.String({ minLength: 1, description: 'during a rotation, file holding the previous secret: cookies made with it are still accepted (and replaced by ones made with the new secret); relative to this file' }),
+        ),
+      },
+      { ...strict, default: {}, description: 'DNS Cookies (RFC 7873, RFC 9018)' },
+    ),
+    nsid: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        'x-type': 'NSID',
+        'x-form': 'text (sent as its UTF-8 bytes, e.g. fra1-node3), or "hex:" and an even number of hex digits (e.g. hex:6e7331)',
+        description: 'opt-in NSID (RFC 5001): this node\'s identifier, sent to queries asking for it (dig +nsid), for anycast debugging; absent = none',
+      }),
     ),
   },
   { ...strict, default: {}, description: 'the DNS server (UDP and TCP)' },

@@ -29,12 +29,14 @@ export const RCODE = {
   REFUSED: 5,
   /** Extended (needs OPT): upper 8 bits go in the OPT TTL. */
   BADVERS: 16,
+  /** Extended: a bad server cookie (RFC 7873 §8). */
+  BADCOOKIE: 23,
 } as const;
 
 export const OPCODE_QUERY = 0;
 
 /** EDNS option codes. */
-export const EDNS_OPT = { ECS: 8 } as const;
+export const EDNS_OPT = { NSID: 3, ECS: 8, COOKIE: 10, KEEPALIVE: 11 } as const;
 
 /** Header flag bits in the 16-bit flags word. */
 export const FLAG = {

@@ -46,6 +46,14 @@ export interface ParsedQuery {
   /** Offset and length of the ECS address bytes in the query. */
   ecsAddrOffset: number;
   ecsAddrLen: number;
+  /** Offset and length of the COOKIE option's data (RFC 7873; length 8 or 16–40); cookieLen 0: none. */
+  cookieOffset: number;
+  cookieLen: number;
+  /** The query asked for the NSID (RFC 5001). */
+  nsid: boolean;
+  /** The query carried edns-tcp-keepalive (RFC 7828), and its option length (0 in a well-formed query). */
+  keepalive: boolean;
+  keepaliveLen: number;
   /** Why the verdict is not OK (a metric label). */
   reason: string;
   /** Keys of recently seen question names (see KeyCache); owned by this ParsedQuery. */
@@ -103,6 +111,11 @@ export function newParsedQuery(): ParsedQuery {
     ecsSource: 0,
     ecsAddrOffset: 0,
     ecsAddrLen: 0,
+    cookieOffset: 0,
+    cookieLen: 0,
+    nsid: false,
+    keepalive: false,
+    keepaliveLen: 0,
     reason: '',
     keys: new KeyCache(),
   };
@@ -144,6 +157,9 @@ export function parseQuery(buf: Buffer, q: ParsedQuery): Verdict {
   q.ecs = false;
   q.dnssecOk = false;
   q.ednsVersion = 0;
+  q.cookieLen = 0;
+  q.nsid = false;
+  q.keepalive = false;
   q.reason = '';
   const len = buf.length;
   if (len < 12) return fail(q, Verdict.DROP, 'short');
@@ -215,7 +231,18 @@ export function parseQuery(buf: Buffer, q: ParsedQuery): Verdict {
         const olen = u16(buf, o + 2);
         const dataStart = o + 4;
         if (dataStart + olen > rdEnd) return fail(q, Verdict.FORMERR, 'opt_option');
-        if (code === EDNS_OPT.ECS) {
+        if (code === EDNS_OPT.COOKIE) {
+          // RFC 7873 §5.2.2: a client cookie (8) and optionally a server cookie (8–32).
+          if (q.cookieLen !== 0) return fail(q, Verdict.FORMERR, 'cookie_twice');
+          if (olen !== 8 && (olen < 16 || olen > 40)) return fail(q, Verdict.FORMERR, 'cookie_length');
+          q.cookieOffset = dataStart;
+          q.cookieLen = olen;
+        } else if (code === EDNS_OPT.NSID) {
+          q.nsid = true;
+        } else if (code === EDNS_OPT.KEEPALIVE) {
+          q.keepalive = true;
+          q.keepaliveLen = olen;
+        } else if (code === EDNS_OPT.ECS) {
           // RFC 7871 §6: malformed ECS → FORMERR.
           if (q.ecs) return fail(q, Verdict.FORMERR, 'ecs_twice');
           if (olen < 4) return fail(q, Verdict.FORMERR, 'ecs_short');
@@ -249,6 +276,9 @@ export function parseQuery(buf: Buffer, q: ParsedQuery): Verdict {
     q.ednsVersion = version;
     if (version !== 0) {
       q.ecs = false;
+      q.cookieLen = 0;
+      q.nsid = false;
+      q.keepalive = false;
       return fail(q, Verdict.BADVERS, 'edns_version');
     }
   }

@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { now as clockNow } from '../platform/clock.js';
-import { EDNS_DO, FLAG, QCLASS, QTYPE, RCODE, UDP_MIN, rcodeName, typeName } from './constants.js';
+import { EDNS_DO, EDNS_OPT, FLAG, QCLASS, QTYPE, RCODE, UDP_MIN, rcodeName, typeName } from './constants.js';
 import { newParsedQuery, parseQuery, Verdict, type ParsedQuery } from './query.js';
 import { keyToName, parentKey } from './name.js';
 import type { CompiledZones, NameNode, Template } from './zone.js';
@@ -17,6 +17,8 @@ import { DECISION_CLASSES, type Plan } from '../model/types.js';
 import type { DemandCounts } from '../model/snapshot.js';
 import { CACHE_BYPASS, CACHE_HIT, CACHE_MISS, DECISION_INDEX, DnsStats, TRANSPORT_TCP, TRANSPORT_UDP, type AnswerCounter } from './stats.js';
 import { ecsSubnet, sampleInterval, sourceSubnet, type QueryLogEntry } from './querylog.js';
+import { COOKIE_BAD, COOKIE_NONE, COOKIE_VALID, CookieJar, type CookieOptions } from './cookie.js';
+import { RateLimiter, RRL_ANSWER, RRL_DROP, RRL_ERROR, RRL_NODATA, RRL_NXDOMAIN, RRL_PASS, RRL_REFERRAL, RRL_SLIP, type RateLimitOptions, type RateLimitSink } from './ratelimit.js';
 
 
 export interface ResponderOptions {
@@ -26,6 +28,23 @@ export interface ResponderOptions {
   minTtl: number;
   /** The query log's sample rate, 0–1 (config log.queries.sampleRate); absent or 0: no query log. */
   queryLogSampleRate?: number;
+  /** Response rate limiting (config dns.rateLimit); absent: off. */
+  rateLimit?: RateLimitOptions;
+  /** DNS Cookies (config dns.cookies, with the secrets); absent: off (COOKIE options ignored). */
+  cookies?: CookieOptions;
+  /** NSID (RFC 5001) sent to queries asking for it, as hex; absent: none. */
+  nsid?: string;
+  /** dns.tcp.idleTimeoutMs: advertised in edns-tcp-keepalive (RFC 7828) over TCP; absent: not advertised. */
+  tcpIdleTimeoutMs?: number;
+}
+
+/** The options of a Responder besides what it serves. */
+export interface ResponderExtras {
+  queryLog?: QueryLogSink;
+  /** Where a line goes when a client prefix starts being rate limited (at most 10 a second). */
+  rateLimitLog?: RateLimitSink;
+  /** DNS processes of this node sharing its rate limits (each gets 1/processes of every rate); default 1. */
+  processes?: number;
 }
 
 /** Where sampled query log entries go (a pino child logger {module: 'querylog'} in the server). */
@@ -107,13 +126,58 @@ export class Responder {
   private lastRegion: string | null = null;
   private lastDecision = -1;
 
-  constructor(state: ServingState, o: { queryLog?: QueryLogSink } = {}) {
+  /** Response rate limiting (null: off); its settings as JSON, to rebuild it only when they change. */
+  private limiter: RateLimiter | null = null;
+  private limiterKey = '';
+  private readonly extras: ResponderExtras;
+  /** The current query's source address, time and (when known) zone index, for the rate limiter. */
+  private curClient = '';
+  private curNow = 0;
+  private curZone = 0;
+  private readonly zoneNameOf = (): string => this.state.zones.zones[this.curZone]?.name ?? '';
+
+  constructor(state: ServingState, o: ResponderExtras = {}) {
     this.state = state;
     this.opts = state.opts;
     this.cells = cellsOf(state.geo);
     this.uniform = isUniformTable(state.geo);
     this.queryLog = o.queryLog;
+    this.extras = o;
     this.sampleEvery = o.queryLog ? sampleInterval(state.opts.queryLogSampleRate ?? 0) : 0;
+    this.setLimiter(state.opts.rateLimit);
+    this.setEdns(state.opts);
+  }
+
+  /** Cookies (null: off), NSID bytes (null: none), keepalive in 100 ms units (-1: none), from the options. */
+  private cookies: CookieJar | null = null;
+  private cookiesKey = '';
+  private nsid: Buffer | null = null;
+  private keepalive = -1;
+  /** The current query's cookie verdict (cookie.ts), and whether it came over TCP. */
+  private cookieStatus = COOKIE_NONE;
+  private curTcp = false;
+
+  private setEdns(o: ResponderOptions): void {
+    const key = o.cookies && o.cookies.mode !== 'off' ? JSON.stringify(o.cookies) : '';
+    if (key !== this.cookiesKey) {
+      this.cookiesKey = key;
+      this.cookies = key === '' ? null : new CookieJar(o.cookies!);
+    }
+    this.nsid = o.nsid ? Buffer.from(o.nsid, 'hex') : null;
+    this.keepalive = o.tcpIdleTimeoutMs === undefined ? -1 : Math.min(65535, Math.round(o.tcpIdleTimeoutMs / 100));
+  }
+
+  /** (Re)builds the rate limiter when its settings changed (a reload keeps the buckets otherwise). */
+  private setLimiter(rl: RateLimitOptions | undefined): void {
+    const key = rl && rl.mode !== 'off' ? JSON.stringify(rl) : '';
+    if (key === this.limiterKey) return;
+    this.limiterKey = key;
+    this.limiter = key === '' ? null : new RateLimiter(rl!, this.extras.processes ?? 1, this.stats, this.extras.rateLimitLog, this.sources);
+  }
+
+  /** The rate limiter in force (null: off); for tests and explain. */
+  get rateLimiter(): RateLimiter | null {
+    return this.limiter;
   }
 
   /** Replaces what is served, atomically for the next query; drops cached decisions. */
@@ -128,6 +192,8 @@ export class Responder {
     this.opts = state.opts;
     this.perNode = new Map();
     this.sampleEvery = this.queryLog ? sampleInterval(state.opts.queryLogSampleRate ?? 0) : 0;
+    this.setLimiter(state.opts.rateLimit);
+    this.setEdns(state.opts);
   }
 
   /**
@@ -172,6 +238,11 @@ export class Responder {
     const t0 = performance.now();
     const transport = tcp ? TRANSPORT_TCP : TRANSPORT_UDP;
     this.lastDecision = -1;
+    this.curClient = client;
+    this.curNow = now;
+    this.curZone = 0;
+    this.curTcp = tcp;
+    this.cookieStatus = COOKIE_NONE;
     let out: Buffer | null;
     try {
       out = this.answerInner(buf, tcp, transport, client, now);
@@ -230,6 +301,21 @@ export class Responder {
           return this.errorReply(buf, q.questionEnd > 0 ? q : null, RCODE.FORMERR, transport);
       }
     }
+    if (q.edns) {
+      // RFC 7828 §3.2.1: over TCP a keepalive option with data is a FORMERR; over UDP it is ignored.
+      if (tcp && q.keepalive && q.keepaliveLen !== 0) {
+        this.stats.malformed('keepalive_length');
+        return this.errorReply(buf, q, RCODE.FORMERR, transport);
+      }
+      if (q.cookieLen !== 0 && this.cookies !== null) {
+        const c = this.cookies.check(buf, q.cookieOffset, q.cookieLen, client, Math.floor(now / 1000));
+        this.cookieStatus = c;
+        this.stats.cookies[c]!++;
+        // RFC 7873 §5.2.3: a bad server cookie over UDP gets BADCOOKIE with a fresh cookie;
+        // the client asks again with it (over TCP the address is proven: answered).
+        if (c === COOKIE_BAD && !tcp) return this.errorReply(buf, q, RCODE.BADCOOKIE, transport);
+      }
+    }
     const qtype = q.qtype;
     if (q.qclass !== QCLASS.IN) return this.errorReply(buf, q, RCODE.REFUSED, transport);
     if (qtype === QTYPE.OPT) return this.errorReply(buf, q, RCODE.FORMERR, transport);
@@ -242,6 +328,7 @@ export class Responder {
     let ttl = -1;
     let scope = 0;
     if (node) {
+      this.curZone = node.zone.index;
       if (node.referral) template = node.referral;
       else if (qtype === QTYPE.ANY) template = node.any;
       else if (node.steered && (qtype === QTYPE.A || qtype === QTYPE.AAAA)) {
@@ -256,6 +343,7 @@ export class Responder {
       let k = parentKey(q.key);
       while (k !== undefined && !(node = zones.nodes.get(k))) k = parentKey(k);
       if (!node) return this.errorReply(buf, q, RCODE.REFUSED, transport);
+      this.curZone = node.zone.index;
       template = node.referral ?? node.zone.nxdomain;
     }
     return this.build(buf, q, template, ttl, scope, q.qnameLen - template.ownerLen, limit, transport);
@@ -372,10 +460,14 @@ export class Responder {
     return naddr > 0 ? fam.get('*all')! : fam.get('*empty')!;
   }
 
-  /** Our OPT record's length for this query (0 without EDNS). */
+  /** Our OPT record's length for this query (0 without EDNS): ECS, COOKIE, NSID, keepalive as they apply. */
   private optLen(q: ParsedQuery | null): number {
     if (!q || !q.edns) return 0;
-    return 11 + (q.ecs ? 8 + q.ecsAddrLen : 0);
+    let n = 11 + (q.ecs ? 8 + q.ecsAddrLen : 0);
+    if (this.cookieStatus !== COOKIE_NONE) n += 4 + 24;
+    if (q.nsid && this.nsid !== null) n += 4 + this.nsid.length;
+    if (q.keepalive && this.curTcp && this.keepalive >= 0) n += 6;
+    return n;
   }
 
   private writeOpt(out: Buffer, at: number, q: ParsedQuery, src: Buffer, extRcode: number, scope: number): void {
@@ -385,30 +477,74 @@ export class Responder {
     out[at + 5] = extRcode;
     out[at + 6] = 0;
     put16(out, at + 7, q.dnssecOk ? EDNS_DO : 0);
+    let o = at + 11;
     if (q.ecs) {
       const olen = 4 + q.ecsAddrLen;
-      put16(out, at + 9, 4 + olen);
-      put16(out, at + 11, 8);
-      put16(out, at + 13, olen);
-      put16(out, at + 15, q.ecsFamily);
-      out[at + 17] = q.ecsSource;
-      out[at + 18] = q.ecsSource === 0 ? 0 : scope;
-      copyBytes(src, q.ecsAddrOffset, q.ecsAddrOffset + q.ecsAddrLen, out, at + 19);
-    } else put16(out, at + 9, 0);
+      put16(out, o, 8);
+      put16(out, o + 2, olen);
+      put16(out, o + 4, q.ecsFamily);
+      out[o + 6] = q.ecsSource;
+      out[o + 7] = q.ecsSource === 0 ? 0 : scope;
+      copyBytes(src, q.ecsAddrOffset, q.ecsAddrOffset + q.ecsAddrLen, out, o + 8);
+      o += 4 + olen;
+    }
+    if (this.cookieStatus !== COOKIE_NONE) {
+      // RFC 7873 §5.2: the client cookie as sent and our server cookie.
+      put16(out, o, EDNS_OPT.COOKIE);
+      put16(out, o + 2, 24);
+      copyBytes(src, q.cookieOffset, q.cookieOffset + 8, out, o + 4);
+      copyBytes(this.cookies!.server, 0, 16, out, o + 12);
+      o += 28;
+    }
+    if (q.nsid && this.nsid !== null) {
+      put16(out, o, EDNS_OPT.NSID);
+      put16(out, o + 2, this.nsid.length);
+      copyBytes(this.nsid, 0, this.nsid.length, out, o + 4);
+      o += 4 + this.nsid.length;
+    }
+    if (q.keepalive && this.curTcp && this.keepalive >= 0) {
+      // RFC 7828 §3.3.2: the idle timeout in units of 100 ms, over TCP only.
+      put16(out, o, EDNS_OPT.KEEPALIVE);
+      put16(out, o + 2, 2);
+      put16(out, o + 4, this.keepalive);
+      o += 6;
+    }
+    put16(out, at + 9, o - at - 11);
   }
 
-  private build(buf: Buffer, q: ParsedQuery, t: Template, ttl: number, scope: number, delta: number, limit: number, transport: number): Buffer {
+  /**
+   * The rate limiter's verdict for a UDP reply of `kind` (RRL_PASS over TCP or when off).
+   * Runs once the reply's kind is known and before anything is allocated.
+   */
+  private limit(transport: number, kind: number): number {
+    const l = this.limiter;
+    // TCP, and a valid server cookie (the source address is proven), are never limited.
+    if (l === null || transport === TRANSPORT_TCP || this.cookieStatus === COOKIE_VALID) return RRL_PASS;
+    return l.check(kind, this.curZone, this.curClient, this.curNow, this.zoneNameOf);
+  }
+
+  private build(buf: Buffer, q: ParsedQuery, t: Template, ttl: number, scope: number, delta: number, limit: number, transport: number): Buffer | null {
     const qEnd = q.questionEnd;
     const optLen = this.optLen(q);
     const size = qEnd + t.body.length + optLen;
     const flags = FLAG.QR | (t.aa ? FLAG.AA : 0) | (q.flags & (FLAG.RD | FLAG.CD)) | (t.rcode & 0xf);
-    if (size > limit) {
+    let verdict = RRL_PASS;
+    if (this.limiter !== null) {
+      // The reply's kind: NXDOMAIN, another error, an answer, a referral (no AA), NODATA.
+      const kind = t.rcode === RCODE.NXDOMAIN ? RRL_NXDOMAIN : t.rcode !== 0 ? RRL_ERROR : t.an > 0 ? RRL_ANSWER : !t.aa ? RRL_REFERRAL : RRL_NODATA;
+      verdict = this.limit(transport, kind);
+      if (verdict === RRL_DROP) {
+        this.lastRcode = t.rcode;
+        return null;
+      }
+    }
+    if (verdict === RRL_SLIP || size > limit) {
       // RFC 1035 §4.2.1 / RFC 6891 §7: TC=1, question and OPT only; the client retries over TCP.
       const out = Buffer.allocUnsafe(qEnd + optLen);
       this.header(out, q.id, flags | FLAG.TC, 0, 0, optLen > 0 ? 1 : 0);
       copyBytes(buf, 12, qEnd, out, 12);
       if (optLen > 0) this.writeOpt(out, qEnd, q, buf, 0, scope);
-      this.stats.truncated++;
+      if (verdict !== RRL_SLIP) this.stats.truncated++;
       this.stats.count(transport, q.qtype, t.rcode);
       this.lastRcode = t.rcode;
       return out;
@@ -444,13 +580,23 @@ export class Responder {
    * parsed (`q` non-null); an OPT when the query had a valid one (BADVERS puts its upper
    * bits there). No ECS is echoed with an error.
    */
-  private errorReply(buf: Buffer, q: ParsedQuery | null, rcode: number, transport: number): Buffer {
+  private errorReply(buf: Buffer, q: ParsedQuery | null, rcode: number, transport: number): Buffer | null {
+    // Rate limited like every reply (an error is as good for reflection as an answer); a
+    // slipped error is the same tiny reply with TC=1.
+    const verdict = this.limiter === null ? RRL_PASS : this.limit(transport, RRL_ERROR);
+    if (verdict === RRL_DROP) {
+      this.lastRcode = rcode;
+      return null;
+    }
     const withQ = q !== null && q.questionEnd > 0;
     const opt = q !== null && q.edns;
     const qEnd = withQ ? q.questionEnd : 12;
-    const out = Buffer.allocUnsafe(qEnd + (opt ? 11 : 0));
+    // No ECS is echoed with an error; the other options are (a BADCOOKIE carries the new cookie).
+    const ecs = opt && q.ecs;
+    if (opt) q.ecs = false;
+    const out = Buffer.allocUnsafe(qEnd + (opt ? this.optLen(q) : 0));
     const qflags = buf.readUInt16BE(2);
-    const flags = FLAG.QR | (qflags & 0x7800) | (qflags & (FLAG.RD | FLAG.CD)) | (rcode & 0xf);
+    const flags = FLAG.QR | (qflags & 0x7800) | (qflags & (FLAG.RD | FLAG.CD)) | (rcode & 0xf) | (verdict === RRL_SLIP ? FLAG.TC : 0);
     put16(out, 0, buf.readUInt16BE(0));
     put16(out, 2, flags);
     put16(out, 4, withQ ? 1 : 0);
@@ -458,8 +604,6 @@ export class Responder {
     put16(out, 10, opt ? 1 : 0);
     if (withQ) buf.copy(out, 12, 12, qEnd);
     if (opt) {
-      const ecs = q.ecs;
-      q.ecs = false;
       this.writeOpt(out, qEnd, q, buf, rcode >>> 4, 0);
       q.ecs = ecs;
     }

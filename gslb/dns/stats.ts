@@ -4,6 +4,8 @@
  */
 import { QTYPE, rcodeName, typeName } from './constants.js';
 import { DECISION_CLASSES, type DecisionClass } from '../model/types.js';
+import { RRL_ACTIONS, RRL_KINDS, type RateLimitCounters } from './ratelimit.js';
+import { COOKIE_RESULTS } from './cookie.js';
 
 export const TRANSPORT_UDP = 0;
 export const TRANSPORT_TCP = 1;
@@ -18,7 +20,7 @@ COUNTED_TYPES.forEach((t, i) => (TYPE_INDEX[t] = i));
 /** -1 (no question parsed) */
 const NO_QUESTION = COUNTED_TYPES.length + 1;
 const NTYPES = COUNTED_TYPES.length + 2;
-const RCODES = [0, 1, 2, 3, 4, 5, 16];
+const RCODES = [0, 1, 2, 3, 4, 5, 16, 23];
 const NRCODES = RCODES.length;
 /** Label index by rcode (0–31); rcodes not listed count as SERVFAIL's. */
 const RCODE_INDEX = new Uint8Array(32).fill(RCODES.indexOf(2));
@@ -71,8 +73,14 @@ export interface QueryCount {
   value: number;
 }
 
+export interface RateLimitedCount {
+  kind: string;
+  action: string;
+  value: number;
+}
+
 /** Counters of one process. `snapshot()` is cumulative since start. */
-export class DnsStats {
+export class DnsStats implements RateLimitCounters {
   private readonly queries = new Float64Array(2 * NTYPES * NRCODES);
   private readonly malformedBy = new Map<string, number>();
   /** Steered answers by name and region (`(none)` when no region was chosen). */
@@ -90,7 +98,15 @@ export class DnsStats {
   tcpRejected = 0;
   tcpRejectedPerClient = 0;
   tcpIdleClosed = 0;
+  tcpMessageTimeouts = 0;
+  tcpEvicted = 0;
   tcpOpen = 0;
+  /** Rate-limited UDP replies by kind × action (ratelimit.ts RRL_KINDS × RRL_ACTIONS). */
+  readonly rateLimited = new Float64Array(RRL_KINDS.length * RRL_ACTIONS.length);
+  /** Queries with a COOKIE option by verdict (cookie.ts COOKIE_RESULTS: index 0 unused). */
+  readonly cookies = new Float64Array(COOKIE_RESULTS.length);
+  /** Table slots of the rate limiter taken over by another prefix. */
+  rateLimitEvictions = 0;
 
   count(transport: number, qtype: number, rcode: number): void {
     const ti = qtype < 0 ? NO_QUESTION : TYPE_INDEX[qtype & 0xffff]!;
@@ -146,6 +162,12 @@ export class DnsStats {
     for (const [name, c] of this.decisionsBy) {
       for (let i = 0; i < DECISION_CLASSES.length; i++) if (c[i]! > 0) decisions.push({ name, reason: DECISION_CLASSES[i]!, value: c[i]! });
     }
+    const rateLimited: RateLimitedCount[] = [];
+    for (let k = 0; k < RRL_KINDS.length; k++)
+      for (let a = 0; a < RRL_ACTIONS.length; a++) {
+        const value = this.rateLimited[k * RRL_ACTIONS.length + a]!;
+        if (value > 0) rateLimited.push({ kind: RRL_KINDS[k]!, action: RRL_ACTIONS[a]!, value });
+      }
     return {
       queries,
       answers,
@@ -160,8 +182,13 @@ export class DnsStats {
         rejected: this.tcpRejected,
         rejectedPerClient: this.tcpRejectedPerClient,
         idleClosed: this.tcpIdleClosed,
+        messageTimeout: this.tcpMessageTimeouts,
+        evicted: this.tcpEvicted,
         open: this.tcpOpen,
       },
+      rateLimited,
+      rateLimitEvictions: this.rateLimitEvictions,
+      cookies: Object.fromEntries(COOKIE_RESULTS.map((r, i) => [r, this.cookies[i]!]).filter(([r, v]) => r !== 'none' && (v as number) > 0)) as Record<string, number>,
     };
   }
 }
@@ -179,5 +206,10 @@ export interface DnsStatsSnapshot {
   malformed: Record<string, number>;
   dropped: Record<string, number>;
   truncated: number;
-  tcp: { accepted: number; rejected: number; rejectedPerClient: number; idleClosed: number; open: number };
+  tcp: { accepted: number; rejected: number; rejectedPerClient: number; idleClosed: number; messageTimeout: number; evicted: number; open: number };
+  /** Rate-limited UDP replies by kind and action (slipped, dropped, logged). */
+  rateLimited: RateLimitedCount[];
+  rateLimitEvictions: number;
+  /** Queries with a COOKIE option by verdict: client_only, valid, bad. */
+  cookies: Record<string, number>;
 }

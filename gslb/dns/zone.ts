@@ -38,6 +38,8 @@ export interface Template {
 }
 
 export interface ZoneInfo {
+  /** Its index in CompiledZones.zones (the rate limiter's per-zone NXDOMAIN buckets). */
+  index: number;
   key: string;
   /** Absolute, lowercase, no trailing dot. */
   name: string;
@@ -335,7 +337,8 @@ export function compileZones(snap: ZoneSnapshot): CompiledZones {
   }
 
   // Templates.
-  const zones: ZoneInfo[] = zoneInfos.map((z) => ({
+  const zones: ZoneInfo[] = zoneInfos.map((z, index) => ({
+    index,
     key: z.key,
     name: z.name,
     soa: z.soa,

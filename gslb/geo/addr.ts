@@ -70,6 +70,35 @@ export function mask32(bits: number): number {
   return bits <= 0 ? 0 : bits >= 32 ? 0xffffffff : (0xffffffff << (32 - bits)) >>> 0;
 }
 
+/** A prefix as masks over an Addr's words (IPv6: its top 64 bits). */
+export interface Prefix {
+  family: 4 | 6;
+  hi: number;
+  lo: number;
+  maskHi: number;
+  maskLo: number;
+}
+
+/**
+ * Parses `192.0.2.0/24`, `2001:db8::/32`, or an address alone (a host). An IPv6 prefix
+ * longer than /64 is matched on the top 64 bits. Throws naming the entry.
+ */
+export function parsePrefix(s: string): Prefix {
+  const slash = s.indexOf('/');
+  const a = parseAddr(slash < 0 ? s : s.slice(0, slash));
+  const max = a?.family === 4 ? 32 : 128;
+  const bits = slash < 0 ? max : /^\d{1,3}$/.test(s.slice(slash + 1)) ? Number(s.slice(slash + 1)) : NaN;
+  if (!a || !(bits >= 0 && bits <= max)) throw new Error(`not an address or a prefix: ${JSON.stringify(s)} (e.g. 192.0.2.0/24, 2001:db8::/32 or 192.0.2.1)`);
+  if (a.family === 4) return { family: 4, hi: (a.hi & mask32(bits)) >>> 0, lo: 0, maskHi: mask32(bits), maskLo: 0 };
+  const b = Math.min(bits, 64);
+  return { family: 6, hi: (a.hi & mask32(b)) >>> 0, lo: (a.lo & mask32(b - 32)) >>> 0, maskHi: mask32(b), maskLo: mask32(b - 32) };
+}
+
+/** Whether an Addr is inside a Prefix. */
+export function inPrefix(p: Prefix, family: number, hi: number, lo: number): boolean {
+  return p.family === family && ((hi & p.maskHi) >>> 0) === p.hi && ((lo & p.maskLo) >>> 0) === p.lo;
+}
+
 /** Masks an Addr to `prefix` bits (IPv6: of its top 64). */
 export function maskAddr(a: Addr, prefix: number): Addr {
   if (a.family === 4) return { family: 4, hi: (a.hi & mask32(prefix)) >>> 0, lo: 0 };

@@ -122,7 +122,7 @@ export function createRegistry(stats?: () => DnsStats | undefined, prefix = 'gri
   });
   new client.Counter({
     name: 'gridsteer_dns_tcp_connections_total',
-    help: 'TCP connections by outcome: accepted, rejected (process limit), rejected_per_client, idle_closed',
+    help: 'TCP connections by outcome: accepted, rejected (process limit, the client prefix at its fair share), rejected_per_client, idle_closed, message_timeout (a message not complete within dns.tcp.messageTimeoutMs of its first byte), evicted (the longest-idle of the prefix holding most, to admit a client under its fair share)',
     labelNames: ['outcome'],
     registers: [registry],
     collect() {
@@ -133,6 +133,8 @@ export function createRegistry(stats?: () => DnsStats | undefined, prefix = 'gri
       this.inc({ outcome: 'rejected' }, t.rejected);
       this.inc({ outcome: 'rejected_per_client' }, t.rejectedPerClient);
       this.inc({ outcome: 'idle_closed' }, t.idleClosed);
+      this.inc({ outcome: 'message_timeout' }, t.messageTimeout);
+      this.inc({ outcome: 'evicted' }, t.evicted);
     },
   });
   new CountedHistogram(
@@ -169,6 +171,35 @@ export function createRegistry(stats?: () => DnsStats | undefined, prefix = 'gri
       this.inc({ result: 'hit' }, c.hit);
       this.inc({ result: 'miss' }, c.miss);
       this.inc({ result: 'bypass' }, c.bypass);
+    },
+  });
+  new client.Counter({
+    name: 'gridsteer_dns_rate_limited_total',
+    help: 'UDP replies over their rate limit (dns.rateLimit), by kind (answer, referral, nodata, nxdomain, error) and action: slipped (sent truncated, TC=1), dropped, logged (mode log: answered)',
+    labelNames: ['kind', 'action'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of stats()?.snapshot().rateLimited ?? []) this.inc({ kind: r.kind, action: r.action }, r.value);
+    },
+  });
+  new client.Counter({
+    name: 'gridsteer_dns_cookies_total',
+    help: 'queries with a DNS COOKIE option (dns.cookies) by result: client_only (a server cookie was given), valid (a server cookie of ours or of a node with the same secret), bad (answered BADCOOKIE over UDP)',
+    labelNames: ['result'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [result, v] of Object.entries(stats()?.snapshot().cookies ?? {})) this.inc({ result }, v);
+    },
+  });
+  new client.Counter({
+    name: 'gridsteer_dns_rate_limit_evictions_total',
+    help: "slots of the rate limiter's fixed-size table taken over by another client prefix (the table is full: raise dns.rateLimit.tableSize if this grows steadily)",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(stats()?.snapshot().rateLimitEvictions ?? 0);
     },
   });
   new client.Gauge({

@@ -244,3 +244,60 @@ test('prepare(): the base fleet compiles; its version is the config hash', (t) =
   assert.equal(p.state.geo.file, null, 'no geo table until the geo service compiles or loads one');
   assert.deepEqual([...p.zones.gslb.keys()].length, 2);
 });
+
+const DNS = '  listen: ["127.0.0.1:0"]\n';
+const dnsCases: Case[] = [
+  {
+    name: 'dns.cookies.secretFile that does not exist',
+    edit: (f) => (f[CONFIG] = sub(f[CONFIG], DNS, DNS + '  cookies: { secretFile: secrets/cookie.hex }\n')),
+    file: CONFIG,
+    at: 'secrets/cookie.hex',
+    path: 'dns.cookies.secretFile',
+    message: [/cannot read \S+\/secrets\/cookie\.hex \(ENOENT\)/, /openssl rand -hex 16 > secrets\/cookie\.hex/],
+  },
+  {
+    name: 'dns.cookies.previousSecretFile that is not 32 hex digits',
+    edit: (f) => {
+      f[CONFIG] = sub(f[CONFIG], DNS, DNS + '  cookies: { previousSecretFile: old.hex }\n');
+      f['old.hex'] = 'not-a-secret\n';
+    },
+    file: CONFIG,
+    at: 'old.hex',
+    path: 'dns.cookies.previousSecretFile',
+    message: [/old\.hex: a cookie secret is 32 hex digits \(128 bits\)/, /got 12 characters with non-hex ones/],
+  },
+  {
+    name: 'dns.nsid hex: with an odd number of digits',
+    edit: (f) => (f[CONFIG] = sub(f[CONFIG], DNS, DNS + '  nsid: "hex:abc"\n')),
+    file: CONFIG,
+    at: 'hex:abc',
+    path: 'dns.nsid',
+    message: [/"hex:abc": after "hex:" an even number of hex digits/],
+  },
+];
+
+test('prepare(): the cookie secret files and the NSID are checked, naming the setting and the file', async (t) => {
+  for (const c of dnsCases) {
+    await t.test(c.name, (tt) => {
+      const files = baseFiles();
+      c.edit(files);
+      const dir = tempFleet(tt, files);
+      assertOneIssue(c.name, dir, files, issuesOf(() => prepare(join(dir, CONFIG))), c);
+    });
+  }
+});
+
+test('prepare(): the cookie secret is read from its file; without one a random secret is made once per process', (t) => {
+  const files = baseFiles();
+  files[CONFIG] = sub(files[CONFIG], DNS, DNS + '  cookies: { secretFile: cookie.hex }\n  nsid: node-a\n');
+  files['cookie.hex'] = '  00112233445566778899AABBCCDDEEFF\n';
+  const p = prepare(join(tempFleet(t, files), CONFIG));
+  assert.equal(p.state.opts.cookies?.secret, '00112233445566778899aabbccddeeff');
+  assert.equal(p.state.opts.nsid, Buffer.from('node-a').toString('hex'));
+  const dir = tempFleet(t, baseFiles());
+  const g1 = prepare(join(dir, CONFIG)).state.opts.cookies!;
+  const g2 = prepare(join(dir, CONFIG)).state.opts.cookies!;
+  assert.match(g1.secret, /^[0-9a-f]{32}$/);
+  assert.equal(g2.secret, g1.secret, 'kept across reloads');
+  assert.equal(g1.mode, 'on');
+});

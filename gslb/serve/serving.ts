@@ -14,6 +14,10 @@ import type { ResponderOptions, ServingState } from '../dns/respond.js';
 import { TOP_K, type FleetGeometry } from '../geo/compile.js';
 import { defaultTable, GeoTable } from '../geo/table.js';
 import type { Plan } from '../model/types.js';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseSecret, type CookieOptions } from '../dns/cookie.js';
 
 /** Which geo table to answer from: a compiled table file, or none (the default location). */
 export interface GeoRef {
@@ -79,8 +83,60 @@ export function prepare(configFile: string): Prepared {
     version: 'default-location',
     defaultRanking: rankRegions(geometry.defaultLocation, geometry.regions, TOP_K).map((r) => r.id),
   };
-  const opts: ResponderOptions = { udpPayloadMax: c.dns.udpPayloadMax, minTtl: c.policy.minTtl, queryLogSampleRate: c.log.queries.sampleRate };
+  const edns = ednsOf(loaded);
+  const opts: ResponderOptions = {
+    udpPayloadMax: c.dns.udpPayloadMax,
+    minTtl: c.policy.minTtl,
+    queryLogSampleRate: c.log.queries.sampleRate,
+    rateLimit: structuredClone(c.dns.rateLimit),
+    cookies: edns.cookies,
+    ...(edns.nsid !== undefined ? { nsid: edns.nsid } : {}),
+    tcpIdleTimeoutMs: c.dns.tcp.idleTimeoutMs,
+  };
   return { loaded, zones, geometry, state: { version: stateVersion(plan, geo), snapshot, plan, opts, geo } };
+}
+
+/** This process's random cookie secret when none is configured: made once, kept across reloads. */
+let generatedSecret: string | null = null;
+
+/**
+ * The cookie secrets (read from their files now: at start and on every reload; handed to the
+ * workers with the rest of the serving state, never stored) and the NSID as hex. Throws
+ * ConfigError naming the setting and the file.
+ */
+function ednsOf(loaded: LoadedConfig): { cookies: CookieOptions; nsid?: string } {
+  const c = loaded.config;
+  const issues: ConfigIssue[] = [];
+  const issue = (path: (string | number)[], message: string) =>
+    issues.push({ file: loaded.file, ...loaded.locate(loaded.file, path), path: renderPath(path), message });
+  const readSecret = (key: 'secretFile' | 'previousSecretFile'): string | undefined => {
+    const rel = c.dns.cookies[key];
+    if (rel === undefined) return undefined;
+    const file = resolve(dirname(loaded.file), rel);
+    try {
+      return parseSecret(readFileSync(file, 'utf8')).toString('hex');
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      issue(['dns', 'cookies', key], err.code ? `cannot read ${file} (${err.code}): create it with 32 hex digits (openssl rand -hex 16 > ${rel}) or remove the setting` : `${file}: ${err.message}`);
+      return undefined;
+    }
+  };
+  const secret = readSecret('secretFile');
+  const previous = readSecret('previousSecretFile');
+  let nsid: string | undefined;
+  if (c.dns.nsid !== undefined) {
+    const v = c.dns.nsid;
+    if (v.startsWith('hex:')) {
+      if (/^([0-9a-fA-F]{2})+$/.test(v.slice(4))) nsid = v.slice(4).toLowerCase();
+      else issue(['dns', 'nsid'], `"${v}": after "hex:" an even number of hex digits, e.g. hex:6e7331`);
+    } else nsid = Buffer.from(v, 'utf8').toString('hex');
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+  generatedSecret ??= randomBytes(16).toString('hex');
+  return {
+    cookies: { mode: c.dns.cookies.mode, secret: secret ?? generatedSecret, ...(previous !== undefined ? { previousSecret: previous } : {}) },
+    ...(nsid !== undefined ? { nsid } : {}),
+  };
 }
 
 let lastTable: { file: string; table: GeoTable } | null = null;

@@ -59,7 +59,12 @@ export class DnsProcesses {
     if (this.o.workers === 0) {
       const queryLog = this.o.log.child({ module: 'querylog' });
       const { prepared, table } = this.o.current();
-      const responder = new Responder(servingState(prepared.state, prepared.zones, table), { queryLog: (e) => queryLog.info(e, 'query') });
+      const rrlLog = this.o.log.child({ module: 'ratelimit' });
+      const responder = new Responder(servingState(prepared.state, prepared.zones, table), {
+        queryLog: (e) => queryLog.info(e, 'query'),
+        rateLimitLog: (e) => rrlLog.warn(e, e.mode === 'log' ? 'dns: client prefix over its rate (log only)' : 'dns: client prefix rate limited'),
+        processes: 1,
+      });
       const server = await startDnsServer(this.o.listen, responder, this.o.tcp, this.o.log);
       this.local = { responder, server };
       this.addresses = server.addresses;
@@ -149,7 +154,7 @@ export class DnsProcesses {
       worker.on('message', (m: FromWorker) => {
         switch (m.t) {
           case 'hello': {
-            const msg: ToWorker = { t: 'serve', state: this.o.current().prepared.state, listen, tcp: this.o.tcp, logLevel: log.level };
+            const msg: ToWorker = { t: 'serve', state: this.o.current().prepared.state, listen, tcp: this.o.tcp, logLevel: log.level, processes: this.o.workers };
             worker.send(msg);
             break;
           }

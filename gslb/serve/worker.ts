@@ -16,7 +16,7 @@ import { servingState, type ServeState } from './serving.js';
 import { createRegistry } from './metrics.js';
 
 export type ToWorker =
-  | { t: 'serve'; state: ServeState; listen: ListenAddress[]; tcp: TcpLimits; logLevel: string }
+  | { t: 'serve'; state: ServeState; listen: ListenAddress[]; tcp: TcpLimits; logLevel: string; processes: number }
   | { t: 'state'; state: ServeState }
   | { t: 'metrics'; id: number }
   | { t: 'demand'; id: number };
@@ -44,7 +44,13 @@ process.on('message', (m: ToWorker) => {
         case 'serve': {
           const log = pino({ level: m.logLevel, base: { pid: process.pid, role: 'dns-worker' } });
           const queryLog = log.child({ module: 'querylog' });
-          responder = new Responder(servingState(m.state), { queryLog: (e) => queryLog.info(e, 'query') });
+          const rrlLog = log.child({ module: 'ratelimit' });
+          responder = new Responder(servingState(m.state), {
+            queryLog: (e) => queryLog.info(e, 'query'),
+            rateLimitLog: (e) => rrlLog.warn(e, e.mode === 'log' ? 'dns: client prefix over its rate (log only)' : 'dns: client prefix rate limited'),
+            // The node's rates are divided among its DNS processes (docs/dns.md).
+            processes: m.processes,
+          });
           const server = await startDnsServer(m.listen, responder, m.tcp, log);
           send({ t: 'bound', addresses: server.addresses, version: m.state.version });
           break;

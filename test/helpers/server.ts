@@ -59,6 +59,16 @@ export function writeTestConfig(mutate?: (cfg: ConfigObject) => void, opts: { ra
   return { dir, file, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * Sets `dns.rateLimit.mode` (docs/dns.md "Response rate limiting"; on by default). Every
+ * suite that sends many queries from one loopback source sets it explicitly (and says so in
+ * its header), so that what it tests is not the rate limiter unless it means to.
+ */
+export function withRateLimitMode(cfg: ConfigObject, mode: 'on' | 'log' | 'off'): void {
+  const dns = cfg.dns ?? {};
+  cfg.dns = { ...dns, rateLimit: { ...((dns.rateLimit as Record<string, unknown> | undefined) ?? {}), mode } };
+}
+
 /** Adds static records to the first zone (gslb.example.com) of a config object. */
 export function addRecords(cfg: ConfigObject, ...records: Record<string, unknown>[]): void {
   const zone = cfg.zones[0]!;
