@@ -515,6 +515,7 @@ test('runCheckDelegation --nodes-only: only the listed nodes are asked and compa
   assert.equal(await runCheckDelegation([Z, '--nodes-only', '--node', N1, '--node', N2, '--name', 'api.gslb.example.com'], o), 0, o.stdout + o.stderr);
   assert.ok(o.calls.length > 0 && o.calls.every((c) => c.startsWith(`${N1} `) || c.startsWith(`${N2} `)), `only the nodes were asked:\n${o.calls.join('\n')}`);
   assert.match(o.stdout, /^warning +parent +gslb\.example\.com +not asked \(--nodes-only\)/m);
+  assert.match(o.stdout, /^ {2}parent servers {2}\(not asked: --nodes-only\)$/m);
   assert.match(o.stdout, /^ok +ns-set +gslb\.example\.com +the 2 nodes agree: ns1\.gslb\.example\.com, ns2\.gslb\.example\.com/m);
   assert.match(o.stdout, /^ok +ns-addresses +ns1\.gslb\.example\.com +the nodes serve 127\.0\.0\.2/m);
   assert.match(o.stdout, /^ok +serial +gslb\.example\.com +all 2 nodes serve serial 7/m);

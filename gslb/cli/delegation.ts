@@ -516,6 +516,8 @@ export interface Report {
   /** The parent zone when it was found through the resolver. */
   parentZone: string | null;
   parents: { server: string; name: string | null }[];
+  /** --nodes-only: no parent was asked (the nodes were compared with each other). */
+  nodesOnly: boolean;
   nodes: { server: string; explicit: boolean; nsNames: string[] }[];
   checks: Check[];
   summary: { ok: number; warning: number; error: number };
@@ -528,6 +530,7 @@ export function buildReport(inp: Inputs, parentZone: string | null): Report {
     zone: inp.zone,
     parentZone,
     parents: inp.parents.map((p) => ({ server: formatEndpoint(p.server.endpoint), name: p.server.name ?? null })),
+    nodesOnly: inp.nodesOnly === true,
     nodes: inp.nodes.map((n) => ({
       server: formatEndpoint(n.endpoint),
       explicit: n.explicit,
@@ -544,7 +547,7 @@ export function renderReport(r: Report): string {
   const lines: string[] = [];
   lines.push(`check-delegation ${r.zone}${r.parentZone !== null ? ` (delegated from ${r.parentZone || 'the root'})` : ''}`);
   const head: string[][] = [];
-  head.push(['  parent servers', r.parents.map((p) => p.server + (p.name ? ` (${p.name})` : '')).join(', ') || '(none)']);
+  head.push(['  parent servers', r.parents.map((p) => p.server + (p.name ? ` (${p.name})` : '')).join(', ') || (r.nodesOnly ? '(not asked: --nodes-only)' : '(none)')]);
   head.push(['  nodes', r.nodes.map((n) => n.server + (n.nsNames.length > 0 ? ` (${n.nsNames.join(', ')})` : n.explicit ? ' (--node)' : '')).join(', ') || '(none)']);
   lines.push(...alignTable(head), '');
   const rows = [['', 'check', 'subject', ''], ...r.checks.map((c) => [c.status, c.check, c.subject, c.message])];
