@@ -14,7 +14,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -22,7 +21,7 @@ import { askSteered } from './helpers/geo.js';
 import { sleep } from './helpers/net.js';
 import { apiCall, type ApiReply } from './helpers/api.js';
 import { exampleRegions } from './helpers/paths.js';
-import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, withRateLimitMode } from './helpers/server.js';
+import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, withRateLimitMode, writeTokensFile } from './helpers/server.js';
 import { startDrainGateway, type DrainGateway } from './helpers/drain-gateway.js';
 import { describeMetric, scrape, sumOf } from './helpers/metrics.js';
 
@@ -56,11 +55,7 @@ before(async () => {
   const va = parse(readFileSync(join(dir, 'us-va.yaml'), 'utf8')) as Record<string, unknown>;
   va.drainHook = { url: gw.url, tokenEnv: 'GRIDSTEER_TEST_HOOK_TOKEN', timeoutMs: 1000, retries: 2, retryBaseMs: 50 };
   writeFileSync(join(dir, 'us-va.yaml'), stringify(va));
-  const sha = (t: string) => createHash('sha256').update(t, 'utf8').digest('hex');
-  writeFileSync(
-    join(cfg.dir, 'tokens.yaml'),
-    stringify({ tokens: [{ name: 'alice', role: 'operator', sha256: sha(OPERATOR) }, { name: 'vtn', role: 'ingest', sha256: sha(INGEST) }] }),
-  );
+  writeTokensFile(cfg.dir, [{ name: 'alice', role: 'operator', token: OPERATOR }, { name: 'vtn', role: 'ingest', token: INGEST }]);
   srv = await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_TEST_CLOCK: `${FAKE0}@${RATE}@${REAL0}`, GRIDSTEER_TEST_HOOK_TOKEN: 'hook-secret-1' } });
 });
 

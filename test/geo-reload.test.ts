@@ -17,7 +17,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -27,7 +26,7 @@ import { createGunzip } from 'node:zlib';
 import { parse, stringify } from 'yaml';
 import { GeoDb, readyz, parseGeoCheck, regionOf, waitGeoTable, type GeoTableState } from './helpers/geo.js';
 import { sleep, udpExchange } from './helpers/net.js';
-import { spawnServer, writeTestConfig, type ConfigObject, type RunningServer, type TestConfig, withRateLimitMode } from './helpers/server.js';
+import { spawnServer, writeTestConfig, type ConfigObject, type RunningServer, type TestConfig, withRateLimitMode, writeTokensFile } from './helpers/server.js';
 import { EDNS_OPT, QTYPE, RCODE, buildQuery, ecsOption, parseEcs, parseMessage, rdataAddress } from './helpers/wire.js';
 
 const JAPAN = '133.242.0.0/24';
@@ -59,8 +58,7 @@ before(async () => {
     c.http = { ...(c.http ?? {}), tokensFile: 'tokens.yaml' };
     c.networks = [];
   });
-  const sha = createHash('sha256').update(TOKEN, 'utf8').digest('hex');
-  writeFileSync(join(cfg.dir, 'tokens.yaml'), stringify({ tokens: [{ name: 'geo-reload-test', role: 'operator', sha256: sha }] }));
+  writeTokensFile(cfg.dir, [{ name: 'geo-reload-test', role: 'operator', token: TOKEN }]);
   srv = await spawnServer({ configFile: cfg.file });
   // An empty cache folder: the first table is compiled now; /readyz says how far it is.
   for (let i = 0; i < 900; i++) {

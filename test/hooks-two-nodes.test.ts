@@ -10,14 +10,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { sleep } from './helpers/net.js';
 import { apiCall } from './helpers/api.js';
 import { exampleRegions } from './helpers/paths.js';
-import { spawnServer, writeTestConfig, type RunningServer, type TestConfig } from './helpers/server.js';
+import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, writeTokensFile } from './helpers/server.js';
 import { startRedis, type RunningRedis } from './helpers/redis.js';
 import { startDrainGateway, type DrainGateway } from './helpers/drain-gateway.js';
 
@@ -44,8 +43,7 @@ before(async () => {
   const eu = parse(readFileSync(join(dir, 'eu-ie.yaml'), 'utf8')) as Record<string, unknown>;
   eu.drainHook = { url: gw.url, timeoutMs: 1000, retries: 1, retryBaseMs: 50 };
   writeFileSync(join(dir, 'eu-ie.yaml'), stringify(eu));
-  const sha = (t: string) => createHash('sha256').update(t, 'utf8').digest('hex');
-  writeFileSync(join(cfg.dir, 'tokens.yaml'), stringify({ tokens: [{ name: 'olga', role: 'operator', sha256: sha(OPERATOR) }] }));
+  writeTokensFile(cfg.dir, [{ name: 'olga', role: 'operator', token: OPERATOR }]);
   for (let i = 0; i < 2; i++) nodes.push(await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_NODE: `node-${i}` } }));
 });
 

@@ -10,13 +10,10 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { sleep } from './helpers/net.js';
-import { spawnServer, writeTestConfig, type RunningServer, type TestConfig } from './helpers/server.js';
+import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, writeTokensFile } from './helpers/server.js';
 
 const OPERATOR = 'json-logs-operator-token-9f31c2';
 const INGEST = 'json-logs-ingest-token-51aa7e';
@@ -29,8 +26,7 @@ before(async () => {
   cfg = writeTestConfig((c) => {
     c.http = { ...(c.http ?? {}), tokensFile: 'tokens.yaml' };
   });
-  const sha = (t: string) => createHash('sha256').update(t, 'utf8').digest('hex');
-  writeFileSync(join(cfg.dir, 'tokens.yaml'), stringify({ tokens: [{ name: 'olga', role: 'operator', sha256: sha(OPERATOR) }, { name: 'meter', role: 'ingest', sha256: sha(INGEST) }] }));
+  writeTokensFile(cfg.dir, [{ name: 'olga', role: 'operator', token: OPERATOR }, { name: 'meter', role: 'ingest', token: INGEST }]);
   good = readFileSync(cfg.file, 'utf8');
   srv = await spawnServer({ configFile: cfg.file });
 });

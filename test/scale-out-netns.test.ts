@@ -26,16 +26,12 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { askSteered, DEFAULT_LOCATION, rankFrom, type SteeredReply } from './helpers/geo.js';
 import { apiCall, type ApiReply } from './helpers/api.js';
 import { dig } from './helpers/dig.js';
 import { makeLan, startNetnsRedis, type Lan, type NetnsRedis } from './helpers/netns.js';
 import { sleep } from './helpers/net.js';
-import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, withRateLimitMode } from './helpers/server.js';
+import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, withRateLimitMode, writeTokensFile } from './helpers/server.js';
 
 const OPERATOR = 'scale-out-operator-3c9d';
 const RANKING = rankFrom(DEFAULT_LOCATION, 7);
@@ -63,8 +59,7 @@ before(async () => {
     c.http = { ...(c.http ?? {}), tokensFile: 'tokens.yaml' };
     c.state = { store: 'redis', redis: { url, prefix: `n${lan!.suffix}` }, planDebounceMs: 20 };
   });
-  const sha = (t: string) => createHash('sha256').update(t, 'utf8').digest('hex');
-  writeFileSync(join(cfg.dir, 'tokens.yaml'), stringify({ tokens: [{ name: 'olga', role: 'operator', sha256: sha(OPERATOR) }] }));
+  writeTokensFile(cfg.dir, [{ name: 'olga', role: 'operator', token: OPERATOR }]);
   await Promise.all(
     ROLES.map(async (r) => {
       const m = lan!.member(r);

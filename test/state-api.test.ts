@@ -9,14 +9,12 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { askSteered, DEFAULT_LOCATION, rankFrom } from './helpers/geo.js';
 import { sleep } from './helpers/net.js';
 import { apiCall, type ApiReply } from './helpers/api.js';
-import { spawnServer, writeTestConfig, type RunningServer, type TestConfig } from './helpers/server.js';
+import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, writeTokensFile } from './helpers/server.js';
 
 const OPERATOR = 'state-api-operator-token-1b7e';
 const INGEST = 'state-api-ingest-token-93c4';
@@ -29,11 +27,7 @@ before(async () => {
   cfg = writeTestConfig((c) => {
     c.http = { ...(c.http ?? {}), tokensFile: 'tokens.yaml' };
   });
-  const sha = (t: string) => createHash('sha256').update(t, 'utf8').digest('hex');
-  writeFileSync(
-    join(cfg.dir, 'tokens.yaml'),
-    stringify({ tokens: [{ name: 'alice', role: 'operator', sha256: sha(OPERATOR) }, { name: 'prober', role: 'ingest', sha256: sha(INGEST) }] }),
-  );
+  writeTokensFile(cfg.dir, [{ name: 'alice', role: 'operator', token: OPERATOR }, { name: 'prober', role: 'ingest', token: INGEST }]);
   srv = await spawnServer({ configFile: cfg.file });
 });
 

@@ -23,16 +23,14 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { askSteered } from './helpers/geo.js';
 import { sleep } from './helpers/net.js';
 import { apiCall, type ApiReply } from './helpers/api.js';
 import { scrape, sumOf } from './helpers/metrics.js';
-import { spawnServer, writeTestConfig, type RunningServer, type TestConfig } from './helpers/server.js';
+import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, writeTokensFile } from './helpers/server.js';
 import { startRedis, type RunningRedis } from './helpers/redis.js';
 import { RedisStore } from '../gslb/state/redis-store.js';
 
@@ -49,8 +47,7 @@ before(async () => {
     c.http = { ...(c.http ?? {}), tokensFile: 'tokens.yaml' };
     c.state = { store: 'redis', redis: { url: redis.url, prefix: `loss${process.pid}` }, planDebounceMs: 20 };
   });
-  const sha = (t: string) => createHash('sha256').update(t, 'utf8').digest('hex');
-  writeFileSync(join(cfg.dir, 'tokens.yaml'), stringify({ tokens: [{ name: 'olga', role: 'operator', sha256: sha(OPERATOR) }, { name: 'vic', role: 'viewer', sha256: sha(VIEWER) }] }));
+  writeTokensFile(cfg.dir, [{ name: 'olga', role: 'operator', token: OPERATOR }, { name: 'vic', role: 'viewer', token: VIEWER }]);
   for (let i = 0; i < 2; i++) nodes.push(await spawnServer({ configFile: cfg.file }));
 });
 

@@ -14,14 +14,10 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { askSteered, DEFAULT_LOCATION, rankFrom } from './helpers/geo.js';
 import { sleep } from './helpers/net.js';
 import { apiCall, type ApiReply } from './helpers/api.js';
-import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, withRateLimitMode } from './helpers/server.js';
+import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, withRateLimitMode, writeTokensFile } from './helpers/server.js';
 import { startRedis, type RunningRedis } from './helpers/redis.js';
 
 const OPERATOR = 'three-nodes-operator-5e1f';
@@ -40,8 +36,7 @@ before(async () => {
     c.http = { ...(c.http ?? {}), tokensFile: 'tokens.yaml' };
     c.state = { store: 'redis', redis: { url: redis.url, prefix: `t${process.pid}` }, planDebounceMs: 20 };
   });
-  const sha = (t: string) => createHash('sha256').update(t, 'utf8').digest('hex');
-  writeFileSync(join(cfg.dir, 'tokens.yaml'), stringify({ tokens: [{ name: 'olga', role: 'operator', sha256: sha(OPERATOR) }, { name: 'probe', role: 'ingest', sha256: sha(INGEST) }] }));
+  writeTokensFile(cfg.dir, [{ name: 'olga', role: 'operator', token: OPERATOR }, { name: 'probe', role: 'ingest', token: INGEST }]);
   for (let i = 0; i < 3; i++) nodes.push(await spawnServer({ configFile: cfg.file }));
 });
 

@@ -6,6 +6,7 @@
  * `stop()` sends SIGTERM, then SIGKILL after a bound; it is safe to call twice.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +32,15 @@ export interface TestConfig {
   file: string;
   /** Removes the temp dir. */
   cleanup(): void;
+}
+
+/**
+ * Writes `tokens.yaml` (the file `http.tokensFile: tokens.yaml` names) into `dir`: each
+ * token as its name, role and SHA-256, as the server reads them (docs/api.md).
+ */
+export function writeTokensFile(dir: string, tokens: { name: string; role: 'operator' | 'viewer' | 'ingest'; token: string }[]): void {
+  const sha = (t: string) => createHash('sha256').update(t, 'utf8').digest('hex');
+  writeFileSync(join(dir, 'tokens.yaml'), stringify({ tokens: tokens.map((t) => ({ name: t.name, role: t.role, sha256: sha(t.token) })) }));
 }
 
 /**
