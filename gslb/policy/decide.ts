@@ -124,7 +124,13 @@ function refuseWindows(plan: Plan): Map<RegionId, number[]> | null {
  * plan knows will happen keeps answers away early.
  */
 export function refusesWithin(plan: Plan, r: RegionId, from: number, to: number): boolean {
-  const w = refuseWindows(plan)?.get(r);
+  return refusesIn(refuseWindows(plan), r, from, to);
+}
+
+/** refusesWithin on a plan's windows looked up once (decide walks several regions per query). */
+function refusesIn(windows: Map<RegionId, number[]> | null, r: RegionId, from: number, to: number): boolean {
+  if (windows === null) return false;
+  const w = windows.get(r);
   if (w === undefined) return false;
   for (let i = 0; i < w.length; i += 2) if (w[i]! <= to && w[i + 1]! > from) return true;
   return false;
@@ -180,6 +186,7 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
   // A cached answer outlives its TTL by up to F: a region that refuses new streams now or
   // will within the horizon is passed over (whenAllDown's last resort may still name it).
   const darkBy = now + darkHorizonMs(plan, name.ttl);
+  const refusing = refuseWindows(plan);
   for (const r of walk) {
     // Every region ranked at or before the chosen one bounds the TTL and may make the answer
     // depend on the subnet hash.
@@ -200,7 +207,7 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
       if (explain) reasons.push(`${r}: down in its plan step from ${new Date(step.at).toISOString()}${step.reasons.length ? ` (${step.reasons.join('; ')})` : ''}`);
       continue;
     }
-    if (refusesWithin(plan, r, now, darkBy)) {
+    if (refusesIn(refusing, r, now, darkBy)) {
       if (r !== preferred) passedDown = true;
       if (explain) reasons.push(`${r}: ${step.refuse === true ? 'refuses new streams' : `will refuse new streams within ${Math.round((darkBy - now) / 1000)} s (the name's TTL or the resolver floor, and the margin)`}: passed over`);
       continue;
@@ -256,7 +263,7 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
           if (!r || r[fam].length === 0) continue;
           const st = regionStepAt(plan, id, now);
           if (pass < 3 && (st.down || st.refuse === true)) continue;
-          if (pass < 2 && refusesWithin(plan, id, now, darkBy)) continue;
+          if (pass < 2 && refusesIn(refusing, id, now, darkBy)) continue;
           if (pass === 0 && home !== undefined && stepWeight(st, home) <= 0) continue;
           if (explain) reasons.push(`${id}: nearest ${NEAREST_PASSES[pass]} with ${qtype} endpoints, answered although not admitted`);
           return { region: id, addresses: r[fam], ttl, ecsScope: scope, rcode: 'answer', reasons, decision };
