@@ -394,6 +394,7 @@ export const RegionSchema = Type.Object(
           balancingAuthority: Type.Optional(Type.String({ description: 'grid operator, e.g. ERCOT, AESO, PJM, EirGrid' })),
           importLimitW: Type.Optional(Type.Number({ minimum: 0, description: 'contracted grid import limit in watts' })),
           fullLoadW: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'the site\'s draw at full load in watts: a power budget below it caps the region' })),
+          minServingW: Type.Optional(Type.Number({ minimum: 0, description: 'the least draw at which the region can serve at all, W: an import limit (a gridPolicy rule with loss) that leaves less, on-site generation and storage included, is a physical loss; default 0 (only no power at all is)' })),
         },
         { ...strict, description: 'how the region is powered' },
       ),

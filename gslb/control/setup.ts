@@ -24,6 +24,7 @@ export function plannerSettings(c: Config, regions: RegionConfig[]): PlannerSett
       ...(r.capacity?.units !== undefined ? { capacityUnits: r.capacity.units } : {}),
       ...(r.power?.importLimitW !== undefined ? { importLimitW: r.power.importLimitW } : {}),
       ...(r.power?.fullLoadW !== undefined ? { fullLoadW: r.power.fullLoadW } : {}),
+      ...(r.power?.minServingW !== undefined ? { minServingW: r.power.minServingW } : {}),
     })),
     names,
   );

@@ -29,6 +29,12 @@ export const GridRuleSchema = Type.Object(
         drain: Type.Optional(Type.Boolean({ description: 'drain the region' })),
         importLimit: Type.Optional(Type.Boolean({ description: 'the fact\'s limitW is the site\'s grid import limit while it holds (needs power.fullLoadW in the region file)' })),
         ttlCap: Type.Optional(Type.Integer({ minimum: 0, description: 'cap answers\' TTL at this many seconds (pre-arm)' })),
+        loss: Type.Optional(
+          Type.Boolean({
+            description:
+              'the fact means the region loses power from its start (physical loss, not a discretionary cap): from a source bound to the region (policy.grid.loss.bindings) it is planned whatever the automation safety limits and the freeze say, within policy.grid.loss.maxTrustedLossShare; with importLimit, only when the limit plus on-site generation and storage is below the region\'s power.minServingW',
+          }),
+        ),
       },
       { ...strict, minProperties: 1, description: 'what a matching fact means' },
     ),
@@ -44,9 +50,10 @@ export const DEFAULT_GRID_RULES: GridRule[] = [
   { name: 'openadr-simple-1', kind: 'grid.event', types: ['simple'], minLevel: 1, maxLevel: 1, then: { cap: 0.75 } },
   { name: 'openadr-simple-2', kind: 'grid.event', types: ['simple'], minLevel: 2, maxLevel: 2, then: { cap: 0.5 } },
   { name: 'openadr-simple-3', kind: 'grid.event', types: ['simple'], minLevel: 3, then: { drain: true } },
-  { name: 'capacity-limit', kind: 'grid.event', types: ['import-capacity-limit', 'dispatch-setpoint'], then: { importLimit: true } },
+  { name: 'capacity-limit', kind: 'grid.event', types: ['import-capacity-limit', 'dispatch-setpoint'], then: { importLimit: true, loss: true } },
   { name: 'grid-emergency', kind: 'grid.event', types: ['grid-emergency'], then: { drain: true } },
-  { name: 'load-shed-order', kind: 'grid.event', types: ['load-shed'], then: { drain: true } },
+  { name: 'load-shed-order', kind: 'grid.event', types: ['load-shed'], then: { drain: true, loss: true } },
+  { name: 'power-off', kind: 'grid.event', types: ['power-off'], then: { drain: true, loss: true } },
   { name: 'direct-drain', kind: 'grid.event', types: ['drain'], then: { drain: true } },
   { name: 'direct-cap', kind: 'grid.event', types: ['cap'], then: { capFromFact: true } },
   { name: 'alert-watch', kind: 'grid.alert', types: ['watch', 'conservation', 'flex-alert'], then: { ttlCap: 30 } },
@@ -132,6 +139,27 @@ export const PolicySchema = Type.Object(
           description: 'per source prefix: full, or cap (may pre-arm and cap, but a drain needs an operator\'s confirmation: it caps at capFloor instead); the longest prefix wins, others are full',
         }),
         capFloor: Type.Number({ minimum: 0, maximum: 1, default: 0.25, description: 'the least share a source trusted to cap only may leave a region on its own' }),
+        loss: Type.Object(
+          {
+            bindings: Type.Record(
+              Type.String({ minLength: 1, maxLength: 200 }),
+              Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }), { maxItems: 10000 }),
+              {
+                default: {},
+                description:
+                  'per source prefix (e.g. openadr3/vtn.utility.example), the regions whose physical loss it may declare (a gridPolicy rule with loss); a claim for any other region is untrusted and the safety limits apply to it as to any cap. The longest matching prefix decides',
+              },
+            ),
+            maxTrustedLossShare: Type.Number({
+              minimum: 0,
+              maximum: 1,
+              default: 0.5,
+              description:
+                "trusted losses declared by one source apply on their own up to this share of a name's capacity at once, and never to every region of a name; beyond that a loss applies only where a second source declares it too or an operator drains the region, and waits with a critical alert",
+            }),
+          },
+          { ...strict, default: {}, description: 'physical loss (ADR 0014): which sources may declare that a region goes dark, and the bound on one source' },
+        ),
         rules: Type.Array(GridRuleSchema, {
           default: DEFAULT_GRID_RULES,
           description: 'gridPolicy: what grid facts mean for traffic; tried in order, the first rule matching a fact decides for it (the default list is the shipped policy)',

@@ -39,10 +39,10 @@ export interface Signal<V = unknown> {
 }
 
 /** What an operator (or automation acting for one) asks of a region. */
-export const OVERRIDE_ACTIONS = ['drain', 'undrain', 'force-up', 'force-down', 'weight', 'freeze'] as const;
+export const OVERRIDE_ACTIONS = ['drain', 'undrain', 'force-up', 'force-down', 'weight', 'freeze', 'distrust'] as const;
 export type OverrideAction = (typeof OVERRIDE_ACTIONS)[number];
 
-/** The region of a fleet-wide override (`freeze`). */
+/** The region of a fleet-wide override (`freeze`, `distrust`). */
 export const FLEET = '*';
 
 /**
@@ -53,10 +53,10 @@ export const FLEET = '*';
  */
 export const OverrideSchema = Type.Object({
   id: Type.String({ description: 'unique id (assigned by the store)' }),
-  region: Type.String({ description: `a region id, or ${FLEET} for a fleet-wide override (freeze)` }),
+  region: Type.String({ description: `a region id, or ${FLEET} for a fleet-wide override (freeze, distrust)` }),
   action: Type.Union(
     OVERRIDE_ACTIONS.map((a) => Type.Literal(a)),
-    { description: 'drain, undrain, force-up, force-down, weight or freeze' },
+    { description: 'drain, undrain, force-up, force-down, weight, freeze or distrust (a grid source\'s facts of physical loss are no longer trusted)' },
   ),
   value: Type.Optional(
     Type.Number({ description: "drain: the cap to reach (0 = full drain, 0.3 = keep 30 %); weight: the weight; undrain: the cap it restores from (the drain's level when it was ended); else absent" }),
@@ -66,6 +66,7 @@ export const OverrideSchema = Type.Object({
     Type.Integer({ description: 'drain: the deadline, ms epoch, by which the region must be drained (caches turned over, sessions given their allowance); the ramp is placed before it. Absent: the ramp starts at start' }),
   ),
   hold: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'freeze: the gridPolicy share held per region (the automated cap in force when automation was frozen)' })),
+  source: Type.Optional(Type.String({ description: 'distrust: the source prefix whose facts of physical loss are no longer trusted' })),
   actor: Type.String({ description: "who: a token's subject or automation/<rule>" }),
   reason: Type.String({ description: 'why, in words; shown in explain, audit and the dashboard' }),
   start: Type.Integer({ description: 'in force from, ms epoch' }),
@@ -83,10 +84,32 @@ export const RegionStepSchema = Type.Object({
   homes: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: "homes whose weight into this region differs from share (static config weights, a saturated region's own clients)" })),
   down: Type.Boolean({ description: 'the region must not receive traffic at all (down or forced down)' }),
   ttlCap: Type.Optional(Type.Number({ description: 'hard cap on the TTL (seconds) of answers while this step holds; absent = no cap' })),
-  refuse: Type.Optional(Type.Boolean({ description: "the gateway should refuse new streams from this step (a grid event or a drain deadline has begun): the drain hook says so" })),
+  refuse: Type.Optional(Type.Boolean({ description: "the gateway should refuse new connections and streams from this step (no cached answer may still name the region: T − S of a grid drain, or a drain deadline has passed): the drain hook says so" })),
+  goawayBy: Type.Optional(
+    Type.Integer({ description: 'ms epoch: from this step the gateway should send GOAWAY to every connection progressively, so that each (the long-lived ones included) has received it by then; the weight is 0 and refuse follows at goawayBy' }),
+  ),
   reasons: Type.Array(Type.String(), { description: 'why, in words (signal expiry, ramp step k/n of a drain, a grid event …)' }),
 });
 export type RegionStep = Static<typeof RegionStepSchema>;
+
+/** An alert of the plan (ADR 0014): derived from its inputs like the rest of the plan, so every node has the same. */
+export const PlanAlertSchema = Type.Object({
+  id: Type.String({ description: 'stable while the same condition holds: kind and the events it names' }),
+  severity: Type.Union([Type.Literal('critical'), Type.Literal('warning')]),
+  kind: Type.Union(
+    [Type.Literal('trusted-loss-over-limit'), Type.Literal('loss-waiting'), Type.Literal('held-by-safety'), Type.Literal('loss-during-freeze'), Type.Literal('loss-untrusted')],
+    {
+      description:
+        'trusted-loss-over-limit: a trusted physical loss is planned beyond the automation safety limits; loss-waiting: a loss beyond one source\'s bound waits for a second source or an operator\'s drain; held-by-safety: a cap or untrusted loss is held by the safety limits and waits for an operator; loss-during-freeze: a trusted loss acts although automation is frozen; loss-untrusted: a claim of physical loss not trusted (source not bound to the region, trusted to cap only, distrusted, stale or replayed)',
+    },
+  ),
+  regions: Type.Array(Type.String()),
+  events: Type.Array(Type.String({ description: 'the grid facts, in words' })),
+  at: Type.Integer({ description: 'ms epoch: when it matters (the event start T)' }),
+  actBy: Type.Optional(Type.Integer({ description: 'ms epoch: the last instant an operator can act for the proactive drain to hold (T − the drain lead)' })),
+  message: Type.String(),
+});
+export type PlanAlert = Static<typeof PlanAlertSchema>;
 
 /**
  * The planner's output: pure function of (configHash, storeRevision, state).
@@ -107,6 +130,7 @@ export const PlanSchema = Type.Object({
     }),
   ),
   unplaced: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'measured demand (q/s per home) no region with headroom can take; absent = none' })),
+  alerts: Type.Optional(Type.Array(PlanAlertSchema, { description: 'what the plan wants an operator to know now or before an event: trusted losses beyond the safety limits, losses waiting for corroboration, held untrusted facts (ADR 0014)' })),
   lookahead: Type.Optional(
     Type.Object(
       {

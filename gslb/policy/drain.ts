@@ -52,6 +52,12 @@ export interface DrainCurve {
   /** The first ramp step (after compression), the instant the cap is reached, ms epoch. */
   rampStart: number;
   reach: number;
+  /**
+   * A drain to 0: new connections and streams are refused from here, reach + max(Tmin, F) + m
+   * (= T − S with notice in time: no cached answer can still name the region), at the latest
+   * T; between reach and here the gateway sends GOAWAY to its connections progressively.
+   */
+  refuseAt: number;
   /** T − lead: when answers' TTLs begin to shrink. */
   noticeStart: number;
   /** Notice missing, ms (0 = learned in time). */
@@ -118,7 +124,7 @@ export function drainCurve(i: CurveInput, d: DrainSettings): DrainCurve {
     return { cap: round(endLevel + ((1 - endLevel) * k) / nr), phase: 'restore', k, n: nr };
   };
 
-  const instants = new Set<number>([...rampAt, T, L]);
+  const instants = new Set<number>([...rampAt, T, L, Math.min(T, rampAt[n - 1]! + g + m)]);
   if (Number.isFinite(endAt)) {
     instants.add(endAt);
     instants.add(holdEnd);
@@ -128,6 +134,7 @@ export function drainCurve(i: CurveInput, d: DrainSettings): DrainCurve {
     input: i,
     rampStart: rampAt[0]!,
     reach: rampAt[n - 1]!,
+    refuseAt: Math.min(T, rampAt[n - 1]! + g + m),
     noticeStart,
     shortfallMs,
     endAt,

@@ -139,9 +139,12 @@ test('grid obligations: events learned late cap at once with Tmin until they sta
     ['T+60s down=[]', ...all('b', 0.4)].join(' '),
     'T+120s down=[]',
   ]);
+  // A drain: GOAWAY from the instant the weight is 0 (at once), new streams refused from
+  // then + max(Tmin, F) + m = T+35s (the drain-hook contract), at the latest at the start.
   assert.deepEqual(steps(snap(records(ev({ type: 'drain' }))), quick()), [
     '0 down=[]',
     ['T+0s down=[]', ...all('b', 0), 'ttl(b)=5'].join(' '),
+    ['T+35s down=[]', ...all('b', 0), 'ttl(b)=5'].join(' '),
     ['T+60s down=[]', ...all('b', 0)].join(' '),
     'T+120s down=[]',
   ]);

@@ -49,7 +49,7 @@ const run = (s: StoreSnapshot, st = settings()) => plan({ configHash: 'cfg', sna
 /** `offset:share` for every step of a region, offsets in s from T ("0" = the first step). */
 function shape(p: Plan, r: string): string {
   return (p.regions[r] ?? [])
-    .map((x) => `${x.at === 0 ? '0' : (x.at - T) / S}:${x.down ? 'down' : x.share}${x.ttlCap !== undefined ? `/ttl${x.ttlCap}` : ''}${x.refuse ? '/refuse' : ''}`)
+    .map((x) => `${x.at === 0 ? '0' : (x.at - T) / S}:${x.down ? 'down' : x.share}${x.ttlCap !== undefined ? `/ttl${x.ttlCap}` : ''}${x.refuse ? '/refuse' : ''}${x.goawayBy !== undefined ? `/goaway${(x.goawayBy - T) / S}` : ''}`)
     .join(' ');
 }
 
@@ -74,7 +74,7 @@ function answers(p: Plan, now: number, ranking = ['b', 'a', 'c'], name = NAME): 
 
 test('an OpenADR load shed announced 2 h ahead: TTLs shrink from T − lead, the weight ramps to 0 by T − 335 s, nothing new at T; hold and slow restore after E', () => {
   const p = run(snap(records(event('b', {}, T - 2 * H))));
-  assert.equal(shape(p, 'b'), '0:1 -455:0.8 -425:0.6 -395:0.4 -365:0.2 -335:0 0:0/refuse 3600:0 3720:0 3750:0.1 3780:0.2 3810:0.3 3840:0.4 3870:0.5 3900:0.6 3930:0.7 3960:0.8 3990:0.9 4020:1');
+  assert.equal(shape(p, 'b'), '0:1 -455:0.8 -425:0.6 -395:0.4 -365:0.2 -335:0/goaway-300 -300:0/refuse 0:0/refuse 3600:0 3720:0 3750:0.1 3780:0.2 3810:0.3 3840:0.4 3870:0.5 3900:0.6 3930:0.7 3960:0.8 3990:0.9 4020:1');
   // Before T − lead (T − 485 s) answers carry the full TTL; after, the TTL is bounded by the first step.
   assert.deepEqual([...answers(p, T - 600 * S).ttls], [30]);
   assert.deepEqual([...answers(p, T - 470 * S).ttls], [15]);
@@ -93,7 +93,7 @@ test('an OpenADR load shed announced 2 h ahead: TTLs shrink from T − lead, the
 
 test('an event learned with less notice than the lead: at once, Tmin until it starts, and the shortfall is said', () => {
   const p = run(snap(records(event('b', {}, T - 200 * S))));
-  assert.equal(shape(p, 'b').split(' ').slice(0, 3).join(' '), '0:1 -200:0/ttl5 0:0/refuse');
+  assert.equal(shape(p, 'b').split(' ').slice(0, 3).join(' '), '0:1 -200:0/ttl5/goaway-165 -165:0/ttl5/refuse');
   assert.match(regionStepAt(p, 'b', T - 100 * S).reasons.join(' | '), /learned 285 s later than the lead it needs \(485 s\): TTL 5 s until it starts/);
   assert.deepEqual([...answers(p, T - 100 * S).ttls], [5]);
 });
@@ -194,11 +194,11 @@ test('freeze: gridPolicy is held where it stood when frozen; operators and healt
 test('operator drain with a deadline: planned like an event at `by`; undrain ramps back from where it was', () => {
   const d = ov('b', 'drain', { value: 0, by: T, start: T - H });
   const p = run(snap([], [d]));
-  assert.equal(shape(p, 'b'), '0:1 -455:0.8 -425:0.6 -395:0.4 -365:0.2 -335:0 0:0/refuse');
+  assert.equal(shape(p, 'b'), '0:1 -455:0.8 -425:0.6 -395:0.4 -365:0.2 -335:0/goaway-300 -300:0/refuse 0:0/refuse');
   assert.match(regionStepAt(p, 'b', T - 400 * S).reasons.join(' | '), /drain to 0 by alice \(maintenance\), by .*: ramp step 2\/5 toward 0 \[ov-\d+\]/);
   // Asked for 100 s before its deadline: at once, and the shortfall is said.
   const late = run(snap([], [ov('b', 'drain', { value: 0, by: T, start: T - 100 * S })]));
-  assert.equal(shape(late, 'b').split(' ').slice(0, 2).join(' '), '0:1 -100:0');
+  assert.equal(shape(late, 'b').split(' ').slice(0, 3).join(' '), '0:1 -100:0/goaway-65 -65:0/refuse');
   assert.match(regionStepAt(late, 'b', T - 50 * S).reasons.join(' | '), /asked 385 s later than the lead it needs/);
   // Undrain at T − 400 s (share 0.4, as an API call would find it after step 3): the drain ended, an undrain from 0.4 over 300 s in 30 s steps.
   const und = ov('b', 'undrain', { value: 0.4, ramp: 300 * S, start: T - 400 * S, end: T - 100 * S });

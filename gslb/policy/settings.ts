@@ -33,6 +33,8 @@ export interface PlannerRegion {
   importLimitW?: number;
   /** The site's draw at full load, W: power-limited share = available W / fullLoadW. */
   fullLoadW?: number;
+  /** The least draw at which the region serves at all, W: an import limit leaving less is a physical loss (default 0). */
+  minServingW?: number;
   /** TTL0 for drain planning: the largest TTL of the names the region serves, s (default drain.ttl0S). */
   ttl0S?: number;
 }
@@ -54,6 +56,8 @@ export interface PlannerSettings {
   gridTrust: Record<string, 'full' | 'cap'>;
   /** The least share a `cap`-trust source may leave a region on its own. */
   gridCapFloor: number;
+  /** Physical loss (ADR 0014): which source prefixes may declare which regions dark, and the bound on one source. */
+  gridLoss: { bindings: Record<string, RegionId[]>; maxTrustedLossShare: number };
   /** A region whose model servers have more requests waiting, or more KV cache in use, takes no spill (the endpoint picker's rule). */
   /**
    * Saturation (queueWaiting, kvCacheUse): a saturated region takes no spill. `throttledFactor`:
@@ -134,6 +138,7 @@ export function settingsFromPolicy(p: PolicyConfig, regions: PlannerRegion[], na
     gridShadow: [...p.grid.shadow],
     gridTrust: { ...p.grid.trust },
     gridCapFloor: p.grid.capFloor,
+    gridLoss: { bindings: structuredClone(p.grid.loss.bindings), maxTrustedLossShare: p.grid.loss.maxTrustedLossShare },
     saturation: { ...p.saturation },
     rampStepMs: p.rampStepMs,
     slowStartMs: p.health.slowStartMs,

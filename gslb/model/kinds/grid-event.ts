@@ -6,7 +6,7 @@ import { Share, NonNeg, Ms, strict } from './schema.js';
 import type { KindDef } from './kind.js';
 
 /** What a grid event says, as its source says it; what it means for traffic is gridPolicy's. */
-export const GRID_EVENT_TYPES = ['simple', 'import-capacity-limit', 'dispatch-setpoint', 'grid-emergency', 'load-shed', 'cap', 'drain'] as const;
+export const GRID_EVENT_TYPES = ['simple', 'import-capacity-limit', 'dispatch-setpoint', 'grid-emergency', 'load-shed', 'power-off', 'cap', 'drain'] as const;
 export type GridEventType = (typeof GRID_EVENT_TYPES)[number];
 
 export const GridEventValue = Type.Object(
@@ -16,7 +16,7 @@ export const GridEventValue = Type.Object(
     end: Ms('when it ends'),
     type: Type.Union(GRID_EVENT_TYPES.map((t) => Type.Literal(t)), {
       description:
-        'simple (OpenADR SIMPLE, with level), import-capacity-limit and dispatch-setpoint (with limitW), grid-emergency (OpenADR ALERT_GRID_EMERGENCY), load-shed (a utility order), cap (with cap) or drain (direct instructions, e.g. from a site controller)',
+        'simple (OpenADR SIMPLE, with level), import-capacity-limit and dispatch-setpoint (with limitW), grid-emergency (OpenADR ALERT_GRID_EMERGENCY), load-shed (a utility order), power-off (the site\'s supply will be cut: a utility or site controller\'s notice), cap (with cap) or drain (direct instructions, e.g. from a site controller)',
     }),
     level: Type.Optional(Type.Integer({ minimum: 0, maximum: 3, description: 'for simple: the OpenADR SIMPLE level 0–3' })),
     limitW: Type.Optional(NonNeg('for import-capacity-limit and dispatch-setpoint: the limit or setpoint, W')),

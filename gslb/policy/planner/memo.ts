@@ -18,6 +18,7 @@ export class RegionMemo {
   floored?: { key: string; steps: RegionStep[] };
   readonly steps: RegionStep[];
   readonly grid: [number, number][] | null;
+  readonly loss: [number, number][] | null;
   constructor(
     /** The region's records it was made from (an array of the plan's own, never changed after). */
     private readonly recs: readonly SignalRecord[],
@@ -26,16 +27,23 @@ export class RegionMemo {
     private readonly frozen: boolean,
     readonly rr: RegionRecords,
     readonly instants: ReadonlyMap<number, number>,
-    made: { steps: RegionStep[]; grid: [number, number][] | null },
+    made: { steps: RegionStep[]; grid: [number, number][] | null; loss: [number, number][] | null },
   ) {
     this.steps = made.steps;
     this.grid = made.grid;
+    this.loss = made.loss;
   }
 
-  sameInputs(recs: readonly SignalRecord[], ovsKey: string, freezeKey: string, frozen: boolean): boolean {
-    if (recs.length !== this.recs.length || ovsKey !== this.ovsKey || freezeKey !== this.freezeKey || frozen !== this.frozen) return false;
+  /** The same records (by content): the split records (rr) and instants still hold. */
+  sameRecords(recs: readonly SignalRecord[]): boolean {
+    if (recs.length !== this.recs.length) return false;
     for (let i = 0; i < recs.length; i++) if (!sameData(recs[i], this.recs[i])) return false;
     return true;
+  }
+
+  /** The same inputs otherwise (overrides, the fleet's freezes and the loss verdicts as keys, frozen). */
+  sameKeys(ovsKey: string, freezeKey: string, frozen: boolean): boolean {
+    return ovsKey === this.ovsKey && freezeKey === this.freezeKey && frozen === this.frozen;
   }
 }
 

@@ -16,6 +16,7 @@ import { demandPerHome, spillLimits } from '../rules/spill.js';
 import { splitRecords } from '../rules/records.js';
 import { type RegionRecords, type RegionView, Texts, type ViewContext } from '../rules/rule.js';
 import { sameStep, staticWeightsOf, stepOf, viewAt } from './view.js';
+import { lossAlerts, lossVerdicts, verdictKey } from '../rules/loss.js';
 
 /** canonical(settings), once per settings object (the service re-plans with the same one). */
 const settingsKeys = new WeakMap<PlannerSettings, string>();
@@ -102,7 +103,13 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   const skipVotes = input.exhaustive !== true;
   const texts = new Texts();
   const ctx: ViewContext = { freezes, texts };
-  const schedule = (region: PlannerRegion, rr: RegionRecords, own: ReadonlyMap<number, number>, c: ViewContext, extra: number[] = []): { steps: RegionStep[]; grid: [number, number][] | null } => {
+  const schedule = (
+    region: PlannerRegion,
+    rr: RegionRecords,
+    own: ReadonlyMap<number, number>,
+    c: ViewContext,
+    extra: number[] = [],
+  ): { steps: RegionStep[]; grid: [number, number][] | null; loss: [number, number][] | null } => {
     const id = region.id;
     let whyAt = own;
     if (extra.length > 0) {
@@ -117,6 +124,8 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     const steps: RegionStep[] = [];
     /** gridPolicy's share at each instant, kept only for regions where it ever falls below 1. */
     let grid: [number, number][] | null = null;
+    /** The trusted losses' share at each instant, likewise. */
+    let loss: [number, number][] | null = null;
     const ovs = ovsBy.get(id)!;
     const sw = staticWeightsOf(id, s, ids);
     const hp = s.stale['health.probe'];
@@ -132,12 +141,14 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
       outcome = healthOutcome(rr.tally);
       if (grid === null && v.gridRaw < 1) grid = [[0, 1]];
       if (grid !== null && grid[grid.length - 1]![1] !== v.gridRaw) grid.push([t, v.gridRaw]);
+      if (loss === null && v.lossRaw < 1) loss = [[0, 1]];
+      if (loss !== null && loss[loss.length - 1]![1] !== v.lossRaw) loss.push([t, v.lossRaw]);
       const st = stepOf(id, v, t, sw);
       const last = steps[steps.length - 1];
       if (last && sameStep(last, st)) continue;
       steps.push(st);
     }
-    return { steps, grid };
+    return { steps, grid, loss };
   };
   const keep = (id: RegionId, steps: RegionStep[]) => {
     // A region that is fully up throughout needs no schedule at all. The plan gets its own
@@ -152,32 +163,51 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   const rrBy = new Map<RegionId, RegionRecords>();
   const memoBy = new Map<RegionId, RegionMemo>();
   const gridBy = new Map<RegionId, [number, number][]>();
+  const lossBy = new Map<RegionId, [number, number][]>();
+  // The records split once per region (kept from the last plan where they are the same), then
+  // the loss pass over every region's claims of physical loss (rules/loss.ts).
+  const reuse = new Map<RegionId, RegionMemo>();
+  const factsBy = new Map<RegionId, RegionRecords['facts']>();
+  const gridRecsBy = new Map<RegionId, SignalRecord[]>();
+  for (const region of s.regions) {
+    const recs = recsBy.get(region.id)!;
+    const m = memos.get(region.id);
+    const rr = m && m.sameRecords(recs) ? (reuse.set(region.id, m), m.rr) : splitRecords(recs, region, s);
+    rrBy.set(region.id, rr);
+    factsBy.set(region.id, rr.facts);
+    gridRecsBy.set(region.id, rr.grid);
+  }
+  const verdicts = lossVerdicts(s, factsBy, gridRecsBy, snapshot.overrides);
+  if (verdicts.size > 0) ctx.loss = verdicts;
   let made = 0;
   for (const region of s.regions) {
     const id = region.id;
     const recs = recsBy.get(id)!;
     const ovs = ovsBy.get(id)!;
     const ovsKey = ovs.length === 0 ? '' : JSON.stringify(ovs);
-    let m = memos.get(id);
-    if (!m || !m.sameInputs(recs, ovsKey, freezeKey, frozen)) {
+    const rr = rrBy.get(id)!;
+    const lossKey = verdicts.size === 0 ? freezeKey : `${freezeKey}\n${verdictKey(rr.facts, verdicts)}`;
+    let m = reuse.get(id);
+    if (!m || !m.sameKeys(ovsKey, lossKey, frozen)) {
       made++;
-      const rr = splitRecords(recs, region, s);
       const own = regionInstants(region, recs, rr, ovs, freezes, s);
-      m = new RegionMemo(recs, ovsKey, freezeKey, frozen, rr, own, schedule(region, rr, own, ctx));
+      m = new RegionMemo(recs, ovsKey, lossKey, frozen, rr, own, schedule(region, rr, own, ctx));
       memos.set(id, m);
     }
     memoBy.set(id, m);
-    rrBy.set(id, m.rr);
     keep(id, m.steps);
     if (m.grid) gridBy.set(id, m.grid);
+    if (m.loss) lossBy.set(id, m.loss);
   }
   // Safety limits on gridPolicy (safetyFloors): the regions they hold back are planned again.
-  const floors = safetyFloors(s, gridBy);
+  const pierced = new Map<RegionId, string>();
+  const floors = safetyFloors(s, gridBy, lossBy, pierced);
   const floorCtx = new Map<RegionId, ViewContext>();
   for (const [id, segs] of floors) {
     const c: ViewContext = {
       freezes,
       texts,
+      ...(ctx.loss ? { loss: ctx.loss } : {}),
       floor: (t) => {
         let cur: FloorSegment | undefined;
         for (const g of segs) if (g.from <= t) cur = g;
@@ -201,6 +231,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     }
     keep(id, m.floored.steps);
   }
+  const alerts = verdicts.size > 0 || floors.size > 0 ? lossAlerts(factsBy, verdicts, floors, pierced, freezes, newest) : [];
 
   // Every region's view at the newest input instant, worked out once (only if needed) for the
   // carbon tie-break and the spill limits, which both look at "now".
@@ -279,7 +310,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   let sk = settingsKeys.get(s);
   if (sk === undefined) settingsKeys.set(s, (sk = canonical(s)));
   const version = h.update(sk).digest('hex').slice(0, 16);
-  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}), lookahead: { resolverFloorS: s.drain.resolverFloorS, marginMs: s.drain.marginMs } };
+  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}), ...(alerts.length > 0 ? { alerts } : {}), lookahead: { resolverFloorS: s.drain.resolverFloorS, marginMs: s.drain.marginMs } };
   const gridAt = (t: number) =>
     Object.fromEntries(s.regions.map((region) => [region.id, viewAt(region, rrBy.get(region.id)!, ovsBy.get(region.id)!, t, s, floorCtx.get(region.id) ?? ctx).grid]));
   return { plan: out, gridAt, made };

@@ -26,6 +26,8 @@ export function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[]
     reasons: [],
     gridRaw: 1,
     grid: 1,
+    lossRaw: 1,
+    goawayBy: undefined,
     gridRefuse: false,
     opRefuse: false,
     ttlCap: undefined,
@@ -34,8 +36,9 @@ export function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[]
     noSpill: false,
   };
   applyViewRules(a);
-  const view: RegionView = { down: a.down, refuse: a.gridRefuse || a.opRefuse, gridRaw: a.gridRaw, grid: a.grid, share: round(a.share), noSpill: a.noSpill, reasons: a.reasons };
+  const view: RegionView = { down: a.down, refuse: a.gridRefuse || a.opRefuse, gridRaw: a.gridRaw, grid: a.grid, lossRaw: a.lossRaw, share: round(a.share), noSpill: a.noSpill, reasons: a.reasons };
   if (a.ttlCap !== undefined) view.ttlCap = a.ttlCap;
+  if (a.goawayBy !== undefined && !view.refuse && !a.down && round(a.share) === 0) view.goawayBy = a.goawayBy;
   return view;
 }
 
@@ -49,6 +52,7 @@ export function stepOf(id: RegionId, v: RegionView, t: number, sw: StaticWeights
   const st: RegionStep = { at: t, share, down: v.down, reasons: sw.reason === null ? v.reasons : [...v.reasons, sw.reason] };
   if (v.ttlCap !== undefined) st.ttlCap = v.ttlCap;
   if (v.refuse) st.refuse = true;
+  if (v.goawayBy !== undefined) st.goawayBy = v.goawayBy;
   if (!v.noSpill && sw.homes.length === 0) return st;
   const homes: Record<RegionId, number> = {};
   if (v.noSpill && v.share !== share) homes[id] = v.share;
@@ -84,7 +88,7 @@ export function staticWeightsOf(id: RegionId, s: PlannerSettings, ids: ReadonlyS
 
 /** Two steps of one region with the same effect and reasons (their `at` aside). */
 export function sameStep(a: RegionStep, b: RegionStep): boolean {
-  if (a.share !== b.share || a.down !== b.down || a.ttlCap !== b.ttlCap || a.refuse !== b.refuse || a.reasons.length !== b.reasons.length) return false;
+  if (a.share !== b.share || a.down !== b.down || a.ttlCap !== b.ttlCap || a.refuse !== b.refuse || a.goawayBy !== b.goawayBy || a.reasons.length !== b.reasons.length) return false;
   for (let i = 0; i < a.reasons.length; i++) if (a.reasons[i] !== b.reasons[i]) return false;
   const ha = a.homes ?? {};
   const hb = b.homes ?? {};

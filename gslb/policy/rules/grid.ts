@@ -60,6 +60,22 @@ export interface GridFact {
   priority?: number;
   priorityKey: string;
   curve?: DrainCurve;
+  /**
+   * A claim of physical loss (its rule has `loss`: a drain, or an import limit leaving less
+   * than the region's minServingW): whether it is trusted is the loss pass's (rules/loss.ts).
+   */
+  loss?: LossClaim;
+}
+
+/** What a fact of physical loss says, for the loss pass: who says it, and the drain curve to 0 it asks for. */
+export interface LossClaim {
+  source: string;
+  /** The event id at its source (grid.event), or the record key (grid.alert). */
+  eventId: string;
+  observedAt: number;
+  learnedAt: number;
+  /** The drain curve to 0 (the fact's own for a drain; for an import limit, to 0 instead of the share it leaves). */
+  curve: DrainCurve;
 }
 
 /**
@@ -69,6 +85,11 @@ export interface GridFact {
  */
 function importShare(region: PlannerRegion, power: SignalRecord[], limitW: number): number {
   if (!region.fullLoadW) return 1;
+  return Math.min(1, importAvailableW(region, power, limitW) / region.fullLoadW);
+}
+
+/** The W a site has under an import limit: the limited import plus on-site generation and storage (the last applied budget). */
+function importAvailableW(region: PlannerRegion, power: SignalRecord[], limitW: number): number {
   // The last applied budget counts (not the least of several, as the power rule takes, nor
   // skipping a stale one): kept as it was, see ADR 0012.
   let avail = gridImportW(region, limitW);
@@ -76,7 +97,7 @@ function importShare(region: PlannerRegion, power: SignalRecord[], limitW: numbe
     if (r.fold.kind !== 'applied') continue;
     avail = siteAvailableW(r.fold.value as PowerBudget, region, limitW).availableW;
   }
-  return Math.min(1, avail / region.fullLoadW);
+  return avail;
 }
 
 export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: SignalRecord[], s: PlannerSettings): GridFact[] {
@@ -99,16 +120,19 @@ export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: Si
       let limitW: number | undefined;
       let priority: number | undefined;
       let program = '';
+      let eventId: string;
       if (r.signal.kind === 'grid.event') {
         const v = c.value as GridEvent;
         if (v.cancelled) continue;
         kind = 'grid.event';
         ({ type, level, start, end, cap: factCap, limitW, priority } = v);
         program = v.program ?? '';
+        eventId = v.id;
         what = `grid event ${v.id} from ${r.signal.source}: ${v.type}${v.level !== undefined ? ` level ${v.level}` : ''}${v.limitW !== undefined ? ` ${Math.round(v.limitW)} W` : ''}${v.cap !== undefined ? ` ${v.cap}` : ''}, ${iso(v.start)}–${iso(v.end)}`;
       } else {
         const v = c.value as GridAlert;
         kind = 'grid.alert';
+        eventId = r.signal.key;
         type = v.type ?? 'eea';
         level = v.level;
         start = v.start ?? c.learnedAt;
@@ -122,6 +146,10 @@ export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: Si
       if (!rule) continue;
       const shadow = s.gridMode === 'shadow' || s.gridShadow.some((p) => r.signal.source.startsWith(p));
       let cap = rule.then.drain ? 0 : rule.then.capFromFact ? (factCap ?? 1) : (rule.then.cap ?? 1);
+      // A claim of physical loss: a drain, or an import limit that leaves the site less than it needs to serve at all.
+      const lossClaimed =
+        rule.then.loss === true &&
+        (rule.then.importLimit && limitW !== undefined ? importAvailableW(region, power, limitW) < Math.max(region.minServingW ?? 0, 1e-9) : cap === 0);
       let note = '';
       if (cap < s.gridCapFloor && trustOf(s, r.signal.source) === 'cap') {
         note = ` (source trusted to cap only: a drain needs an operator's confirmation, so capped at ${s.gridCapFloor})`;
@@ -138,9 +166,12 @@ export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: Si
         .filter((x) => x !== '')
         .join(', ');
       const until = c.until;
-      const curve =
-        curveCap < 1 && Number.isFinite(start)
-          ? drainCurve({ start, end, learnedAt: c.learnedAt, cap: round(curveCap), ttl0S: region.ttl0S ?? s.drain.ttl0S, ...(until !== undefined ? { until } : {}) }, s.drain)
+      const curveOf = (x: number) =>
+        drainCurve({ start, end, learnedAt: c.learnedAt, cap: round(x), ttl0S: region.ttl0S ?? s.drain.ttl0S, ...(until !== undefined ? { until } : {}) }, s.drain);
+      const curve = curveCap < 1 && Number.isFinite(start) ? curveOf(curveCap) : undefined;
+      const loss: LossClaim | undefined =
+        lossClaimed && Number.isFinite(start)
+          ? { source: r.signal.source, eventId, observedAt: r.signal.observedAt, learnedAt: c.learnedAt, curve: curve && curveCap === 0 ? curve : curveOf(0) }
           : undefined;
       out.push({
         rule,
@@ -158,6 +189,7 @@ export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: Si
         ...(kind === 'grid.alert' && !c.previous ? { keptFrom: r.signal.expiresAt } : {}),
         priorityKey: `${r.signal.source}|${program}`,
         ...(curve ? { curve } : {}),
+        ...(loss ? { loss } : {}),
       });
     }
   }
@@ -228,11 +260,33 @@ export const gridRule: ViewRule = {
     const t = a.t;
     const s = a.s;
     const reasons = a.reasons;
+    const verdicts = a.ctx.loss;
     let grid = 1;
     let refuse = false;
+    let goaway = Infinity;
+    // Trusted physical losses (the loss pass, rules/loss.ts): planned whatever the safety limits and the freeze say.
+    let lossCap = 1;
+    let lossRefuse = false;
+    let lossGoaway = Infinity;
+    let lossSources = '';
+    if (verdicts !== undefined) {
+      for (const f of a.rr.facts) {
+        if (f.loss === undefined || f.shadow || verdicts.get(f)?.status !== 'trusted') continue;
+        const c = f.loss.curve;
+        const p = c.at(t);
+        if (p.cap < lossCap) lossCap = p.cap;
+        if (p.cap < 1) {
+          reasons.push(`${id}: physical loss: rule ${f.rule.name} (${f.what}), trusted: ${verdicts.get(f)!.why}: ${curveWords(c, p)} → cap ${p.cap}`);
+          if (!lossSources.includes(f.loss.source)) lossSources += `${lossSources ? ', ' : ''}${f.loss.source}`;
+        }
+        if (t >= c.refuseAt && t < c.endAt) lossRefuse = true;
+        else if (t >= c.reach && t < c.refuseAt && c.refuseAt < lossGoaway) lossGoaway = c.refuseAt;
+      }
+    }
     // OpenADR: among overlapping events of one source and program, the lowest priority number wins.
     const { live, bestPriority } = liveFacts(a.rr.facts, t);
     for (const { f: f0, p, inWindow } of live) {
+      if (f0.loss !== undefined && verdicts !== undefined && !f0.shadow && verdicts.get(f0)?.status === 'trusted') continue;
       const f = f0.keptFrom !== undefined && t >= f0.keptFrom ? { ...f0, what: `${f0.what} (expired, kept)` } : f0;
       const best = bestPriority.get(f.priorityKey);
       if (f.priority !== undefined && best !== undefined && f.priority > best) {
@@ -255,8 +309,12 @@ export const gridRule: ViewRule = {
           `${id}: ${f.what} was learned ${Math.round(c.shortfallMs / 1000)} s later than the lead it needs (${Math.round((c.input.start - c.noticeStart) / 1000)} s): TTL ${s.drain.minTtlS} s until it starts`,
         );
       }
+      // The drain-hook contract: GOAWAY from the instant the weight reaches 0, new streams refused from T − S.
+      if (f.cap === 0 && t < f.end) {
+        if (c ? t >= c.refuseAt && t < c.endAt : inWindow) refuse = true;
+        else if (c && t >= c.reach && t < c.refuseAt && c.refuseAt < goaway) goaway = c.refuseAt;
+      }
       if (!inWindow) continue;
-      if (f.cap === 0) refuse = true;
       if (f.rule.then.ttlCap !== undefined) {
         a.ttlCap = Math.min(a.ttlCap ?? Infinity, f.rule.then.ttlCap);
         reasons.push(`${id}: rule ${f.rule.name} (${f.what}) → TTL ≤ ${f.rule.then.ttlCap} s`);
@@ -266,26 +324,37 @@ export const gridRule: ViewRule = {
         a.eventLimitWhy = `rule ${f.rule.name} (${f.what})`;
       }
     }
-    // Safety and the operator's freeze act on gridPolicy's share only (measured power and
-    // compute are physical facts: no switch makes them untrue).
-    a.gridRaw = grid;
+    // Safety and the operator's freeze act on gridPolicy's discretionary share only (measured
+    // power and compute, and a trusted physical loss, are facts no switch makes untrue).
+    a.gridRaw = Math.min(grid, lossCap);
+    a.lossRaw = lossCap;
     const freezes = a.ctx.freezes;
     const fr = freezes.length === 0 ? undefined : freezes.find((o) => o.start <= t && (o.end === undefined || t < o.end));
+    let lifted = '';
     if (fr) {
       const held = fr.hold?.[id] ?? 1;
       if (held !== grid) reasons.push(`${id}: automation frozen by ${fr.actor} (${fr.reason}) [${fr.id}]: gridPolicy held at ${held}${grid < 1 ? `, not ${grid}` : ' (it would lift)'}`);
       grid = held;
       if (held > 0) refuse = false;
+      lifted = `automation frozen by ${fr.actor} [${fr.id}]`;
     } else {
       const fl = a.ctx.floor?.(t);
       if (fl && fl.floor > grid) {
         reasons.push(`${id}: ${fl.why}: gridPolicy held at ${round(fl.floor)}, not ${grid}`);
         grid = round(fl.floor);
         refuse = false;
+        lifted = 'the safety limits';
       }
     }
+    if (lossCap < grid) {
+      if (lifted) reasons.push(`${id}: the physical loss acts although ${lifted} would hold it (gridsteer distrust ${lossSources} stops it)`);
+      grid = lossCap;
+    }
+    refuse = refuse || lossRefuse;
+    if (lossGoaway < goaway) goaway = lossGoaway;
     a.grid = grid;
     a.gridRefuse = refuse;
+    if (grid === 0 && !refuse && Number.isFinite(goaway) && (a.goawayBy === undefined || goaway < a.goawayBy)) a.goawayBy = goaway;
     if (grid < a.share) a.share = grid;
   },
 };

@@ -15,6 +15,7 @@ import { healthRule } from './health.js';
 import { operatorRule } from './operator.js';
 import { powerRule } from './power.js';
 import type { PlanPass, ViewAcc, ViewRule } from './rule.js';
+import { lossPass } from './loss.js';
 import { safetyPass } from './safety.js';
 import { slowStartRule } from './slow-start.js';
 import { spillPass } from './spill.js';
@@ -43,6 +44,7 @@ export const applyViewRules: (a: ViewAcc) => void = new Function(
 )(...VIEW_RULES) as (a: ViewAcc) => void;
 
 export const PLAN_PASSES: readonly PlanPass[] = [
+  lossPass,
   safetyPass,
   spillPass,
   carbonPass,

@@ -46,7 +46,7 @@ function rampSteps(ramp: number, rampStepMs: number): number {
 /** operatorCap with no override (shared: never written to). */
 const NO_OPERATOR_CAP: { cap: number; why: string | null; refuse: boolean } = Object.freeze({ cap: 1, why: null, refuse: false });
 
-export function operatorCap(region: PlannerRegion, overrides: Override[], t: number, s: PlannerSettings): { cap: number; why: string | null; refuse: boolean } {
+export function operatorCap(region: PlannerRegion, overrides: Override[], t: number, s: PlannerSettings): { cap: number; why: string | null; refuse: boolean; goaway?: number } {
   if (overrides.length === 0) return NO_OPERATOR_CAP;
   let drainish: Override | undefined;
   let cap = 1;
@@ -65,6 +65,7 @@ export function operatorCap(region: PlannerRegion, overrides: Override[], t: num
     }
   }
   let refuse = false;
+  let goaway: number | undefined;
   if (drainish && drainish.action === 'drain') {
     const target = drainish.value ?? 0;
     const curve = deadlineCurve(drainish, region, s);
@@ -74,7 +75,11 @@ export function operatorCap(region: PlannerRegion, overrides: Override[], t: num
       const p = curve.at(t);
       c = p.cap;
       how = `by ${new Date(drainish.by!).toISOString()}${p.cap < 1 ? `: ${curveWords(curve, p).replace(/ ahead of .*$/, '')}` : ''}`;
-      if (target === 0 && t >= drainish.by! && (drainish.end === undefined || t < drainish.end)) refuse = true;
+      // The drain-hook contract, as for a grid drain: GOAWAY from the instant the weight reaches 0, new streams refused from T − S.
+      if (target === 0 && (drainish.end === undefined || t < drainish.end)) {
+        if (t >= curve.refuseAt) refuse = true;
+        else if (t >= curve.reach) goaway = curve.refuseAt;
+      }
       if (curve.shortfallMs > 0 && t < drainish.by!) how += ` (asked ${Math.round(curve.shortfallMs / 1000)} s later than the lead it needs)`;
     } else {
       const n = rampSteps(drainish.ramp, s.rampStepMs);
@@ -96,7 +101,7 @@ export function operatorCap(region: PlannerRegion, overrides: Override[], t: num
       why = `undrain by ${drainish.actor} (${drainish.reason}), slow start from ${from}, step ${k}/${n} [${drainish.id}]`;
     }
   }
-  return { cap, why, refuse };
+  return { cap, why, refuse, ...(goaway !== undefined ? { goaway } : {}) };
 }
 
 /** The instants of an override (start, each ramp step, end; a deadline drain's curve). */
@@ -125,10 +130,11 @@ export const operatorRule: ViewRule = {
   module: 'rules/operator.ts',
   reads: 'drain, undrain and weight overrides',
   changesAt: "an override's start, each ramp step, its end; a deadline drain's curve",
-  sets: 'cap; refuse (a drain to 0 past its deadline)',
+  sets: 'cap; GOAWAY (a drain to 0 by a deadline, from the instant the weight reaches 0); refuse (from T − S of that deadline)',
   apply(a: ViewAcc): void {
     const op = operatorCap(a.region, a.ovs, a.t, a.s);
     if (op.why) capWhy(a, op.cap, op.why);
     if (op.refuse) a.opRefuse = true;
+    if (op.goaway !== undefined) a.goawayBy = op.goaway;
   },
 };

@@ -10,6 +10,7 @@ import type { Override, RegionId } from '../../model/types.js';
 import type { SignalRecord } from '../../model/snapshot.js';
 import type { StalePolicy } from '../settings.js';
 import type { GridFact } from './grid.js';
+import type { LossVerdict } from './loss.js';
 import type { HealthScratch } from './health.js';
 import { type PlannerRegion, type PlannerSettings, round } from '../settings.js';
 
@@ -22,6 +23,10 @@ export interface RegionView {
   gridRaw: number;
   /** gridPolicy's cap in force (after the safety limits and any freeze). */
   grid: number;
+  /** The trusted physical losses' cap (1 = none): never lifted by the safety limits or a freeze. */
+  lossRaw: number;
+  /** From this step the gateway sends GOAWAY to its connections so that all have it by then, ms epoch. */
+  goawayBy?: number;
   /** Seconds (gridPolicy pre-arm); undefined = none. */
   ttlCap?: number;
   share: number;
@@ -69,6 +74,8 @@ export interface ViewContext {
   texts: Texts;
   /** The least gridPolicy share the safety limits allow at t (undefined: no limit). */
   floor?: (t: number) => { floor: number; why: string } | undefined;
+  /** The loss pass's verdict on each claim of physical loss (rules/loss.ts); undefined: none trusted. */
+  loss?: ReadonlyMap<GridFact, LossVerdict>;
 }
 
 /**
@@ -93,6 +100,8 @@ export interface ViewAcc {
   /** gridPolicy's share before and after the safety limits and the freeze (the grid rule). */
   gridRaw: number;
   grid: number;
+  lossRaw: number;
+  goawayBy: number | undefined;
   /** The grid rule asks the gateway to refuse new streams (a freeze or a safety floor lifts it). */
   gridRefuse: boolean;
   /** The operator rule asks the gateway to refuse new streams (a drain to 0 past its deadline). */

@@ -23,7 +23,17 @@ export interface FloorSegment {
  *   caps, the later ones are held at the share that keeps the name within the limit.
  * An operator's own drain is never limited: it is the confirmation the reasons ask for.
  */
-export function safetyFloors(s: PlannerSettings, grid: Map<RegionId, [number, number][]>): Map<RegionId, FloorSegment[]> {
+export function safetyFloors(
+  s: PlannerSettings,
+  grid: Map<RegionId, [number, number][]>,
+  /**
+   * Per region, the trusted physical losses' share over time (rules/loss.ts): counted first
+   * against a name's allowance and never held; a region the limits would have held is named
+   * in `pierced` (with the limit in words).
+   */
+  loss?: Map<RegionId, [number, number][]>,
+  pierced?: Map<RegionId, string>,
+): Map<RegionId, FloorSegment[]> {
   const out = new Map<RegionId, FloorSegment[]>();
   const d = s.drain;
   if (grid.size === 0 || (d.maxAutoShare >= 1 && d.minDrainIntervalMs <= 0)) return out;
@@ -38,14 +48,17 @@ export function safetyFloors(s: PlannerSettings, grid: Map<RegionId, [number, nu
     return { name: n.name, member: ids.map((id) => members.has(id)), total: [...members].reduce((x, r) => x + units.get(r)!, 0) };
   });
   // Every change of every region's share, in time order.
-  const changes: { t: number; i: number; v: number }[] = [];
+  const changes: { t: number; i: number; v: number; loss?: true }[] = [];
   ids.forEach((id, i) => {
     for (const [t, v] of grid.get(id)!) changes.push({ t, i, v });
+    for (const [t, v] of loss?.get(id) ?? []) changes.push({ t, i, v, loss: true });
   });
   changes.sort((a, b) => a.t - b.t || a.i - b.i);
   const times: number[] = [];
   for (const c of changes) if (times[times.length - 1] !== c.t) times.push(c.t);
   const cur = new Float64Array(G).fill(1);
+  /** The trusted losses' share (1 = none): the limits count it and never hold it. */
+  const base = new Float64Array(G).fill(1);
   /** When each draining region's drain counts as started (NaN: not draining). */
   const onset = new Float64Array(G).fill(NaN);
   /** Held by the interval rule until (NaN: not held), after which region. */
@@ -82,7 +95,9 @@ export function safetyFloors(s: PlannerSettings, grid: Map<RegionId, [number, nu
   for (let ti = 0; ti < times.length; ti++) {
     const t = times[ti]!;
     while (ci < changes.length && changes[ci]!.t <= t) {
-      cur[changes[ci]!.i] = changes[ci]!.v;
+      const c = changes[ci]!;
+      if (c.loss) base[c.i] = c.v;
+      else cur[c.i] = c.v;
       ci++;
     }
     floor.fill(NaN);
@@ -95,6 +110,14 @@ export function safetyFloors(s: PlannerSettings, grid: Map<RegionId, [number, nu
       }
       if (Number.isNaN(onset[i]!)) {
         const allowed = d.minDrainIntervalMs > 0 ? Math.max(t, lastStart + d.minDrainIntervalMs) : t;
+        if (base[i]! < 1) {
+          // A trusted loss starts now whatever the interval says.
+          if (allowed > t && pierced && !pierced.has(ids[i]!)) pierced.set(ids[i]!, `at most one drain started per ${d.minDrainIntervalMs / 1000} s without an operator: ${lastStartRegion} started at ${iso(lastStart)}`);
+          onset[i] = t;
+          lastStart = t;
+          lastStartRegion = ids[i]!;
+          continue;
+        }
         onset[i] = allowed;
         if (allowed > t) {
           heldUntil[i] = allowed;
@@ -115,17 +138,26 @@ export function safetyFloors(s: PlannerSettings, grid: Map<RegionId, [number, nu
         const gr = groups[gi]!;
         const allowance = d.maxAutoShare * gr.total;
         let taken = 0;
+        // Trusted losses first, earliest first: counted, never held; those beyond the allowance are named.
         order.length = 0;
-        for (let i = 0; i < G; i++) if (gr.member[i] && cur[i]! < 1 && Number.isNaN(floor[i]!)) order.push(i);
+        for (let i = 0; i < G; i++) if (gr.member[i] && base[i]! < 1) order.push(i);
+        order.sort((a, b) => onset[a]! - onset[b]! || a - b);
+        for (const i of order) {
+          taken += (1 - base[i]!) * unit[i]!;
+          if (taken > allowance + 1e-9 && pierced && !pierced.has(ids[i]!))
+            pierced.set(ids[i]!, `gridPolicy may take at most ${Math.round(d.maxAutoShare * 100)} % of ${gr.name}'s capacity at once without an operator`);
+        }
+        order.length = 0;
+        for (let i = 0; i < G; i++) if (gr.member[i] && cur[i]! < base[i]! && Number.isNaN(floor[i]!)) order.push(i);
         order.sort((a, b) => onset[a]! - onset[b]! || a - b);
         for (const i of order) {
           const u = unit[i]!;
-          const want = (1 - cur[i]!) * u;
+          const want = (base[i]! - cur[i]!) * u;
           if (taken + want <= allowance + 1e-9) {
             taken += want;
             continue;
           }
-          const f = round(1 - Math.max(0, allowance - taken) / u);
+          const f = round(base[i]! - Math.max(0, allowance - taken) / u);
           taken = Math.max(taken, allowance);
           if (Number.isNaN(floor[i]!) || f > floor[i]!) {
             floor[i] = f;
