@@ -4,8 +4,9 @@
  * the signal API 520 s (test-clock) ahead of its start, is planned as DESIGN.md says —
  * answers keep TTL 30 until T − lead (485 s), then TTLs follow the ramp steps; the share
  * of clients answered with us-va falls step by step (each client once, never back); from
- * T − 335 s no answer names us-va; and the region's drain hook is called at each step and
- * told at T to refuse new streams.
+ * T − 335 s no answer names us-va; and the region's drain hook is called at each step, told
+ * at T − 335 s to send GOAWAY to its connections by T − 300 s (T − S), and from then to
+ * refuse new streams.
  *
  * The server runs with GRIDSTEER_TEST_CLOCK at 20× (gslb/platform/clock.ts): a 30 s step takes
  * 1.5 s. Every wait is bounded in count; no assertion depends on how long anything took.
@@ -144,9 +145,15 @@ test('a load-shed order learned 520 s ahead: TTLs shrink from T − lead, client
     [...shares.filter((x, i) => i === 0 || x !== shares[i - 1])].sort((a, b) => b - a),
     `shares only fall: ${JSON.stringify(shares)}`,
   );
+  // The drain-hook contract: GOAWAY from the instant the weight is 0 (T − 335 s), every
+  // connection told by T − S (T − 300 s); new streams refused from then.
+  const goaway = va.find((b) => typeof b.goawayBy === 'string');
+  assert.ok(goaway, `a call asking for GOAWAY: ${JSON.stringify(va)}`);
+  assert.equal(Date.parse(goaway.at as string), T - 335 * S);
+  assert.equal(Date.parse(goaway.goawayBy as string), T - 300 * S);
   const refuse = va.find((b) => b.refuseNewStreams === true);
   assert.ok(refuse, `a call telling the gateway to refuse new streams: ${JSON.stringify(va)}`);
-  assert.ok(Date.parse(refuse.at as string) >= T, `refuse from T on: ${String(refuse.at)}`);
+  assert.equal(Date.parse(refuse.at as string), T - 300 * S, `refuse from T − S on: ${String(refuse.at)}`);
   assert.deepEqual(gw.enforced.get('us-va')?.refuseNewStreams, true);
 
   // /metrics says the same: us-va's share is 0, its next change is the first restore step

@@ -52,7 +52,7 @@ async function hostileApp() {
     reload: reached,
     explain: reached,
     state: { ingest: reached, overrides: reached, createOverride: reached, endOverride: reached, audit: reached, demand: reached, plan: () => { throw new Error('a handler ran') }, store: () => { throw new Error('a handler ran') }, confirmLoss: reached },
-    operator: { drain: reached, undrain: reached, force: reached, unforce: reached, freeze: reached, status: reached, preview: reached, enterEvent: reached },
+    operator: { drain: reached, undrain: reached, force: reached, unforce: reached, freeze: reached, distrust: reached, status: reached, preview: reached, enterEvent: reached },
     fleet: reached,
     dashboardDir: false,
   });
@@ -168,7 +168,7 @@ test('every route: auth refused without a token and with a weaker role; bad path
     reload: reached,
     explain: reached,
     state: { ingest: reached, overrides: reached, createOverride: reached, endOverride: reached, audit: reached, demand: reached, plan: () => { throw new Error('a handler ran') }, store: () => { throw new Error('a handler ran') }, confirmLoss: reached },
-    operator: { drain: reached, undrain: reached, force: reached, unforce: reached, freeze: reached, status: reached, preview: reached, enterEvent: reached },
+    operator: { drain: reached, undrain: reached, force: reached, unforce: reached, freeze: reached, distrust: reached, status: reached, preview: reached, enterEvent: reached },
     fleet: reached,
     dashboardDir: false,
   });

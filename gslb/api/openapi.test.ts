@@ -24,7 +24,7 @@ async function app() {
     reload: never,
     explain: never,
     state: { ingest: never, overrides: never, createOverride: never, endOverride: never, audit: never, demand: never, plan: () => ({ version: 'v', configHash: 'c', storeRevision: 0, computedAt: 0, regions: {} }), store: () => ({ backend: 'memory', ready: true, stale: false, detail: '', loss: null, losses: 0 }), confirmLoss: never },
-    operator: { drain: never, undrain: never, force: never, unforce: never, freeze: never, status: never, preview: never, enterEvent: never },
+    operator: { drain: never, undrain: never, force: never, unforce: never, freeze: never, distrust: never, status: never, preview: never, enterEvent: never },
     fleet: never,
   });
 }

@@ -32,11 +32,14 @@ commands:
 
 operating (against a running server; each takes --server URL --token T --json --help;
            an https server with a private CA or mutual TLS: $GRIDSTEER_CA, $GRIDSTEER_CERT, $GRIDSTEER_KEY):
-  status         each region's share, state, TTL cap, next change and reason; the freeze
+  status         each region's share, state, TTL cap, next change and reason; the freeze;
+                 the plan's alerts
   drain          drain <region> --reason TEXT [--cap 0.3] [--ramp 2m] [--by ISO|+30m]
   undrain        undrain <region> --reason TEXT   (ramps back with slow start)
   force          force <region> up|down [--until ISO|+2h] --reason TEXT   (up needs --until)
   freeze         freeze on|off --reason TEXT [--until ISO|+2h]   (hold automation where it stands)
+  distrust       distrust <source> on|off --reason TEXT [--until ISO|+2h]   (a grid source's
+                 claims of physical loss no longer bypass the safety limits)
   preview        what would change, changing nothing:
                    preview drain <region> [--cap --ramp --by] | undrain <region>
                    | force <region> up|down [--until] | freeze | shadow

@@ -6,6 +6,7 @@
  *   gridsteer force <region> up|down [--until WHEN] --reason TEXT
  *   gridsteer force <region> clear --reason TEXT
  *   gridsteer freeze on|off --reason TEXT [--until WHEN]
+ *   gridsteer distrust <source> on|off --reason TEXT [--until WHEN]
  *   gridsteer status
  *   gridsteer store [confirm-loss --reason TEXT]
  *   gridsteer preview drain|undrain|force|event|freeze …
@@ -208,6 +209,9 @@ export function describeOverride(o: OverrideView, now: number): string {
       what = `freeze automation fleet-wide${held.length > 0 ? `, holding ${held.map(([r, v]) => `${r} at ${formatShare(v)}`).join(', ')}` : ''}`;
       break;
     }
+    case 'distrust':
+      what = `distrust grid source ${o.source ?? '?'} (its claims of physical loss no longer bypass the safety limits)`;
+      break;
     default:
       what = `${o.action} ${o.region}`;
   }
@@ -273,6 +277,14 @@ export function renderStatus(s: StatusView, columns?: number): string {
       return [region, what, outcome, formatRelative(c.at, s.now), h.url];
     });
     for (const line of alignTable(hookRows)) lines.push(cut(`  ${line}`, columns));
+  }
+  if (s.alerts && s.alerts.length > 0) {
+    lines.push('');
+    lines.push('alerts:');
+    for (const a of s.alerts) {
+      const when = a.at > s.now ? ` (starts ${formatRelative(a.at, s.now)}${a.actBy !== undefined && a.actBy > s.now ? `; act ${formatRelative(a.actBy, s.now)} for a full proactive drain` : ''})` : '';
+      lines.push(cut(`  ${a.severity.toUpperCase()} ${a.kind}${when}: ${a.message}`, columns));
+    }
   }
   const unplaced = Object.entries(s.unplaced ?? {}).filter(([, q]) => q > 0);
   if (unplaced.length > 0) {
@@ -374,6 +386,17 @@ ${connectionUsage('operator')}`,
   --reason TEXT      why, in words (required)
   --until WHEN       on: end the freeze by itself then (2026-12-01T14:00Z or +2h)
 ${connectionUsage('operator')}`,
+  distrust: `usage: gridsteer distrust <source> on|off --reason TEXT [--until WHEN]
+
+  Stop trusting a grid source's claims of physical loss (POST /v1/grid/distrust, audited): a
+  bound source's load-shed or power-off is otherwise planned whatever the automation safety
+  limits and the freeze say (docs/adr/0014-physical-loss.md). Distrusted, its claims count as
+  any cap: the safety limits and the freeze apply. <source> is a prefix of the signals' source
+  (e.g. openadr3/vtn.utility.example). off trusts it again.
+
+  --reason TEXT      why, in words (required)
+  --until WHEN       on: end the distrust by itself then (2026-12-01T14:00Z or +2h)
+${connectionUsage('operator')}`,
   status: `usage: gridsteer status
 
   Each region's share of traffic, state, TTL cap, next change and why; the freeze; demand no
@@ -413,6 +436,7 @@ export const OPERATOR_COMMANDS: Record<string, string> = {
   undrain: 'undrain <region> --reason TEXT',
   force: 'force <region> up|down|clear [--until WHEN] --reason TEXT',
   freeze: 'freeze on|off --reason TEXT [--until WHEN]',
+  distrust: 'distrust <source> on|off --reason TEXT [--until WHEN] (a grid source\'s claims of loss)',
   status: 'status',
   store: 'store [confirm-loss --reason TEXT] (the state store; confirm a data loss)',
   preview: 'preview drain|undrain|force|event|freeze|shadow … (what would change)',
@@ -443,6 +467,7 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   undrain: ['reason'],
   force: ['reason', 'until'],
   freeze: ['reason', 'until'],
+  distrust: ['reason', 'until'],
   status: [],
   store: ['reason'],
   preview: ['reason', 'cap', 'ramp', 'by', 'until', 'type', 'start', 'end', 'level', 'limit-w'],
@@ -600,6 +625,22 @@ function build(cmd: string, pos: string[], v: Values, now: number, columns: numb
         render: (b) => {
           const { confirmed, revision } = b as { confirmed: StoreLossView; revision: number };
           return render([`confirmed the data loss: ${confirmed.why}`, `  planning from the store as it is now (revision ${revision})`]);
+        },
+      };
+    }
+    case 'distrust': {
+      const [source, onOff] = positionals(cmd, pos, ['source', 'on|off']) as [string, string];
+      if (onOff !== 'on' && onOff !== 'off') throw new Usage(`distrust takes a source and on or off (got "${onOff}")`);
+      const until = when('until');
+      if (onOff === 'off' && until !== undefined) throw new Usage('distrust off takes no --until');
+      return {
+        role: 'operator',
+        request: { method: 'POST', path: '/v1/grid/distrust', body: { source, distrusted: onOff === 'on', reason: reasonOf(cmd, v), until } },
+        render: (b, t) => {
+          const { distrusted, ended } = b as { distrusted: OverrideView | null; ended: OverrideView[] };
+          const lines = ended.flatMap((o) => overrideLines('ended', o, t));
+          if (distrusted) lines.push(...overrideLines('created', distrusted, t));
+          return render(lines);
         },
       };
     }

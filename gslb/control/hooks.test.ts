@@ -17,11 +17,12 @@ import { closedPort, startDrainGateway, type DrainGateway, type GatewayCall } fr
 
 type Step = RegionStep & { refuse?: boolean };
 
-const step = (at: number, share: number, o: { down?: boolean; refuse?: boolean; reasons?: string[]; homes?: Record<string, number> } = {}): Step => ({
+const step = (at: number, share: number, o: { down?: boolean; refuse?: boolean; goawayBy?: number; reasons?: string[]; homes?: Record<string, number> } = {}): Step => ({
   at,
   share,
   down: o.down ?? false,
   ...(o.refuse ? { refuse: true } : {}),
+  ...(o.goawayBy !== undefined ? { goawayBy: o.goawayBy } : {}),
   ...(o.homes ? { homes: o.homes } : {}),
   reasons: o.reasons ?? [`step at ${at}`],
 });
@@ -75,6 +76,9 @@ test('dueDrainHookCall: a case table', () => {
   ];
   const p = planOf('v1', { 'us-va': ramp, other: [step(0, 0)] }, 5_000);
   const downs = planOf('v2', { 'us-va': [step(10_000, 0.7, { down: true }), step(20_000, 0)] });
+  const goaway = planOf('v7', { 'us-va': [step(20_000, 0.5), step(30_000, 0, { goawayBy: 35_000 }), step(35_000, 0, { refuse: true })] });
+  const alert = { id: 'a1', severity: 'warning' as const, kind: 'trusted-loss-over-limit' as const, events: ['e'], at: 40_000, message: 'us-va: trusted loss' };
+  const withAlerts: Plan = { ...planOf('v8', { 'us-va': [step(30_000, 0)] }), alerts: [{ ...alert, regions: ['us-va'] }, { ...alert, id: 'a2', regions: ['eu-ie'], message: 'eu-ie only' }] };
   type Want = Partial<DrainHookPayload> | null;
   const cases: [string, Plan, DrainHookState | null, number, Want][] = [
     ['no steps, nothing told: the full state is due, from the plan’s computedAt', planOf('v0', {}, 1234), null, 5000, { id: 'us-va@1234', at: new Date(1234).toISOString(), phase: 'up', share: 1, shed: 0, refuseNewStreams: false, down: false, reasons: [] }],
@@ -97,6 +101,10 @@ test('dueDrainHookCall: a case table', () => {
     ['a saturated region (no spill, share 0) keeps its own clients: nothing to shed', planOf('v5', { 'us-va': [step(10, 0, { homes: { 'us-va': 1 } })] }), FULL, 10, null],
     ['the region’s own clients’ weight is the share told', planOf('v6', { 'us-va': [step(10, 0, { homes: { 'us-va': 0.6 } })] }), FULL, 10, { share: 0.6, shed: 0.4, phase: 'drain' }],
     ['shed is rounded: 1 − 0.7 = 0.3', planOf('v5', { 'us-va': [step(10, 0.7)] }), FULL, 10, { share: 0.7, shed: 0.3 }],
+    // The drain-hook contract: at share 0 GOAWAY to every connection by T − S, then refuse.
+    ['share 0 with GOAWAY by T − S: goawayBy told', goaway, S(0.5), 30_000, { id: 'us-va@30000', phase: 'drain', share: 0, goawayBy: new Date(35_000).toISOString(), refuseNewStreams: false }],
+    ['then refuse at T − S (GOAWAY done): a call of its own, hold', goaway, { share: 0, refuse: false, down: false, goawayBy: 35_000 }, 35_000, { id: 'us-va@35000', phase: 'hold', goawayBy: undefined, refuseNewStreams: true }],
+    ['a plan with alerts naming the region: they go with the call', withAlerts, FULL, 30_000, { share: 0, alerts: [{ kind: 'trusted-loss-over-limit', severity: 'warning', message: 'us-va: trusted loss' }] }],
   ];
   for (const [name, plan, last, now, want] of cases) {
     const got = dueDrainHookCall(plan, 'us-va', last, now);
@@ -110,7 +118,7 @@ test('dueDrainHookCall: a case table', () => {
     assert.equal(got.payload.at, new Date(got.at).toISOString(), name);
     assert.equal(got.payload.id, `us-va@${got.at}`, name);
     for (const [k, v] of Object.entries(want)) assert.deepEqual(got.payload[k as keyof DrainHookPayload], v, `${name}: ${k}`);
-    assert.deepEqual(got.state, { share: got.payload.share, refuse: got.payload.refuseNewStreams, down: got.payload.down }, name);
+    assert.deepEqual(got.state, { share: got.payload.share, refuse: got.payload.refuseNewStreams, down: got.payload.down, ...(got.payload.goawayBy ? { goawayBy: Date.parse(got.payload.goawayBy) } : {}) }, name);
     // Told this state, nothing more is due at the same instant.
     assert.equal(dueDrainHookCall(plan, 'us-va', got.state, now), null, `${name}: due again`);
   }

@@ -78,6 +78,8 @@ export interface DrainHookState {
   share: number;
   refuse: boolean;
   down: boolean;
+  /** GOAWAY to every connection, progressively, so that all have it by this ms epoch (null: no). */
+  goawayBy?: number | null;
 }
 
 /** drain: share went down; restore: share went up but is below 1; up: share 1; hold: share unchanged (refuse or down changed). */
@@ -96,8 +98,16 @@ export interface DrainHookPayload {
   share: number;
   /** 1 − share: the share of connections to shed. */
   shed: number;
-  /** From `at` on, refuse new streams (a grid event or a drain deadline has begun). */
+  /** From `at` on, refuse new connections and streams (T − S of a drain: no cached answer can still name the region). */
   refuseNewStreams: boolean;
+  /**
+   * ISO 8601: from `at` on, send GOAWAY (HTTP/2, HTTP/3; Connection: close on HTTP/1.1) to every
+   * open connection, spread out so that each, the long-lived ones included, has received it by
+   * then; refuseNewStreams follows at that instant. Absent: no GOAWAY asked.
+   */
+  goawayBy?: string;
+  /** The plan's alerts that name this region (ADR 0014), e.g. a trusted loss planned beyond the safety limits. */
+  alerts?: { kind: string; severity: string; message: string }[];
   /** The region is down or forced down (share 0). */
   down: boolean;
   phase: DrainHookPhase;
@@ -121,11 +131,11 @@ const FULL: DrainHookState = Object.freeze({ share: 1, refuse: false, down: fals
  * must not be told to shed them.
  */
 function stateOf(st: HookStep, region: RegionId): DrainHookState {
-  return { share: st.down ? 0 : (st.homes?.[region] ?? st.share), refuse: st.refuse === true, down: st.down };
+  return { share: st.down ? 0 : (st.homes?.[region] ?? st.share), refuse: st.refuse === true, down: st.down, ...(st.goawayBy !== undefined ? { goawayBy: st.goawayBy } : {}) };
 }
 
 function sameState(a: DrainHookState, b: DrainHookState): boolean {
-  return a.share === b.share && a.refuse === b.refuse && a.down === b.down;
+  return a.share === b.share && a.refuse === b.refuse && a.down === b.down && (a.goawayBy ?? null) === (b.goawayBy ?? null);
 }
 
 /** Six decimals: 1 − 0.7 is 0.3, not 0.30000000000000004. */
@@ -181,11 +191,19 @@ export function dueDrainHookCall(plan: Plan, region: RegionId, last: DrainHookSt
       share,
       shed: round6(1 - share),
       refuseNewStreams: s.state.refuse,
+      ...(s.state.goawayBy != null ? { goawayBy: new Date(s.state.goawayBy).toISOString() } : {}),
       down: s.state.down,
       phase: drainHookPhase(s.state, s.before),
       reasons: s.reasons,
+      ...alertsFor(plan, region),
     },
   };
+}
+
+/** The plan's alerts naming `region`, for a hook call's body (absent when none). */
+function alertsFor(plan: Plan, region: RegionId): { alerts?: { kind: string; severity: string; message: string }[] } {
+  const a = (plan.alerts ?? []).filter((x) => x.regions.includes(region)).map((x) => ({ kind: x.kind, severity: x.severity, message: x.message }));
+  return a.length > 0 ? { alerts: a } : {};
 }
 
 /** ms epoch of the first step after `now` of any of `regions`, or Infinity. */

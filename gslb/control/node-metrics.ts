@@ -54,6 +54,22 @@ export function registerNodeMetrics(registry: Registry, s: NodeMetricsSources): 
     },
   });
   new client.Gauge({
+    name: 'gridsteer_plan_alerts',
+    help: "the plan's alerts in force by kind and severity (ADR 0014): trusted-loss-over-limit, loss-waiting, held-by-safety, loss-during-freeze, loss-untrusted; each also in GET /v1/status, the dashboard and the drain hook",
+    labelNames: ['kind', 'severity'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const n = new Map<string, { kind: string; severity: string; count: number }>();
+      for (const a of s.plan().alerts ?? []) {
+        const k = `${a.kind}|${a.severity}`;
+        const x = n.get(k) ?? n.set(k, { kind: a.kind, severity: a.severity, count: 0 }).get(k)!;
+        x.count++;
+      }
+      for (const x of n.values()) this.set({ kind: x.kind, severity: x.severity }, x.count);
+    },
+  });
+  new client.Gauge({
     name: 'gridsteer_store_stale',
     help: '1 while this node cannot read the state store and answers from its last plan (fail static), else 0',
     registers: [registry],

@@ -5,7 +5,7 @@
  * Every change goes through the StateService, so it is validated, audited (actor, time,
  * reason, before, after), durable and, with Redis, seen by every node.
  */
-import { FLEET, type Override, type Plan, type RegionId, type Signal } from '../model/types.js';
+import { FLEET, type Override, type Plan, type PlanAlert, type RegionId, type Signal } from '../model/types.js';
 import { demandPerHome, gridSharesAt, operatorShareAt, plan as planOf } from '../policy/planner/index.js';
 import { trafficShares } from '../policy/traffic.js';
 import { reduce } from '../state/reducer.js';
@@ -31,6 +31,8 @@ export interface FleetStatus {
   frozen: Override | null;
   regions: RegionStatus[];
   unplaced?: Record<RegionId, number>;
+  /** The plan's alerts (ADR 0014): losses waiting, trusted losses beyond the safety limits, held caps. */
+  alerts?: PlanAlert[];
   /** The drain hooks' last calls per region (DrainHookRunner.status), when any region has one. */
   hooks?: unknown;
 }
@@ -105,6 +107,10 @@ export class OperatorService {
     return this.svc.freeze(frozen, reason, actor, until);
   }
 
+  async distrust(distrusted: boolean, source: string, reason: string, until: number | undefined, actor: string): Promise<{ distrusted: Override | null; ended: Override[] }> {
+    return this.svc.distrust(distrusted, source, reason, actor, until);
+  }
+
   async status(): Promise<FleetStatus> {
     const now = this.clock();
     const p = this.currentPlan();
@@ -112,7 +118,7 @@ export class OperatorService {
     const frozen = overrides.find((o) => o.action === 'freeze' && o.start <= now && (o.end === undefined || now < o.end)) ?? null;
     const regions: RegionStatus[] = [...this.regions()].sort().map((id) => regionStatusAt(p, id, now));
     const hooks = this.hooks();
-    return { now, planVersion: p.version, frozen, regions, ...(p.unplaced ? { unplaced: p.unplaced } : {}), ...(hooks !== undefined ? { hooks } : {}) };
+    return { now, planVersion: p.version, frozen, regions, ...(p.unplaced ? { unplaced: p.unplaced } : {}), ...(p.alerts ? { alerts: p.alerts } : {}), ...(hooks !== undefined ? { hooks } : {}) };
   }
 
   /**

@@ -281,6 +281,7 @@ export class StateService {
     if (!regions.has(req.region)) throw new OverrideError('body.region', `"${req.region}" is not a region of this fleet (known: ${[...regions].sort().join(', ')})`);
     if (req.reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
     if (req.action === 'freeze') throw new OverrideError('body.action', 'freeze acts on the whole fleet: use POST /v1/automation/freeze');
+    if (req.action === 'distrust') throw new OverrideError('body.action', 'distrust names a grid source, not a region: use POST /v1/grid/distrust');
     const start = req.start ?? now;
     if (req.by !== undefined) {
       if (req.action !== 'drain') throw new OverrideError('body.by', `is a drain's deadline; it does not apply to ${req.action}`);
@@ -413,6 +414,33 @@ export class StateService {
     );
     this.o.log.info({ module: 'state', actor, hold }, 'state: automation frozen');
     return { frozen: override, ended: [] };
+  }
+
+  /**
+   * Distrusts a grid source (ADR 0014): its claims of physical loss are no longer trusted (the
+   * safety limits and the freeze apply to them as to any cap) until `until` or until trusted
+   * again (`on` false ends every distrust of that exact source). Audited by the store.
+   */
+  async distrust(on: boolean, source: string, reason: string, actor: string, until?: number): Promise<{ distrusted: Override | null; ended: Override[] }> {
+    const now = this.clock();
+    if (reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
+    if (until !== undefined && until <= now) throw new OverrideError('body.until', 'is in the past');
+    const snap = await this.o.store.snapshot();
+    const live = snap.overrides.filter((o) => o.action === 'distrust' && o.source === source && (o.end === undefined || o.end > now));
+    if (!on) {
+      if (live.length === 0) throw new OverrideError('body.source', `no distrust of "${source}" is in force (GET /v1/overrides lists them)`);
+      const ended: Override[] = [];
+      for (const o of live) ended.push((await this.o.store.endOverride(o.id, actor, reason, now)).override);
+      this.o.log.info({ module: 'state', actor, source, ended: ended.length }, 'state: grid source trusted again');
+      return { distrusted: null, ended };
+    }
+    if (live.length > 0) throw new OverrideError('body.source', `"${source}" is already distrusted by ${live[0]!.actor} (${live[0]!.reason}) [${live[0]!.id}]`);
+    const { override } = await this.o.store.createOverride(
+      { region: FLEET, action: 'distrust', source, ramp: 0, actor, reason, start: now, ...(until !== undefined ? { end: until } : {}) },
+      now,
+    );
+    this.o.log.warn({ module: 'state', actor, source }, 'state: grid source distrusted: its claims of physical loss no longer bypass the safety limits');
+    return { distrusted: override, ended: [] };
   }
 
   /** The live snapshot (for previews). */

@@ -4,6 +4,7 @@
  * - DELETE /v1/regions/:id/drain   (operator): `?reason=` → ends the drains, ramps back (slow start).
  * - POST   /v1/regions/:id/force   (operator): `{state: up|down, until?, reason}` (until required for up).
  * - POST   /v1/automation/freeze   (operator): `{frozen, reason, until?}` holds gridPolicy where it stands.
+ * - POST   /v1/grid/distrust       (operator): `{source, distrusted, reason, until?}`: a grid source's claims of physical loss no longer trusted (ADR 0014).
  * - GET    /v1/status              (viewer):   every region's share, state and next change now.
  * - POST   /v1/grid-events         (operator): a grid event entered by hand → 201 the stored signal.
  * - POST   /v1/plan/preview        (operator): the plan and traffic shares if an override, event or
@@ -13,14 +14,14 @@
 import { Type } from '@sinclair/typebox';
 import { apiError } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
-import { OverrideSchema, PlanSchema } from '../../model/types.js';
+import { OverrideSchema, PlanAlertSchema, PlanSchema } from '../../model/types.js';
 import { StoreError } from '../../state/store.js';
 import { OverrideError } from '../../control/service.js';
 import type { OperatorService } from '../../control/operator.js';
 import { RegionStateSchema } from '../../model/region-state.js';
 
 export interface OperatorRoutesOptions extends Record<string, unknown> {
-  operator: Pick<OperatorService, 'drain' | 'undrain' | 'force' | 'unforce' | 'freeze' | 'status' | 'preview' | 'enterEvent'>;
+  operator: Pick<OperatorService, 'drain' | 'undrain' | 'force' | 'unforce' | 'freeze' | 'distrust' | 'status' | 'preview' | 'enterEvent'>;
 }
 
 const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 8.64e15, description });
@@ -53,6 +54,7 @@ const StatusSchema = Type.Object({
     }),
   ),
   unplaced: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'demand (q/s per home) no region with headroom can take' })),
+  alerts: Type.Optional(Type.Array(PlanAlertSchema, { description: "the plan's alerts (ADR 0014)" })),
   hooks: Type.Optional(Type.Unknown({ description: "the drain hooks' last call per region (docs/drain-hooks.md), when any region has one" })),
 });
 
@@ -222,6 +224,33 @@ export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts
       try {
         const b = request.body;
         return await op.freeze(b.frozen, b.reason, b.until, actor(request));
+      } catch (e) {
+        return failure(e);
+      }
+    },
+  );
+
+  app.post(
+    '/v1/grid/distrust',
+    {
+      onRequest: app.requireRole('operator'),
+      schema: {
+        body: Type.Object(
+          {
+            source: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._:/@-]+$', description: 'the source prefix, as signals name it (e.g. openadr3/vtn.utility.example)' }),
+            distrusted: Type.Boolean({ description: "true: the source's claims of physical loss are no longer trusted (the safety limits and the freeze apply to them); false: trusted again" }),
+            reason: Reason,
+            until: Type.Optional(Ms('when the distrust ends by itself')),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ distrusted: Type.Union([OverrideSchema, Type.Null()]), ended: Ended }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      try {
+        const b = request.body;
+        return await op.distrust(b.distrusted, b.source, b.reason, b.until, actor(request));
       } catch (e) {
         return failure(e);
       }
