@@ -130,6 +130,12 @@ export const PlanSchema = Type.Object({
     }),
   ),
   unplaced: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'measured demand (q/s per home) no region with headroom can take; absent = none' })),
+  overflow: Type.Optional(
+    Type.Record(Type.String(), Type.Record(Type.String(), Type.Number()), {
+      description:
+        "per home, where its clients go when no region of their ranking admits them (whenAllDown nearest): regions beyond the home's neighbours in proportion to their headroom, and demand the whole fleet cannot take in proportion to capacity; weights sum to 1",
+    }),
+  ),
   alerts: Type.Optional(Type.Array(PlanAlertSchema, { description: 'what the plan wants an operator to know now or before an event: trusted losses beyond the safety limits, losses waiting for corroboration, held untrusted facts (ADR 0014)' })),
   lookahead: Type.Optional(
     Type.Object(

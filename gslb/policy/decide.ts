@@ -252,6 +252,26 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
     }
     case 'nearest':
     default: {
+      // Spill past the ranking (the planner's overflow for this home): regions with headroom
+      // in proportion to it, or — when the fleet cannot take all — to capacity; never all
+      // onto one neighbour. Only regions up and taking new streams through the horizon.
+      const over = home === undefined ? undefined : plan.overflow?.[home];
+      if (over !== undefined) {
+        let total = 0;
+        for (const id in over) if (overflowOk(plan, refusing, name, fam, id, now, darkBy)) total += over[id]!;
+        if (total > 0) {
+          let x = admissionDraw(subnetKey, OVERFLOW_SEED) * total;
+          let last: RegionId | undefined;
+          for (const id in over) {
+            if (!overflowOk(plan, refusing, name, fam, id, now, darkBy)) continue;
+            last = id;
+            x -= over[id]!;
+            if (x < 0) break;
+          }
+          if (explain) reasons.push(`${last}: overflow for home ${home} (no region of the ranking admits the client): weights ${JSON.stringify(over)}`);
+          return { region: last!, addresses: name.regions.get(last!)![fam], ttl, ecsScope: o.ecsSource === undefined ? 0 : ecsScope(subnetKey, o.ecsSource, cell.range, true), rcode: 'answer', reasons, decision: 'spill' };
+        }
+      }
       // The nearest region, looking past the cell's ranking to every region of the name, by
       // the first pass that finds one (NEAREST_PASSES): one that stays up through the horizon
       // and takes clients of this home (weight > 0: not saturated, not drained); then one
@@ -272,6 +292,17 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
       return { region: null, addresses: [], ttl, ecsScope: scope, rcode: 'answer', reasons, decision };
     }
   }
+}
+
+/** The admission draw's seed for the overflow choice (a name no region has). */
+const OVERFLOW_SEED = '~overflow';
+
+/** A region of a home's overflow that can take a client now: serves the name with the family's addresses, up, not refusing through the horizon. */
+function overflowOk(plan: Plan, refusing: Map<RegionId, number[]> | null, name: DecideName, fam: 'v4' | 'v6', id: RegionId, now: number, darkBy: number): boolean {
+  const r = name.regions.get(id);
+  if (!r || r[fam].length === 0) return false;
+  const st = regionStepAt(plan, id, now);
+  return !st.down && st.refuse !== true && !refusesIn(refusing, id, now, darkBy);
 }
 
 /** whenAllDown nearest's passes, in order, as explain words them. */

@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { plan, defaultSettings, demandPerHome, DEFAULT_DRAIN, type PlannerSettings } from './planner/index.js';
-import { nextChangeOf, regionStepAt, weightOf } from './decide.js';
+import { decide, nextChangeOf, regionStepAt, weightOf, type DecideName } from './decide.js';
+import type { SubnetKey } from '../model/cell.js';
 import type { SignalRecord, StoreSnapshot } from '../model/snapshot.js';
 import { foldRecords } from '../../test/helpers/policy.js';
 import type { Override, Signal, SignalKind } from '../model/types.js';
@@ -376,4 +377,49 @@ test('carbon tie-break: a clearly cleaner, healthy, uncapped region of the home\
   }
   const p = plan({ configHash: 'cfg', snapshot: snap(records(co2('a', { gPerKWh: 400 }), co2('b', { gPerKWh: 200 }))), settings: st });
   assert.match(p.prefer!.a!.reason, /carbon tie-break: b is within 250 km of a and cleaner \(200 against 400 gCO2\/kWh\)/);
+});
+
+test('past the neighbours: spill goes to farther regions by headroom; what the fleet cannot take is spread by capacity, never all onto one', () => {
+  // a … e on a line, 10° apart: a's neighbours are b, c, d (SPILL_NEIGHBOURS = 3), e lies beyond.
+  const at = (lon: number) => ({ lat: 0, lon });
+  const ids = ['a', 'b', 'c', 'd', 'e'];
+  const st = settings({ regions: ids.map((id, i) => ({ id, location: at(i * 10), capacityUnits: i === 4 ? 300 : 100 })), saturation: { queueWaiting: 5, kvCacheUse: 0.95, throttledFactor: 0.5 } });
+  const buckets = (home: string, perBucket: number) => [0, 10_000, 20_000].map((bucket) => ({ bucket, home, name: 'api', queries: perBucket }));
+  const load = (region: string, kv: number) => sig(region, 'load.metrics', { kvCacheUse: kv }, { at: T });
+  const drainA = [ov('a', 'drain', { value: 0, start: T - 1000 })];
+  const planWith = (kvE: number) =>
+    plan({
+      configHash: 'cfg',
+      // b, c, d full (90 q/s at 90 %: room for 10 each); e serves 100 q/s at kvE.
+      snapshot: { revision: 1, records: records(load('b', 0.9), load('c', 0.9), load('d', 0.9), load('e', kvE)), overrides: drainA, demand: [...buckets('a', 1000), ...['b', 'c', 'd'].flatMap((r) => buckets(r, 900)), ...buckets('e', 1000)] },
+      settings: st,
+    });
+  // e at 50 %: room for 100. Of a's 100 q/s, b, c, d take 10 each; e the other 70: nothing unplaced.
+  const roomy = planWith(0.5);
+  assert.equal(roomy.unplaced, undefined);
+  assert.deepEqual(roomy.overflow, { a: { e: 1 } });
+  // e at 80 %: room for 25. 45 q/s cannot be placed anywhere: unplaced, and the clients no
+  // ranked region admits go to e (25 by headroom + 45 × 300/600 by capacity) and b, c, d
+  // (45 × 100/600 each): 47.5, 7.5, 7.5, 7.5 of 70.
+  const tight = planWith(0.8);
+  assert.deepEqual(tight.unplaced, { a: 45 });
+  assert.deepEqual(tight.overflow, { a: { b: 0.1071, c: 0.1071, d: 0.1071, e: 0.6786 } });
+  assert.ok(regionStepAt(tight, 'a', T).reasons.some((r) => /45\.0 of 100\.0 q\/s of spill could not be placed on b, c, d or the 1 regions beyond them with headroom \(no headroom\); spread over 4 regions in proportion to capacity/.test(r)), JSON.stringify(regionStepAt(tight, 'a', T).reasons));
+  // decide: a's clients (ranking a, b, c) that b and c do not admit follow the overflow weights.
+  const name: DecideName = { name: 'api.example.com.', ttl: 30, regions: new Map(ids.map((r, i) => [r, { v4: [`192.0.2.${i + 1}`], v6: [] }])), whenAllDown: 'nearest' };
+  const count: Record<string, number> = {};
+  const N = 4000;
+  for (let i = 0; i < N; i++) {
+    const key: SubnetKey = { family: 4, hi: ((10 << 24) | (i << 8)) >>> 0, lo: 0, prefix: 24 };
+    const a = decide(tight, { ranking: ['a', 'b', 'c'], origin: 'test' }, key, name, 'A', T, { minTtl: 5 });
+    count[a.region ?? 'none'] = (count[a.region ?? 'none'] ?? 0) + 1;
+  }
+  // Admitted on the ranking: b and c each 10 of 100 → about 10 % and 9 % (the second draw on the rest); the rest by the weights.
+  const rest = N - (count.b ?? 0) - (count.c ?? 0);
+  assert.ok(count.a === undefined && count.none === undefined, JSON.stringify(count));
+  assert.ok(Math.abs((count.e ?? 0) / rest - 0.6786 / (0.6786 + 0.1071)) < 0.2, JSON.stringify(count));
+  assert.ok((count.d ?? 0) > 0 && (count.e ?? 0) > (count.d ?? 0) * 3, `d and e both take overflow, e most: ${JSON.stringify(count)}`);
+  // Without measured load nowhere has known headroom: no overflow, whenAllDown's nearest as before.
+  const unknown = plan({ configHash: 'cfg', snapshot: { revision: 1, records: [], overrides: drainA, demand: buckets('a', 1000) }, settings: st });
+  assert.equal(unknown.overflow, undefined);
 });

@@ -248,6 +248,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   const demand = demandPerHome(snapshot.demand);
   let spillKey = '';
   let unplaced: Record<RegionId, number> | undefined;
+  let overflow: Record<RegionId, Record<RegionId, number>> | undefined;
   if (demand.size > 0) {
     const tRef = newest;
     const views = viewsAtRef();
@@ -277,10 +278,11 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
       }
       if (since !== undefined) spillSince.set(region.id, since);
     }
-    const { limits, reasons, unplaced: lost } = spillLimits(s, views, util, demand, spillSince, loadAt);
+    const { limits, reasons, unplaced: lost, overflow: over } = spillLimits(s, views, util, demand, spillSince, loadAt);
     if (lost.size > 0) unplaced = Object.fromEntries([...lost.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+    if (over.size > 0) overflow = Object.fromEntries([...over.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
     // What demand changed in the plan (not the raw counts) goes into the version.
-    if (limits.size > 0 || reasons.size > 0) spillKey = JSON.stringify([[...limits.entries()].sort(), [...reasons.entries()].sort()]);
+    if (limits.size > 0 || reasons.size > 0 || over.size > 0) spillKey = JSON.stringify([[...limits.entries()].sort(), [...reasons.entries()].sort(), overflow ?? null]);
     for (const region of s.regions) {
       const lim = limits.get(region.id);
       const why = reasons.get(region.id);
@@ -310,7 +312,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   let sk = settingsKeys.get(s);
   if (sk === undefined) settingsKeys.set(s, (sk = canonical(s)));
   const version = h.update(sk).digest('hex').slice(0, 16);
-  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}), ...(alerts.length > 0 ? { alerts } : {}), lookahead: { resolverFloorS: s.drain.resolverFloorS, marginMs: s.drain.marginMs } };
+  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}), ...(overflow ? { overflow } : {}), ...(alerts.length > 0 ? { alerts } : {}), lookahead: { resolverFloorS: s.drain.resolverFloorS, marginMs: s.drain.marginMs } };
   const gridAt = (t: number) =>
     Object.fromEntries(s.regions.map((region) => [region.id, viewAt(region, rrBy.get(region.id)!, ovsBy.get(region.id)!, t, s, floorCtx.get(region.id) ?? ctx).grid]));
   return { plan: out, gridAt, made };

@@ -47,7 +47,11 @@ export function demandPerHome(rows: DemandBucket[]): Map<RegionId, number> {
  * - homes (in id order) place their spill on their nearest SPILL_NEIGHBOURS regions in turn;
  *   where a neighbour cannot take all that reaches it, w[h][n] = what it can take ÷ what
  *   reaches it, and the rest goes on.
- * Returns w[h][n] below 1 per receiving region, and words on unplaced demand per home.
+ * - what the neighbours cannot take goes to every other region that can take spill, in
+ *   proportion to its headroom; what the whole fleet cannot take is unplaced demand, spread
+ *   in proportion to capacity over every region that can take spill (never all onto one);
+ * Returns w[h][n] below 1 per receiving region, words on unplaced demand per home, and per
+ * home the overflow: where clients no region of their ranking admits go, as weights.
  */
 export function spillLimits(
   s: PlannerSettings,
@@ -58,12 +62,13 @@ export function spillLimits(
   spillSince: Map<RegionId, number>,
   /** observedAt of the load reading behind util, per region. */
   loadAt: Map<RegionId, number>,
-): { limits: Map<RegionId, Record<RegionId, number>>; reasons: Map<RegionId, string[]>; unplaced: Map<RegionId, number> } {
+): { limits: Map<RegionId, Record<RegionId, number>>; reasons: Map<RegionId, string[]>; unplaced: Map<RegionId, number>; overflow: Map<RegionId, Record<RegionId, number>> } {
   const limits = new Map<RegionId, Record<RegionId, number>>();
   const reasons = new Map<RegionId, string[]>();
   const unplaced = new Map<RegionId, number>();
+  const overflow = new Map<RegionId, Record<RegionId, number>>();
   const located = s.regions.filter((r) => r.location !== undefined) as (PlannerRegion & { location: LatLon })[];
-  if (demand.size === 0 || located.length < 2) return { limits, reasons, unplaced };
+  if (demand.size === 0 || located.length < 2) return { limits, reasons, unplaced, overflow };
   const homes = [...demand.keys()].filter((h) => views.has(h)).sort();
   const neighboursOf = new Map<RegionId, RegionId[]>();
   for (const h of homes) {
@@ -125,13 +130,38 @@ export function spillLimits(
       if (take < reach) (limits.get(n) ?? limits.set(n, {}).get(n)!)[h] = round(take / reach);
       left -= take;
     }
+    if (left <= 1e-6) continue;
+    // Past the neighbours: every other region that can take spill, in proportion to its
+    // headroom; what the whole fleet cannot take is unplaced, and spread in proportion to
+    // capacity over every region that can take spill (never all onto one neighbour).
+    const can = (n: RegionId) => {
+      const vn = views.get(n);
+      return n !== h && vn !== undefined && !vn.down && !vn.refuse && !vn.noSpill && vn.share > 0;
+    };
+    const amounts = new Map<RegionId, number>();
+    const farther = located.filter((r) => can(r.id) && !neighbours.includes(r.id) && (headroom.get(r.id) ?? 0) > 1e-9);
+    const room = farther.reduce((x, r) => x + headroom.get(r.id)!, 0);
+    const placed = Math.min(left, room);
+    if (placed > 1e-9) {
+      for (const r of farther) {
+        const take = (placed * headroom.get(r.id)!) / room;
+        amounts.set(r.id, take);
+        headroom.set(r.id, headroom.get(r.id)! - take);
+      }
+    }
+    left -= placed;
     if (left > 1e-6) {
       unplaced.set(h, Math.round(left * 1000) / 1000);
-      const words = `${h}: ${left.toFixed(1)} of ${sent.toFixed(1)} q/s of spill could not be placed on ${neighbours.join(', ')} (no headroom); those clients get whenAllDown's answer or stay`;
+      const spread = located.filter((r) => can(r.id));
+      const units = spread.reduce((x, r) => x + (r.capacityUnits ?? 1), 0);
+      for (const r of spread) amounts.set(r.id, (amounts.get(r.id) ?? 0) + (left * (r.capacityUnits ?? 1)) / units);
+      const words = `${h}: ${left.toFixed(1)} of ${sent.toFixed(1)} q/s of spill could not be placed on ${neighbours.join(', ')}${farther.length > 0 ? ` or the ${farther.length} regions beyond them with headroom` : ''} (no headroom); ${spread.length > 0 ? `spread over ${spread.length} regions in proportion to capacity` : "those clients get whenAllDown's answer or stay"}`;
       (reasons.get(h) ?? reasons.set(h, []).get(h)!).push(words);
     }
+    const total = [...amounts.values()].reduce((x, y) => x + y, 0);
+    if (total > 1e-9) overflow.set(h, Object.fromEntries([...amounts.entries()].filter(([, a]) => a > 1e-9).sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([n, a]) => [n, round(a / total)])));
   }
-  return { limits, reasons, unplaced };
+  return { limits, reasons, unplaced, overflow };
 }
 
 /** The spill pass, for the precedence table. */
