@@ -419,6 +419,10 @@ test('past the neighbours: spill goes to farther regions by headroom; what the f
   assert.ok(count.a === undefined && count.none === undefined, JSON.stringify(count));
   assert.ok(Math.abs((count.e ?? 0) / rest - 0.6786 / (0.6786 + 0.1071)) < 0.2, JSON.stringify(count));
   assert.ok((count.d ?? 0) > 0 && (count.e ?? 0) > (count.d ?? 0) * 3, `d and e both take overflow, e most: ${JSON.stringify(count)}`);
+  // The report's dead band: 1.5 q/s left of 100 (below 2 % of the spill) is not reported, 2.5 is (and the clients are spread all the same).
+  assert.equal(planWith(100 / 168.5).unplaced, undefined);
+  assert.ok(planWith(100 / 168.5).overflow?.a?.b !== undefined);
+  assert.deepEqual(planWith(100 / 167.5).unplaced, { a: 2.5 });
   // Without measured load nowhere has known headroom: no overflow, whenAllDown's nearest as before.
   const unknown = plan({ configHash: 'cfg', snapshot: { revision: 1, records: [], overrides: drainA, demand: buckets('a', 1000) }, settings: st });
   assert.equal(unknown.overflow, undefined);

@@ -14,6 +14,18 @@ export const DEMAND_WINDOW_BUCKETS = 6;
 /** Spill that began this long before a region's load reading is taken to be in it (demand window and cache turnover), ms. */
 export const SPILL_SETTLE_MS = 60_000;
 
+/** Demand left over is reported as unplaced only beyond this many queries/s … */
+export const UNPLACED_MIN_QPS = 1;
+/** … and beyond this share of the home's spill. */
+export const UNPLACED_MIN_SHARE = 0.02;
+
+/** x in two significant digits (65.3 → 65, 0.1234 → 0.12). */
+function twoDigits(x: number): number {
+  if (x <= 0) return 0;
+  const k = 10 ** (Math.floor(Math.log10(x)) - 1);
+  return Math.round(Math.round(x / k) * k * 1000) / 1000;
+}
+
 /** How many neighbours of a home its spill may go to, nearest first. */
 const SPILL_NEIGHBOURS = 3;
 
@@ -49,7 +61,9 @@ export function demandPerHome(rows: DemandBucket[]): Map<RegionId, number> {
  *   reaches it, and the rest goes on.
  * - what the neighbours cannot take goes to every other region that can take spill, in
  *   proportion to its headroom; what the whole fleet cannot take is unplaced demand, spread
- *   in proportion to capacity over every region that can take spill (never all onto one);
+ *   in proportion to capacity over every region that can take spill (never all onto one),
+ *   and reported beyond a dead band (UNPLACED_MIN_QPS, UNPLACED_MIN_SHARE of the spill) in
+ *   two significant digits, so that it does not flicker with jitter;
  * Returns w[h][n] below 1 per receiving region, words on unplaced demand per home, and per
  * home the overflow: where clients no region of their ranking admits go, as weights.
  */
@@ -151,12 +165,14 @@ export function spillLimits(
     }
     left -= placed;
     if (left > 1e-6) {
-      unplaced.set(h, Math.round(left * 1000) / 1000);
+      // Reported only beyond a dead band, in two significant digits: measured demand and load
+      // jitter from plan to plan, and a report that flickers on and off is no report.
+      if (left > Math.max(UNPLACED_MIN_QPS, UNPLACED_MIN_SHARE * sent)) unplaced.set(h, twoDigits(left));
       const spread = located.filter((r) => can(r.id));
       const units = spread.reduce((x, r) => x + (r.capacityUnits ?? 1), 0);
       for (const r of spread) amounts.set(r.id, (amounts.get(r.id) ?? 0) + (left * (r.capacityUnits ?? 1)) / units);
       const words = `${h}: ${left.toFixed(1)} of ${sent.toFixed(1)} q/s of spill could not be placed on ${neighbours.join(', ')}${farther.length > 0 ? ` or the ${farther.length} regions beyond them with headroom` : ''} (no headroom); ${spread.length > 0 ? `spread over ${spread.length} regions in proportion to capacity` : "those clients get whenAllDown's answer or stay"}`;
-      (reasons.get(h) ?? reasons.set(h, []).get(h)!).push(words);
+      if (unplaced.has(h)) (reasons.get(h) ?? reasons.set(h, []).get(h)!).push(words);
     }
     const total = [...amounts.values()].reduce((x, y) => x + y, 0);
     if (total > 1e-9) overflow.set(h, Object.fromEntries([...amounts.entries()].filter(([, a]) => a > 1e-9).sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([n, a]) => [n, round(a / total)])));
