@@ -424,3 +424,37 @@ test('an operator previews and drains us-va; a viewer page sees it live and dig 
   await op.close();
   assert.deepEqual(pageErrors, [], 'no script errors on the page');
 });
+
+test("the plan's alerts under the header: a loss the safety limits hold waits for an operator, with when it starts and until when to act", async () => {
+  // Load-shed orders for us-va and then us-tx (55.8 % of the fleet together) from a source not
+  // bound to them (policy.grid.loss.bindings is empty here): untrusted claims, and the second
+  // is held by the safety limit (maxAutoShare 0.5). Far enough ahead to change nothing now.
+  const now = Date.now();
+  const ev = (region: string, id: string, start: number) => ({ region, kind: 'grid.event', source: 'openadr/vtn-us', key: id, observedAt: now, expiresAt: start + 120 * MIN, value: { id, type: 'load-shed', start, end: start + 60 * MIN } });
+  const pushed = await apiCall(srv.http, 'POST', '/v1/signals', INGEST, { signals: [ev('us-va', 'shed-va', now + 200 * MIN), ev('us-tx', 'shed-tx', now + 230 * MIN)] });
+  assert.equal(pushed.status, 200, JSON.stringify(pushed.body));
+  const p = await open(VIEWER);
+  await p.waitForSelector(LIVE);
+  await p.waitForSelector('#plan-alerts:not([hidden]) .plan-alert-critical[data-kind="held-by-safety"][data-regions="us-tx"]');
+  const critical = (await p.textContent('#plan-alerts .plan-alert-critical')) ?? '';
+  assert.match(critical, /CRITICAL · held-by-safety · us-tx/);
+  assert.match(critical, /shed-tx .* is held by the safety limits .* waits for an operator/);
+  assert.match(critical, /starts .* \(in 3\d\d? min|in [34] h\)/);
+  assert.match(critical, /act by .* for a full proactive drain/);
+  // Critical first, then the warnings that the claims are not trusted.
+  const kinds = await p.$$eval('#plan-alerts .plan-alert', (els) => els.map((e) => `${e.getAttribute('data-kind')}:${e.getAttribute('data-regions')}`));
+  assert.equal(kinds[0], 'held-by-safety:us-tx');
+  const untrusted = kinds.slice(1).filter((k) => k.startsWith('loss-untrusted'));
+  assert.ok(untrusted.includes('loss-untrusted:us-tx') && untrusted.includes('loss-untrusted:us-va'), kinds.join(' '));
+  await browser.shot(p, '9-plan-alerts');
+  // Cancelled: their alerts go, live (sa-sao's, from the first test, stays).
+  const cancel = await apiCall(srv.http, 'POST', '/v1/signals', INGEST, {
+    signals: [ev('us-va', 'shed-va', now + 200 * MIN), ev('us-tx', 'shed-tx', now + 230 * MIN)].map((s) => ({ ...s, observedAt: Date.now(), value: { ...s.value, cancelled: true } })),
+  });
+  assert.equal(cancel.status, 200, JSON.stringify(cancel.body));
+  await p.waitForSelector('#plan-alerts .plan-alert[data-regions="us-tx"]', { state: 'detached' });
+  assert.equal(await p.locator('#plan-alerts .plan-alert[data-regions="us-va"]').count(), 0);
+  assert.equal(await p.locator('#plan-alerts .plan-alert[data-regions="sa-sao"]').count(), 1);
+  await p.close();
+  assert.deepEqual(pageErrors, [], 'no script errors on the page');
+});

@@ -47,7 +47,12 @@ export async function launchBrowser(suite: string): Promise<TestBrowser> {
     },
     async shot(page, name) {
       const path = join(dir, `${name}.png`);
+      // A full-page capture stretches the viewport to the page for a moment; Chromium then
+      // reports the stretched scroll offset until the next focus change scrolls back, and a
+      // click in between lands beside its target. Put the scroll offset back explicitly.
+      const at = await page.evaluate(() => [window.scrollX, window.scrollY] as const);
       await page.screenshot({ path, fullPage: true });
+      await page.evaluate(([x, y]) => window.scrollTo(x, y), at);
       return path;
     },
     async close() {

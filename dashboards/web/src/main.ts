@@ -76,6 +76,49 @@ function renderHeader(): void {
   );
   document.body.dataset.role = state.me?.role ?? '';
   renderAutomation();
+  renderAlerts();
+}
+
+/** Words for how far off an instant is, e.g. "in 23 min" or "12 min ago" (server clock). */
+function fromNow(t: number): string {
+  const min = Math.round((t - serverNow()) / 60_000);
+  if (Math.abs(min) < 1) return 'now';
+  const span = Math.abs(min) >= 120 ? `${Math.round(Math.abs(min) / 60)} h` : `${Math.abs(min)} min`;
+  return min > 0 ? `in ${span}` : `${span} ago`;
+}
+
+/**
+ * The plan's alerts (ADR 0014), critical first, under the header: a loss waiting for a second
+ * source or an operator, a trusted loss planned beyond the safety limits, a cap the limits
+ * hold; each says when the event starts and until when an operator can still act.
+ */
+let alertsDrawn = '';
+function renderAlerts(): void {
+  const el = document.getElementById('plan-alerts')!;
+  const alerts = [...(state.plan?.alerts ?? [])].sort((a, b) => (a.severity === b.severity ? a.at - b.at : a.severity === 'critical' ? -1 : 1));
+  // Redrawn only when what it says changes (the header is redrawn on every status read; a
+  // strip replaced under the pointer would swallow clicks further down the page).
+  const key = JSON.stringify(alerts.map((a) => [a.id, a.message, fromNow(a.at), a.actBy !== undefined && a.actBy > serverNow() ? fromNow(a.actBy) : '']));
+  if (key === alertsDrawn) return;
+  alertsDrawn = key;
+  el.hidden = alerts.length === 0;
+  fill(
+    'plan-alerts',
+    ...alerts.map((a) =>
+      h(
+        'div',
+        { class: `plan-alert plan-alert-${a.severity}`, 'data-kind': a.kind, 'data-regions': a.regions.join(' ') },
+        h('strong', {}, `${a.severity === 'critical' ? 'CRITICAL' : 'WARNING'} \u00b7 ${a.kind} \u00b7 ${a.regions.join(', ')}`),
+        ' ',
+        a.message,
+        h(
+          'span',
+          { class: 'muted' },
+          ` \u00b7 starts ${utcFull(a.at)} (${fromNow(a.at)})${a.actBy !== undefined && a.actBy > serverNow() ? ` \u00b7 act by ${utcFull(a.actBy)} (${fromNow(a.actBy)}) for a full proactive drain` : ''}`,
+        ),
+      ),
+    ),
+  );
 }
 
 // ---------- automation freeze ----------

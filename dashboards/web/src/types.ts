@@ -62,13 +62,27 @@ export interface PlanStep {
   down: boolean;
   ttlCap?: number;
   refuse?: boolean;
+  goawayBy?: number;
   reasons: string[];
+}
+
+/** An alert of the plan (ADR 0014). */
+export interface PlanAlert {
+  id: string;
+  severity: 'critical' | 'warning';
+  kind: string;
+  regions: string[];
+  events: string[];
+  at: number;
+  actBy?: number;
+  message: string;
 }
 
 export interface Plan {
   version: string;
   regions: Record<string, PlanStep[]>;
   unplaced?: Record<string, number>;
+  alerts?: PlanAlert[];
 }
 
 export interface Override {
