@@ -65,13 +65,17 @@ cfg.http = { ...(cfg.http ?? {}), banner: DEMO_BANNER };
 cfg.regionsDir = relative(dir, join(root, cfg.regionsDir ?? 'regions'));
 cfg.policy = { ...(cfg.policy ?? {}), drain: { ...(cfg.policy?.drain ?? {}), ...DEMO_DRAIN } };
 cfg.state = { ...(cfg.state ?? {}), file: 'demo-state.jsonl' };
-const configFile = join(dir, 'gridsteer.demo.yaml');
-writeFileSync(configFile, `# Written by scripts/demo.mjs (npm run demo) from gridsteer.yaml: a DEMO, not a configuration to deploy.\n${stringify(cfg)}`);
 
 const regions = readdirSync(join(root, 'regions'))
   .filter((f) => f.endsWith('.yaml'))
   .map((f) => parse(readFileSync(join(root, 'regions', f), 'utf8')))
   .sort((a, b) => (a.id < b.id ? -1 : 1));
+// The demo's utility is bound to every region: its load-shed orders are trusted physical losses
+// (docs/adr/0014-physical-loss.md), within policy.grid.loss.maxTrustedLossShare.
+cfg.policy.grid = { ...(cfg.policy.grid ?? {}), loss: { ...(cfg.policy.grid?.loss ?? {}), bindings: { 'demo/utility': regions.map((r) => r.id) } } };
+const configFile = join(dir, 'gridsteer.demo.yaml');
+writeFileSync(configFile, `# Written by scripts/demo.mjs (npm run demo) from gridsteer.yaml: a DEMO, not a configuration to deploy.\n${stringify(cfg)}`);
+
 
 // ---- the server, with an ingest token for the feed and an operator token for people
 const ingest = randomBytes(16).toString('hex');

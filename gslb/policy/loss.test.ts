@@ -215,3 +215,41 @@ test('the plan is the same made again and reused: verdicts are part of what a re
   // And back: the corroboration is gone.
   assert.equal(at(run(both, st), 'b', TB), '0.5');
 });
+
+test('nested, back-to-back, modified and cancelled losses on one region and on neighbours, case table', () => {
+  const st = settings();
+  const cases: { name: string; sigs: Signal[]; want: [string, number, string][]; alerts?: string[] }[] = [
+    {
+      name: 'nested on one region: dark through the outer event, restored after its end and hold',
+      sigs: [event('a', { id: 'outer', start: T, end: T + 2 * H }), event('a', { id: 'inner', start: T + 30 * MIN, end: T + H }, { key: 'inner' })],
+      want: [['a', T + 59 * MIN, '0/refuse'], ['a', T + H + 5 * MIN, '0/refuse'], ['a', T + 2 * H, '0'], ['a', T + 2 * H + 2 * MIN + 30 * S, '0.1']],
+    },
+    {
+      name: 'back to back on one region: no restore in between',
+      sigs: [event('a', { id: 'first', start: T, end: T + H }), event('a', { id: 'second', start: T + H, end: T + 2 * H }, { key: 'second' })],
+      want: [['a', T + H - S, '0/refuse'], ['a', T + H, '0/refuse'], ['a', T + H + 3 * MIN, '0/refuse']],
+    },
+    {
+      name: 'back to back on neighbours: a restores while b drains; both trusted (2 of 3 regions at once, within 0.7)',
+      sigs: [event('a', { start: T, end: T + H }), event('b', { start: T + H, end: T + 2 * H })],
+      want: [['a', T + H - 60 * S, '0/refuse'], ['b', T + H - 300 * S, '0/refuse'], ['a', T + H + 150 * S, '0.1'], ['b', T + H, '0/refuse']],
+      alerts: ['trusted-loss-over-limit:b:warning'],
+    },
+    {
+      name: "b's event moved later while a's is in force: the new window is planned, the old one ends at the change",
+      sigs: [...both, event('b', { start: TB + H, end: TB + 2 * H }, { at: TB - H })],
+      want: [['b', TB, '1'], ['b', TB + H - 300 * S, '0/refuse'], ['a', TB, '0/refuse']],
+    },
+    {
+      name: "b's event cancelled while a's is in force: b never drains, a is unaffected",
+      sigs: [...both, event('b', { cancelled: true }, { at: TB - 2 * H + MIN })],
+      want: [['b', TB, '1'], ['a', T, '0/refuse']],
+      alerts: [],
+    },
+  ];
+  for (const c of cases) {
+    const p = run(c.sigs, st);
+    for (const [r, t, want] of c.want) assert.equal(at(p, r, t), want, `${c.name}: ${r} at T${t >= T ? '+' : '−'}${Math.abs(t - T) / S}s`);
+    if (c.alerts) assert.deepEqual(kinds(p), c.alerts, c.name);
+  }
+});

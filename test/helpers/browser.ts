@@ -50,9 +50,10 @@ export async function launchBrowser(suite: string): Promise<TestBrowser> {
       // A full-page capture stretches the viewport to the page for a moment; Chromium then
       // reports the stretched scroll offset until the next focus change scrolls back, and a
       // click in between lands beside its target. Put the scroll offset back explicitly.
-      const at = await page.evaluate(() => [window.scrollX, window.scrollY] as const);
+      type Win = { scrollX: number; scrollY: number; scrollTo(x: number, y: number): void };
+      const at = await page.evaluate(() => [(globalThis as unknown as Win).scrollX, (globalThis as unknown as Win).scrollY] as const);
       await page.screenshot({ path, fullPage: true });
-      await page.evaluate(([x, y]) => window.scrollTo(x, y), at);
+      await page.evaluate(([x, y]) => (globalThis as unknown as Win).scrollTo(x, y), at);
       return path;
     },
     async close() {
