@@ -71,22 +71,22 @@ test('a tiny scenario end to end: the counts add up and each policy behaves as m
   const arrivals = rep.results[0]!.arrivals;
   for (const r of rep.results) {
     assert.deepEqual(r.arrivals, arrivals, `${r.policy}: the same sessions arrive under every policy`);
-    for (const c of [0, 1] as const) {
+    for (const c of [0, 1, 2] as const) {
       const done = r.started[c] + r.failed[c];
       // A session still retrying at the window's end is neither: at most a few seconds' worth.
       assert.ok(done <= r.arrivals[c] && r.arrivals[c] - done <= 0.002 * r.arrivals[c] + 5, `${r.policy} class ${c}: ${done} of ${r.arrivals[c]}`);
     }
     const startedInSeries = r.series.started.reduce((s, x) => s + x, 0);
     // The series counts starts in the window (including retried sessions that arrived in the warm-up).
-    assert.ok(Math.abs(startedInSeries - (r.started[0] + r.started[1])) <= 0.01 * startedInSeries, `${r.policy}: series ${startedInSeries}`);
+    assert.ok(Math.abs(startedInSeries - (r.started[0] + r.started[1] + r.started[2])) <= 0.01 * startedInSeries, `${r.policy}: series ${startedInSeries}`);
   }
   const st = total(rep, 'static');
   const re = total(rep, 'reactive');
   const gs = total(rep, 'gridsteer');
-  const sent = (r: typeof st) => r.sentToEventRegion[0]![0] + r.sentToEventRegion[0]![1];
+  const sent = (r: typeof st) => r.sentToEventRegion[0]![0] + r.sentToEventRegion[0]![1] + r.sentToEventRegion[0]![2];
   // Static keeps sending the dark region's clients there: every one of those sessions fails.
   assert.ok(sent(st) > 100, `static sent ${sent(st)}`);
-  assert.ok(st.failed[0] + st.failed[1] >= 0.9 * sent(st));
+  assert.ok(st.failed[0] + st.failed[1] + st.failed[2] >= 0.9 * sent(st));
   assert.equal(st.addedKm.mean[0], 0, 'static always serves from the nearest region');
   assert.equal(st.goaways, 0);
   // Reactive notices within checks × interval + TTL: far fewer, but some.
@@ -94,7 +94,7 @@ test('a tiny scenario end to end: the counts add up and each policy behaves as m
   assert.ok(re.addedKm.mean[0] > 0);
   // GridSteer, told 20 minutes ahead, drains before T.
   assert.ok(sent(gs) < sent(re), `GridSteer sent ${sent(gs)}, reactive ${sent(re)}`);
-  assert.ok(gs.cut[0] + gs.cut[1] < re.cut[0] + re.cut[1], `GridSteer cut ${gs.cut}, reactive ${re.cut}`);
+  assert.ok(gs.cut[0] + gs.cut[1] + gs.cut[2] < re.cut[0] + re.cut[1] + re.cut[2], `GridSteer cut ${gs.cut}, reactive ${re.cut}`);
   assert.ok(gs.goaways > 0, 'the drain hook sent GOAWAYs');
   assert.ok(gs.plans > 100, `plans ${gs.plans}`);
   // Static and reactive cut the same sessions: both leave the region full until T.
@@ -139,7 +139,7 @@ test('a throttle: capacity halves at T; static overloads the region for the whol
   const east = rep.world.regionIndex.get('east')!;
   const homeUtil = rep.world.expectedHomeConcurrent[east]! / rep.world.capacity[east]!;
   assert.ok(homeUtil > 0.5, `the test needs east loaded above half its capacity (${homeUtil})`);
-  for (const r of rep.results) assert.deepEqual(r.cut, [0, 0], `${r.policy}: a throttle cuts nothing`);
+  for (const r of rep.results) assert.deepEqual(r.cut, [0, 0, 0], `${r.policy}: a throttle cuts nothing`);
   const [st, gs] = rep.results as [(typeof rep.results)[0], (typeof rep.results)[0]];
   // With half its capacity left, the region's own clients load it at about 2 × homeUtil.
   assert.ok(st.peakUtil[east]! > 1.5 * homeUtil, `static peak ${st.peakUtil[east]} (home utilisation ${homeUtil})`);

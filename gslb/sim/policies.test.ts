@@ -45,7 +45,7 @@ test('reactive failover: down after failureThreshold failed checks in a row, up 
     ['up again after three passes, not two', [true, true, true, false, false, true, false, false, false], [0, 0, 1, 1, 1, 1, 1, 1, 0]],
   ];
   for (const [what, checks, want] of cases) {
-    const p = new ReactivePolicy(w, { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 3, successThreshold: 3 }, 0);
+    const p = new ReactivePolicy(w, { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 3, successThreshold: 3, check: 'event' as const }, 0);
     const got: number[] = [];
     for (const failing of checks) {
       p.check((r) => r === 0 && failing);
@@ -57,7 +57,7 @@ test('reactive failover: down after failureThreshold failed checks in a row, up 
 
 test('reactive failover: answers skip a region marked down, and every region down gives the nearest', (t) => {
   const w = tinyWorld(t);
-  const p = new ReactivePolicy(w, { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 1, successThreshold: 1 }, 0);
+  const p = new ReactivePolicy(w, { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 1, successThreshold: 1, check: 'event' as const }, 0);
   const east = w.regionIndex.get('east')!;
   const s = subnetHomedAt(w, 'east');
   assert.equal(p.answer(s), east);
@@ -67,7 +67,7 @@ test('reactive failover: answers skip a region marked down, and every region dow
   p.check(() => true);
   assert.equal(p.answer(s), east, 'all down: the nearest');
   // tick() runs the checks due on its interval against the world.
-  const q = new ReactivePolicy(w, { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 3, successThreshold: 3 }, 0);
+  const q = new ReactivePolicy(w, { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 3, successThreshold: 3, check: 'event' as const }, 0);
   const ws = { eventActive: (r: number, at: number) => r === east && at >= 10_000 } as unknown as WorldState;
   q.tick(25_000, ws); // checks at 0, 10 s, 20 s: two failures
   assert.equal(q.down[east], 0);
