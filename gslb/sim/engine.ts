@@ -172,6 +172,8 @@ export interface Series {
   spill: Float64Array;
   /** The plan's unplaced demand per home (q/s), mean over each bucket (GridSteer; 0 for the others). */
   unplaced: Float64Array;
+  /** GOAWAYs sent by the gateways per bucket (GridSteer's drain hook). */
+  goaways: Float64Array;
 }
 
 export interface PolicyResult {
@@ -269,7 +271,7 @@ function growU8(a: Uint8Array<ArrayBuffer>, n: number): Uint8Array<ArrayBuffer> 
 export type Progress = (doneMs: number, totalMs: number) => void;
 
 /** Runs one policy. Bounded: time advances monotonically to the window's end. */
-export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, onProgress?: Progress): PolicyResult {
+export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, onProgress?: Progress, wrap?: (p: SimPolicy) => SimPolicy): PolicyResult {
   const sc = world.scenario;
   const w = sc.world;
   const R = world.regions.length;
@@ -277,7 +279,9 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const S = world.subnetMetro.length;
   const C = S * K;
   const events = eventsOf(world);
-  const policy: SimPolicy = makePolicy(policyName, world, tl.start);
+  // `wrap` (tests) may stand in for parts of the policy, e.g. a plan field the planner does not set yet.
+  const made = makePolicy(policyName, world, tl.start);
+  const policy: SimPolicy = wrap ? wrap(made) : made;
   const arr = new Rng(world.seed, STREAM_ARRIVALS);
   const prng = new Rng(world.seed, STREAM_POLICY);
   const hrng = new Rng(world.seed, STREAM_HOOK);
@@ -389,6 +393,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     capacity: new Float64Array(nb * R),
     spill: new Float64Array(nb * R),
     unplaced: new Float64Array(nb * R),
+    goaways: new Float64Array(nb),
   };
   const bucketOf = (t: number) => Math.min(nb - 1, Math.floor((t - tl.windowStart) / w.bucketMs));
   const arrivals = zeros();
@@ -463,9 +468,10 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     cState[k] = 0;
     cp.free.push(k);
   };
-  const goaway = (k: number) => {
+  const goaway = (k: number, t: number) => {
     if (cState[k] !== 1) return;
     goaways++;
+    if (inWindow(t)) series.goaways[bucketOf(t)]!++;
     if (curConn[cClient[k]!] === k) curConn[cClient[k]!] = -1;
     if (cActive[k] === 0) freeConn(k);
     else cState[k] = 2;
@@ -717,7 +723,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
         continue;
       }
       const go = sc.policies.gridsteer.goaway === 'admission' ? !policy.admits(r, (cClient[k]! / K) | 0, t) : prng.next() < shed;
-      if (go) goaway(k);
+      if (go) goaway(k, t);
     }
   };
   /** From a step with goawayBy: each second, GOAWAY to the share of the remaining connections that spreads them evenly until goawayBy (all of them from then on). */
@@ -728,7 +734,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     const list = regionConns[r]!.slice(0, regionConnN[r]!);
     for (const k of list) {
       if (cState[k] !== 1) continue;
-      if (p >= 1 || prng.next() < p) goaway(k);
+      if (p >= 1 || prng.next() < p) goaway(k, t);
     }
   };
   const drainHook = (t: number) => {

@@ -54,7 +54,7 @@ function result(policy: PolicyName, o: Opts = {}): PolicyResult {
     dnsQueries: 0,
     goaways: 0,
     plans: 0,
-    series: { t0: 0, bucketMs: 60_000, n: 0, started: new Float64Array(0), refused: new Float64Array(0), failed: new Float64Array(0), load: new Float64Array(0), capacity: new Float64Array(0), spill: new Float64Array(0), unplaced: new Float64Array(0) },
+    series: { t0: 0, bucketMs: 60_000, n: 0, started: new Float64Array(0), refused: new Float64Array(0), failed: new Float64Array(0), load: new Float64Array(0), capacity: new Float64Array(0), spill: new Float64Array(0), unplaced: new Float64Array(0), goaways: new Float64Array(0) },
   };
 }
 

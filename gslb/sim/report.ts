@@ -339,7 +339,7 @@ export function reportJson(rep: SimReport, o: { command?: string } = {}): unknow
       const { series, ...rest } = x;
       return {
         ...rest,
-        series: { t0: new Date(series.t0).toISOString(), bucketMs: series.bucketMs, n: series.n, regions: w.regions.map((r) => r.id), started: arr(series.started), failed: arr(series.failed), refused: arr(series.refused), load: arr(series.load), capacity: arr(series.capacity), spill: arr(series.spill), unplacedQps: arr(series.unplaced) },
+        series: { t0: new Date(series.t0).toISOString(), bucketMs: series.bucketMs, n: series.n, regions: w.regions.map((r) => r.id), started: arr(series.started), failed: arr(series.failed), refused: arr(series.refused), load: arr(series.load), capacity: arr(series.capacity), spill: arr(series.spill), unplacedQps: arr(series.unplaced), goaways: arr(series.goaways) },
       };
     }),
     targets: evaluateTargets(rep),
