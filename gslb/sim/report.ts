@@ -68,6 +68,8 @@ export function roomDuring(rep: Pick<SimReport, 'world' | 'events'>, e: EventRt)
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const pct = (x: number, digits = 0) => `${(x * 100).toFixed(digits)} %`;
 const HONOURING = 0;
+/** q/s with one decimal, two below 0.1 (a trickle is not 0.0). */
+const qps = (x: number) => x.toFixed(x < 0.1 ? 2 : 1);
 
 /** Cut at event e's T, of class c: [before the announcement (bound), after, total]. */
 export function eventCuts(x: PolicyResult, e: number, c: 0 | 1 | 2): { bound: number; after: number; total: number } {
@@ -290,9 +292,9 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
         const list = Array.from(homes, (x, r) => ({ x: x / n, r }))
           .filter((h) => h.x > 0)
           .sort((a, b) => b.x - a.x)
-          .map((h) => `${w.regions[h.r]!.id} ${h.x.toFixed(1)}`)
+          .map((h) => `${w.regions[h.r]!.id} ${qps(h.x)}`)
           .join(', ');
-        L.push(`| ${utc(s.t0 + b0 * s.bucketMs)} | ${tot.toFixed(1)} | ${list} |`);
+        L.push(`| ${utc(s.t0 + b0 * s.bucketMs)} | ${qps(tot)} | ${list} |`);
       }
     }
   }

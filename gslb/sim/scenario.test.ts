@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { durationMs, formatDuration, loadScenario, parsePath, ScenarioError, type ScenarioIssue, type ScenarioOverride } from './scenario.js';
+import { durationMs, formatDuration, loadScenario, parsePath, ScenarioError, type ScenarioEvent, type ScenarioIssue, type ScenarioOverride } from './scenario.js';
 import { tempDir, tinyScenario } from './testing.js';
 
 const BUNDLED = fileURLToPath(new URL('../../../bench/scenarios/', import.meta.url));
@@ -26,6 +26,9 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
     ['ercot-eea2.yaml', 'us-tx', 'power-off', 10 * 60_000, 'grid-emergency'],
     ['aeso-load-shed.yaml', 'ca-ab', 'power-off', 2 * 3_600_000, 'load-shed'],
     ['thermal-throttle.yaml', 'us-va', 'throttle', 0, null],
+    ['overlapping-neighbours.yaml', 'us-tx', 'power-off', 60 * 60_000, 'grid-emergency'],
+    ['tight-fleet.yaml', 'us-tx', 'power-off', 45 * 60_000, 'grid-emergency'],
+    ['long-notice.yaml', 'us-va', 'power-off', 75 * 60_000, 'load-shed'],
   ];
   for (const [file, region, effect, notice, type] of cases) {
     const sc = loadScenario(join(BUNDLED, file));
@@ -47,6 +50,16 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
   }
   const aeso = loadScenario(join(BUNDLED, 'aeso-load-shed.yaml'));
   assert.match(aeso.events[0]!.facts[0]!.source, /^openadr3\//);
+  // Issue 17's correlated events: us-va dark 20 minutes into us-tx's hour, with 30 minutes' notice; about 1.1 × demand left with both dark.
+  const ov = loadScenario(join(BUNDLED, 'overlapping-neighbours.yaml'));
+  const [tx, va] = ov.events as [ScenarioEvent, ScenarioEvent];
+  assert.deepEqual([va.region, va.noticeMs, va.effect.kind], ['us-va', 30 * 60_000, 'power-off']);
+  assert.ok(va.atMs > tx.atMs && va.atMs < tx.atMs + tx.durationMs, 'the windows overlap');
+  const units = (sc: typeof ov, without: string[]) => sc.regions.filter((r) => !without.includes(r.id)).reduce((x, r) => x + r.capacityUnits, 0);
+  const left = (units(ov, ['us-tx', 'us-va']) / units(ov, [])) * ov.world.fleetHeadroom;
+  assert.ok(left > 1.05 && left < 1.15, `the fleet holds ${left} × demand with both dark`);
+  const tight = loadScenario(join(BUNDLED, 'tight-fleet.yaml'));
+  assert.ok((units(tight, ['us-tx']) / units(tight, [])) * tight.world.fleetHeadroom < 1, 'a tight fleet: short of room with us-tx dark');
 });
 
 test('durations: numbers are seconds, strings carry units; formatDuration reads back', () => {
