@@ -17,11 +17,20 @@
  *   the session fails.
  * - A throttle lowers the region's capacity from T to E; sessions there go on (slower): load
  *   may exceed capacity, which is measured, not cut.
- * - GridSteer's drain hook: when its plan lowers a region's own share from a to b (checked
- *   every simulated second), the region's gateway sends GOAWAY to (a − b) ÷ a of its open
+ * - Overlapping or back-to-back events on one region: dark while any power-off is in force
+ *   (cut once, when it goes dark), throttled by the largest share in force.
+ * - A cut session may be retried by its client (world.cutRetry), resolving again; counted
+ *   apart from arrivals. A resolver without ECS caches one answer for all its /24s.
+ * - GridSteer's drain hook: whenever its plan changes a region's state (share, refuse,
+ *   goawayBy; checked every simulated second) the hook calls the gateway; a call may fail and
+ *   be retried, and takes effect after a delay (policies.gridsteer.hook). When the share the
+ *   gateway was told falls from a to b it sends GOAWAY to (a − b) ÷ a of its open
  *   connections, picked at random (or, with goaway: admission, to those whose clients the plan
- *   no longer admits). A GOAWAY'd connection takes no new streams; its streams finish (or are
- *   cut at T); the client opens a new connection for its next session, resolving again.
+ *   no longer admits); from a step with goawayBy, to every connection progressively by then.
+ *   A GOAWAY'd connection takes no new streams; its streams finish (or are cut at T); the
+ *   client opens a new connection for its next session, resolving again.
+ * - Cuts at T are split by session start at the announcement (the unavoidable bound); load is
+ *   split into own clients and spill; GridSteer's plan's unplaced demand is sampled each second.
  */
 import type { Signal } from '../model/types.js';
 import { makePolicy, throttleReactionMs, type PolicyName, type SimPolicy, type WorldState } from './policies.js';

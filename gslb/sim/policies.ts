@@ -5,8 +5,8 @@
  * - reactive failover (Route 53 style): health checks every 10 s; a region failing 3
  *   consecutive checks is marked down and skipped (the next nearest healthy one answers),
  *   3 consecutive passes mark it up again; every region down → the nearest. TTL 60 s.
- *   A region is failing its checks whenever one of its events is in force (out of power, or
- *   over capacity).
+ *   With check: load (the default) a region fails a check while it is dark or its load is
+ *   above its capacity; with check: event, whenever one of its events is in force.
  * - GridSteer: the real planner (`plan`) over a store snapshot built with the real reducer
  *   (`reduce`) from every fact as a Signal, and the real `decide`. Facts: the scenario's
  *   grid facts (at T − notice, repeated by their source), a load.metrics scrape of every

@@ -11,7 +11,10 @@
  * - Each /24 uses one resolver of a pool; world.clampingResolvers of the resolvers (chosen at
  *   random) raise every TTL below world.clampTtl to it. world.ttlIgnoringClients of the
  *   clients (chosen at random) keep their address until their connection breaks.
- *   TTL-honouring traffic is that of clients that honour TTLs behind resolvers that do.
+ *   Classes (CLASS_*): TTL-honouring (client and resolver honour TTLs), clamped-resolver,
+ *   TTL-ignoring. world.noEcsResolvers of the resolvers (drawn after everything else, so a
+ *   world without them is the world it always was) send no ECS: a query's origin is then the
+ *   resolver (placed in its metro), not the /24 (queryMetro).
  * - Capacity: region r serves units_r × k concurrent sessions, with k such that the fleet's
  *   total is world.fleetHeadroom × the expected mean number of concurrent sessions
  *   (arrival rate × mean session length).
