@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { renderSvg } from '../sim/chart.js';
 import { POLICY_NAMES, type PolicyName } from '../sim/policies.js';
-import { renderMarkdown, reportJson, summaryLines } from '../sim/report.js';
+import { renderMarkdown, reportJsonText, summaryLines } from '../sim/report.js';
 import { runScenario } from '../sim/run.js';
 import { loadScenario, ScenarioError, type ScenarioOverride } from '../sim/scenario.js';
 
@@ -164,7 +164,7 @@ export async function runSimulate(args: string[]): Promise<number> {
     try {
       mkdirSync(dir, { recursive: true });
       writeFileSync(svg, renderSvg(rep));
-      writeFileSync(json, JSON.stringify(reportJson(rep, { command }), null, 1) + '\n');
+      writeFileSync(json, reportJsonText(rep, { command }));
       writeFileSync(md, renderMarkdown(rep, { command, chart: `${sc.name}.svg`, json: `${sc.name}.json` }));
     } catch (e) {
       process.stderr.write(`gridsteer simulate: cannot write the report in ${dir}: ${(e as Error).message}\n`);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { EventRt, PolicyResult, ThrottleCheck } from './engine.js';
 import type { PolicyName } from './policies.js';
-import { evaluateTargets, renderMarkdown, capacityDuringEvents, reportJson, roomDuring } from './report.js';
+import { evaluateTargets, renderMarkdown, capacityDuringEvents, reportJson, reportJsonText, roomDuring } from './report.js';
 import { escapeXml, renderSvg } from './chart.js';
 import { runScenario, type SimReport } from './run.js';
 import { loadScenario } from './scenario.js';
@@ -149,7 +149,10 @@ test('the Markdown report has the events, the world, both traffic classes, peaks
   }
   assert.ok(!/NaN|undefined|Infinity/.test(md), 'no NaN, undefined or Infinity in the report');
   // The JSON twin: the same figures, plain arrays, round-trips.
-  const js = JSON.parse(JSON.stringify(reportJson(rep))) as { results: { policy: string; cut: number[]; series: { load: number[] } }[]; targets: { id: string }[] };
+  const text = reportJsonText(rep);
+  assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(reportJson(rep))), 'the text is the same JSON, lists of numbers on one line');
+  assert.match(text, /"load": \[[\d.,]+\]/);
+  const js = JSON.parse(text) as { results: { policy: string; cut: number[]; series: { load: number[] } }[]; targets: { id: string }[] };
   assert.deepEqual(
     js.results.map((r) => [r.policy, r.cut]),
     rep.results.map((r) => [r.policy, r.cut]),
