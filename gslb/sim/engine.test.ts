@@ -338,3 +338,27 @@ test('the daily cycle: demand follows each metro\'s local hour; amplitude 0 chan
   // Factor about 1.8 against about 0.2, the mean being 1.
   assert.ok(n(peak.arrivals) > 1.5 * n(base.arrivals) && n(trough.arrivals) < 0.4 * n(base.arrivals), `peak ${n(peak.arrivals)}, trough ${n(trough.arrivals)}, flat ${n(base.arrivals)}`);
 });
+
+test('spill: static geo never spills; reactive failover pushes the dark region\'s clients onto neighbours, over capacity by spill while the fleet has room', (t) => {
+  // Headroom 1.6: with east dark the fleet still holds 1.07 × the demand; east's clients fill their neighbours.
+  const rep = runScenario(tinyWith(t, '  fleetHeadroom: 1.6'), { scale: 0.3, policies: ['static', 'reactive'] });
+  const [st, re] = rep.results as [(typeof rep.results)[0], (typeof rep.results)[0]];
+  const R = rep.world.regions.length;
+  const east = rep.world.regionIndex.get('east')!;
+  assert.ok(st.series.spill.every((x) => x === 0), 'static: every client at home');
+  assert.deepEqual(st.peakSpillShare, [0, 0, 0]);
+  assert.deepEqual(st.spillOverMs, [0, 0, 0], 'static over capacity only by its own clients');
+  assert.ok(st.peakUtil.some((u) => u > 1), 'static is over capacity somewhere (by its own clients)');
+  const T = rep.events[0]!.T;
+  const b = Math.floor((T + 5 * 60_000 - re.series.t0) / re.series.bucketMs);
+  let spill = 0;
+  for (let r = 0; r < R; r++) if (r !== east) spill += re.series.spill[b * R + r]!;
+  assert.ok(spill > 0.2 * rep.world.expectedHomeConcurrent[east]!, `reactive: east's clients spill onto its neighbours during the event (${spill})`);
+  assert.ok(re.spillOverMs.some((ms) => ms > 0), 'reactive: over capacity by spill');
+  for (const res of rep.results) {
+    for (let r = 0; r < R; r++) {
+      assert.ok(res.spillOverMs[r]! <= res.overCapacityMs[r]!, `${res.policy} ${r}: over by spill is over`);
+      assert.ok(res.spillOverPeak[r]! <= Math.max(0, res.peakUtil[r]! - 1) + 1e-9, `${res.policy} ${r}: the excess by spill is part of the excess`);
+    }
+  }
+});
