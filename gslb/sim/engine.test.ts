@@ -362,3 +362,17 @@ test('spill: static geo never spills; reactive failover pushes the dark region\'
     }
   }
 });
+
+test('unplaced demand: the plan\'s field sampled each second; its series adds up to the queries counted', (t) => {
+  // Headroom 1.3: with east dark the rest holds 0.87 × the demand, so the plan cannot place all of east's.
+  const rep = runScenario(tinyWith(t, '  fleetHeadroom: 1.3'), { scale: 0.3, policies: ['static', 'gridsteer'] });
+  const [st, gs] = rep.results as [(typeof rep.results)[0], (typeof rep.results)[0]];
+  assert.deepEqual(st.unplaced, { peakQps: 0, peakAt: 0, seconds: 0, queries: 0, flips: 0, changes: 0 }, 'static has no plan');
+  assert.ok(st.series.unplaced.every((x) => x === 0));
+  const u = gs.unplaced;
+  assert.ok(u.seconds > 0 && u.queries > 0 && u.peakQps > 0, JSON.stringify(u));
+  assert.ok(u.flips >= 1 && u.changes >= u.flips, JSON.stringify(u));
+  const fromSeries = gs.series.unplaced.reduce((a, x) => a + x, 0) * (gs.series.bucketMs / 1000);
+  assert.ok(Math.abs(fromSeries - u.queries) < 1e-6 * Math.max(1, u.queries), `series ${fromSeries}, counted ${u.queries}`);
+  assert.ok(u.peakAt >= rep.timeline.windowStart && u.peakAt < rep.timeline.windowEnd);
+});
