@@ -60,19 +60,23 @@ test('a bad scenario exits 1 naming the file, the line, the path and the fix', a
   assert.match(missing.err, /missing\.yaml: \(top level\): cannot read the file \(it does not exist\)/);
 });
 
-test('a tiny scenario writes DIR/<scenario>.md and .svg and exits 0; progress goes to stderr', async (t) => {
+test('a tiny scenario writes DIR/<scenario>.md, .json and .svg and exits 0; progress goes to stderr', async (t) => {
   const dir = tempDir(t, { 'tiny.yaml': tinyScenario() });
   const out = join(dir, 'out');
   const r = await run([join(dir, 'tiny.yaml'), '--out', out, '--scale', '0.3', '--seed', '2', '--hours', '0.5']);
   assert.equal(r.code, 0, r.err);
-  assert.ok(existsSync(join(out, 'tiny.md')) && existsSync(join(out, 'tiny.svg')));
+  assert.ok(existsSync(join(out, 'tiny.md')) && existsSync(join(out, 'tiny.svg')) && existsSync(join(out, 'tiny.json')));
+  const js = JSON.parse(readFileSync(join(out, 'tiny.json'), 'utf8')) as { seed: number; scale: number; results: { policy: string }[]; targets: unknown[] };
+  assert.deepEqual([js.seed, js.scale, js.results.map((x) => x.policy)], [2, 0.3, ['static', 'reactive', 'gridsteer']]);
+  assert.ok(js.targets.length > 0);
   const md = readFileSync(join(out, 'tiny.md'), 'utf8');
   assert.match(md, /Made with `gridsteer simulate .*tiny\.yaml --out .* --scale 0\.3 --seed 2 --hours 0\.5`/);
   assert.match(md, /seed 2, scale 0\.3/);
   assert.match(md, /Shortened from 1h with --hours/);
   assert.match(readFileSync(join(out, 'tiny.svg'), 'utf8'), /^<svg /);
-  assert.match(r.out, /wrote .*tiny\.md\nwrote .*tiny\.svg\n/);
-  assert.match(r.out, /GridSteer .*sent-to-event-region/);
+  assert.match(r.out, /wrote .*tiny\.md\nwrote .*tiny\.json\nwrote .*tiny\.svg\n/);
+  assert.match(r.out, /GridSteer .*sent-to-dark .*\(bound /);
+  assert.match(readFileSync(join(out, 'tiny.md'), 'utf8'), /\[tiny\.json\]\(tiny\.json\)/);
   // Not a terminal here: a progress line every 10 %.
   assert.match(r.err, /simulate: 10 % \(static\)/);
   assert.match(r.err, /simulate: 100 % \(gridsteer\)/);

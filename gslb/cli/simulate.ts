@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { renderSvg } from '../sim/chart.js';
 import { POLICY_NAMES, type PolicyName } from '../sim/policies.js';
-import { renderMarkdown, summaryLines } from '../sim/report.js';
+import { renderMarkdown, reportJsonText, summaryLines } from '../sim/report.js';
 import { runScenario } from '../sim/run.js';
 import { loadScenario, ScenarioError, type ScenarioOverride } from '../sim/scenario.js';
 
@@ -23,7 +23,7 @@ Simulates a grid event against the fleet and compares three policies on the same
 static geo, reactive failover (Route 53 style) and GridSteer (the real planner and decide).
 
 options:
-  --out DIR          write DIR/<scenario>.md and DIR/<scenario>.svg (default: the report to stdout)
+  --out DIR          write DIR/<scenario>.md, .json and .svg (default: the Markdown report to stdout)
   --seed N           random seed (default: the scenario's seed, else 1)
   --hours H          simulate only H hours (kept around the first event) for quick runs
   --scale X          multiply sessions per hour, client /24s and resolvers by X (e.g. 0.1)
@@ -160,15 +160,17 @@ export async function runSimulate(args: string[]): Promise<number> {
     const dir = resolve(v.out);
     const md = join(dir, `${sc.name}.md`);
     const svg = join(dir, `${sc.name}.svg`);
+    const json = join(dir, `${sc.name}.json`);
     try {
       mkdirSync(dir, { recursive: true });
       writeFileSync(svg, renderSvg(rep));
-      writeFileSync(md, renderMarkdown(rep, { command, chart: `${sc.name}.svg` }));
+      writeFileSync(json, reportJsonText(rep, { command }));
+      writeFileSync(md, renderMarkdown(rep, { command, chart: `${sc.name}.svg`, json: `${sc.name}.json` }));
     } catch (e) {
       process.stderr.write(`gridsteer simulate: cannot write the report in ${dir}: ${(e as Error).message}\n`);
       return 1;
     }
-    process.stdout.write(`wrote ${md}\nwrote ${svg}\n`);
+    process.stdout.write(`wrote ${md}\nwrote ${json}\nwrote ${svg}\n`);
     for (const l of summaryLines(rep)) process.stdout.write(l + '\n');
   }
   if (!v.quiet) process.stderr.write(`simulate: done in ${((performance.now() - began) / 1000).toFixed(1)} s\n`);

@@ -1,8 +1,9 @@
 /**
  * The report's chart: traffic share per region over time as a standalone SVG, one panel per
  * policy (stacked areas of the share of sessions started on each region per time bucket,
- * failed sessions in grey on top), the event windows shaded, the announcements dotted, the
- * event region's load as a dashed line, axis labels and a legend. Pure: returns the SVG text.
+ * failed sessions in grey on top), the event windows shaded, the announcements dotted (named
+ * by region when several regions have events), the event regions' load as a dashed line, axis
+ * labels and a legend. Pure: returns the SVG text.
  */
 import { POLICY_TITLES } from './policies.js';
 import type { SimReport } from './run.js';
@@ -123,12 +124,15 @@ export function renderSvg(rep: SimReport): string {
       out.push(`<text x="${f1(lx)}" y="${place(lx, lx + width(label))}" fill="#000" stroke="#fff" stroke-width="3" paint-order="stroke">${escapeXml(label)}</text>`);
       if (e.announce < e.T && e.announce >= t0 && !announcedAt.has(e.announce)) {
         announcedAt.add(e.announce);
+        // Which regions' events were announced then (several events: say whose).
+        const whose = [...new Set(rep.events.filter((x) => x.announce === e.announce && x.announce < x.T).map((x) => rep.world.regions[x.region]!.id))];
+        const text = evRegions.length > 1 ? `${whose.join(', ')} announced` : 'announced';
         // Left of the line when there is room, else right of it (clear of the axis labels).
-        const w = width('announced');
+        const w = width(text);
         const room = x(e.announce) - left >= w + 8;
         const ax = x(e.announce) + (room ? -4 : 4);
         const ay = room ? place(ax - w, ax) : place(ax, ax + w);
-        out.push(`<text x="${f1(ax)}" y="${ay}" text-anchor="${room ? 'end' : 'start'}" fill="#000" stroke="#fff" stroke-width="3" paint-order="stroke">announced</text>`);
+        out.push(`<text x="${f1(ax)}" y="${ay}" text-anchor="${room ? 'end' : 'start'}" fill="#000" stroke="#fff" stroke-width="3" paint-order="stroke">${escapeXml(text)}</text>`);
       }
     }
     // Axes.

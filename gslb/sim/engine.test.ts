@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { loadScenario } from './scenario.js';
 import { buildWorld } from './world.js';
 import { runPolicy, timeline } from './engine.js';
+import type { SimPolicy } from './policies.js';
 import { runScenario, type SimReport } from './run.js';
 import { tempDir, tinyScenario } from './testing.js';
 
@@ -71,22 +72,22 @@ test('a tiny scenario end to end: the counts add up and each policy behaves as m
   const arrivals = rep.results[0]!.arrivals;
   for (const r of rep.results) {
     assert.deepEqual(r.arrivals, arrivals, `${r.policy}: the same sessions arrive under every policy`);
-    for (const c of [0, 1] as const) {
+    for (const c of [0, 1, 2] as const) {
       const done = r.started[c] + r.failed[c];
       // A session still retrying at the window's end is neither: at most a few seconds' worth.
       assert.ok(done <= r.arrivals[c] && r.arrivals[c] - done <= 0.002 * r.arrivals[c] + 5, `${r.policy} class ${c}: ${done} of ${r.arrivals[c]}`);
     }
     const startedInSeries = r.series.started.reduce((s, x) => s + x, 0);
     // The series counts starts in the window (including retried sessions that arrived in the warm-up).
-    assert.ok(Math.abs(startedInSeries - (r.started[0] + r.started[1])) <= 0.01 * startedInSeries, `${r.policy}: series ${startedInSeries}`);
+    assert.ok(Math.abs(startedInSeries - (r.started[0] + r.started[1] + r.started[2])) <= 0.01 * startedInSeries, `${r.policy}: series ${startedInSeries}`);
   }
   const st = total(rep, 'static');
   const re = total(rep, 'reactive');
   const gs = total(rep, 'gridsteer');
-  const sent = (r: typeof st) => r.sentToEventRegion[0]![0] + r.sentToEventRegion[0]![1];
+  const sent = (r: typeof st) => r.sentToEventRegion[0]![0] + r.sentToEventRegion[0]![1] + r.sentToEventRegion[0]![2];
   // Static keeps sending the dark region's clients there: every one of those sessions fails.
   assert.ok(sent(st) > 100, `static sent ${sent(st)}`);
-  assert.ok(st.failed[0] + st.failed[1] >= 0.9 * sent(st));
+  assert.ok(st.failed[0] + st.failed[1] + st.failed[2] >= 0.9 * sent(st));
   assert.equal(st.addedKm.mean[0], 0, 'static always serves from the nearest region');
   assert.equal(st.goaways, 0);
   // Reactive notices within checks × interval + TTL: far fewer, but some.
@@ -94,7 +95,7 @@ test('a tiny scenario end to end: the counts add up and each policy behaves as m
   assert.ok(re.addedKm.mean[0] > 0);
   // GridSteer, told 20 minutes ahead, drains before T.
   assert.ok(sent(gs) < sent(re), `GridSteer sent ${sent(gs)}, reactive ${sent(re)}`);
-  assert.ok(gs.cut[0] + gs.cut[1] < re.cut[0] + re.cut[1], `GridSteer cut ${gs.cut}, reactive ${re.cut}`);
+  assert.ok(gs.cut[0] + gs.cut[1] + gs.cut[2] < re.cut[0] + re.cut[1] + re.cut[2], `GridSteer cut ${gs.cut}, reactive ${re.cut}`);
   assert.ok(gs.goaways > 0, 'the drain hook sent GOAWAYs');
   assert.ok(gs.plans > 100, `plans ${gs.plans}`);
   // Static and reactive cut the same sessions: both leave the region full until T.
@@ -139,7 +140,7 @@ test('a throttle: capacity halves at T; static overloads the region for the whol
   const east = rep.world.regionIndex.get('east')!;
   const homeUtil = rep.world.expectedHomeConcurrent[east]! / rep.world.capacity[east]!;
   assert.ok(homeUtil > 0.5, `the test needs east loaded above half its capacity (${homeUtil})`);
-  for (const r of rep.results) assert.deepEqual(r.cut, [0, 0], `${r.policy}: a throttle cuts nothing`);
+  for (const r of rep.results) assert.deepEqual(r.cut, [0, 0, 0], `${r.policy}: a throttle cuts nothing`);
   const [st, gs] = rep.results as [(typeof rep.results)[0], (typeof rep.results)[0]];
   // With half its capacity left, the region's own clients load it at about 2 × homeUtil.
   assert.ok(st.peakUtil[east]! > 1.5 * homeUtil, `static peak ${st.peakUtil[east]} (home utilisation ${homeUtil})`);
@@ -147,4 +148,231 @@ test('a throttle: capacity halves at T; static overloads the region for the whol
   // GridSteer learns the throttle from its scrapes and caps the region: over capacity for less time.
   assert.ok(gs.overCapacityMs[east]! < 0.5 * st.overCapacityMs[east]!, `GridSteer over capacity for ${gs.overCapacityMs[east]} ms`);
   assert.ok(gs.goaways > 0, 'the drain hook followed the cap');
+});
+
+/** The tiny scenario with `world:` lines added and top-level `extra`. */
+function tinyWith(t: { after(fn: () => void): void }, worldLines: string, extra = '') {
+  const text = tinyScenario(extra).replace('  warmup: 5m', `  warmup: 5m\n${worldLines}`);
+  const dir = tempDir(t, { 'tiny.yaml': text });
+  return loadScenario(join(dir, 'tiny.yaml'));
+}
+
+test('the unavoidable bound: cuts split by session start at the announcement, hand-checked with sessions that outlive the window', (t) => {
+  // Every session lasts 7000–7200 s and the window is 1 h without warm-up: a session started
+  // on east in [announcement, T) is alive at T, so it is cut, and cut "after"; the bound is
+  // what started before (the warm start's long sessions included).
+  const text = tinyScenario().replace('  warmup: 5m', '  warmup: 0\n  session: { tailShare: 1, tailMinS: 7000, tailMaxS: 7200 }');
+  const dir = tempDir(t, { 'long.yaml': text });
+  const s2 = loadScenario(join(dir, 'long.yaml'));
+  const rep = runScenario(s2, { scale: 0.2 });
+  const east = rep.world.regionIndex.get('east')!;
+  const R = rep.world.regions.length;
+  const e = rep.events[0]!;
+  const bucketOf = (t: number) => (t - rep.timeline.windowStart) / s2.world.bucketMs;
+  assert.equal(bucketOf(e.announce), 10);
+  assert.equal(bucketOf(e.T), 30);
+  for (const res of rep.results) {
+    const starts = (from: number, to: number) => {
+      let n = 0;
+      for (let b = from; b < to; b++) n += res.series.started[b * R + east]!;
+      return n;
+    };
+    const sum3 = (x: number[]) => x[0]! + x[1]! + x[2]!;
+    const before = sum3(res.cutBeforeAnnounce[0]!);
+    const after = sum3(res.cutAfterAnnounce[0]!);
+    assert.deepEqual(
+      res.cut,
+      [0, 1, 2].map((c) => res.cutBeforeAnnounce[0]![c]! + res.cutAfterAnnounce[0]![c]!),
+      `${res.policy}: before + after = cut, per class`,
+    );
+    assert.equal(after, starts(10, 30), `${res.policy}: cut after the announcement = sessions started on east in [announcement, T)`);
+    // Bucket 0 also holds the warm start's placements, some of which end before T.
+    assert.ok(before >= starts(1, 10) && before <= starts(0, 10), `${res.policy}: bound ${before} within [${starts(1, 10)}, ${starts(0, 10)}]`);
+    assert.ok(before > 0);
+  }
+  // Static and reactive leave east full until T: the same sessions; GridSteer steers new ones away after the announcement.
+  const [st, , gs] = rep.results;
+  assert.ok(sum3of(gs!.cutAfterAnnounce[0]!) < sum3of(st!.cutAfterAnnounce[0]!) / 2, 'GridSteer starts fewer sessions on east after the announcement');
+});
+
+function sum3of(x: number[]): number {
+  return x[0]! + x[1]! + x[2]!;
+}
+
+test('overlapping events on one region: dark from the first T to the last E, cut once', (t) => {
+  const text = tinyScenario().replace(
+    'events:\n',
+    'events:\n  - { id: shed-0, region: east, at: 25m, duration: 10m, effect: { kind: power-off } }\n  - { id: hot-0, region: east, at: 20m, duration: 40m, effect: { kind: throttle, share: 0.5 } }\n',
+  );
+  const dir = tempDir(t, { 'over.yaml': text });
+  const s2 = loadScenario(join(dir, 'over.yaml'));
+  const rep = runScenario(s2, { scale: 0.3, policies: ['static'] });
+  const res = rep.results[0]!;
+  const east = rep.world.regionIndex.get('east')!;
+  const R = rep.world.regions.length;
+  const cap = rep.world.capacity[east]!;
+  // shed-0 [25, 35) and shed-1 [30, 45) overlap: dark over [25, 45); the throttle halves what is left until 60.
+  for (let b = 0; b < res.series.n; b++) {
+    const end = (b + 1) * 60_000; // relative to the window start (= the epoch)
+    const want = end > 25 * 60_000 && end <= 45 * 60_000 ? 0 : end > 20 * 60_000 && end <= 60 * 60_000 ? cap / 2 : cap;
+    assert.ok(Math.abs(res.series.capacity[b * R + east]! - want) < 1e-6, `bucket ${b}: capacity ${res.series.capacity[b * R + east]} want ${want}`);
+    if (want === 0) assert.equal(res.series.load[b * R + east], 0, `bucket ${b}: dark`);
+  }
+  const evIdx = (id: string) => rep.events.findIndex((e) => e.id === id);
+  assert.ok(sum3of(res.cutBeforeAnnounce[evIdx('shed-0')]!) + sum3of(res.cutAfterAnnounce[evIdx('shed-0')]!) > 0, 'shed-0 cuts');
+  assert.deepEqual([...res.cutBeforeAnnounce[evIdx('shed-1')]!, ...res.cutAfterAnnounce[evIdx('shed-1')]!], [0, 0, 0, 0, 0, 0], 'shed-1 begins while east is already dark');
+});
+
+test('cut sessions retried by their clients: counted apart from arrivals, re-resolving', (t) => {
+  const base = runScenario(tiny(t), { scale: 0.3, policies: ['static', 'gridsteer'] });
+  const rep = runScenario(tinyWith(t, '  cutRetry: { share: 1, delay: 2s }'), { scale: 0.3, policies: ['static', 'gridsteer'] });
+  rep.results.forEach((res, i) => {
+    const b = base.results[i]!;
+    assert.deepEqual(res.arrivals, b.arrivals, `${res.policy}: retries are not arrivals`);
+    assert.deepEqual(res.cut, b.cut, `${res.policy}: the same sessions are cut`);
+    assert.deepEqual(res.cutRetry.retried, res.cut, `${res.policy}: share 1: every cut session is retried`);
+    for (const c of [0, 1, 2]) assert.ok(res.cutRetry.started[c]! + res.cutRetry.failed[c]! <= res.cutRetry.retried[c]!, `${res.policy} class ${c}`);
+    assert.deepEqual(b.cutRetry.retried, [0, 0, 0], 'share 0: none');
+  });
+  // Static sends the retries back to the dark region: they fail; GridSteer's answers place them.
+  const [st, gs] = rep.results;
+  assert.equal(sum3of(st!.cutRetry.started), 0, 'static: every retry goes to the dark region');
+  assert.equal(sum3of(st!.cutRetry.sentDark), sum3of(st!.cutRetry.retried));
+  assert.ok(gs!.cutRetry.started[0] > 0.9 * gs!.cutRetry.retried[0], `GridSteer: TTL-honouring retries placed ${gs!.cutRetry.started[0]} of ${gs!.cutRetry.retried[0]}`);
+});
+
+test('resolvers without ECS: one answer per resolver for all its /24s; the world is otherwise the same', (t) => {
+  const sc0 = tiny(t);
+  const sc1 = tinyWith(t, '  noEcsResolvers: 1');
+  const w0 = buildWorld(sc0, 1, 0.3);
+  const w1 = buildWorld(sc1, 1, 0.3);
+  assert.deepEqual(w1.subnetAddr, w0.subnetAddr);
+  assert.deepEqual(w1.clientClass, w0.clientClass);
+  assert.equal(Array.from(w0.resolverNoEcs).filter((x) => x).length, 0);
+  assert.equal(Array.from(w1.resolverNoEcs).filter((x) => x).length, w1.resolverNoEcs.length);
+  assert.equal(w1.queryMetro.length, w1.subnetMetro.length + w1.resolverNoEcs.length);
+  for (let i = 0; i < w1.resolverMetro.length; i++) assert.equal(w1.queryMetro[w1.subnetMetro.length + i], w1.resolverMetro[i]);
+  const half = buildWorld(tinyWith(t, '  noEcsResolvers: 0.5'), 1, 0.3);
+  assert.equal(Array.from(half.resolverNoEcs).filter((x) => x).length, Math.round(0.5 * half.resolverNoEcs.length));
+  const r0 = runScenario(sc0, { scale: 0.3, policies: ['static'] }).results[0]!;
+  const r1 = runScenario(sc1, { scale: 0.3, policies: ['static'] }).results[0]!;
+  assert.deepEqual(r1.arrivals, r0.arrivals);
+  // Fewer resolver caches than /24s: fewer cache misses reach the authoritative server.
+  // Without ECS a resolver misses its cache at most once per TTL (30 s) over the 65 simulated minutes.
+  const nRes = w1.resolverNoEcs.length;
+  assert.ok(r1.dnsQueries <= nRes * (65 * 2 + 1), `without ECS ${r1.dnsQueries} for ${nRes} resolvers`);
+  assert.ok(r1.dnsQueries < r0.dnsQueries, `without ECS ${r1.dnsQueries}, with ${r0.dnsQueries}`);
+});
+
+test('the drain hook: delivery delay, failed attempts retried, late and given-up calls counted; switched off, no GOAWAY', (t) => {
+  const run = (hook: string) => runScenario(tinyWith(t, '', `policies:\n  gridsteer:\n    hook: ${hook}\n`), { scale: 0.3, policies: ['gridsteer'] }).results[0]!;
+  const ok = run('{}');
+  assert.ok(ok.hook.calls > 0 && ok.hook.delivered === ok.hook.calls, `every call delivered at once: ${JSON.stringify(ok.hook)}`);
+  assert.equal(ok.hook.maxLagMs, 0);
+  assert.equal(ok.hook.late + ok.hook.failedAttempts + ok.hook.gaveUp, 0);
+  const slow = run('{ delay: 30s }');
+  assert.ok(slow.hook.delivered > 0 && slow.hook.sumLagMs >= 30_000 * slow.hook.delivered, `every delivery at least 30 s late: ${JSON.stringify(slow.hook)}`);
+  const flaky = run('{ failureRate: 0.5, retries: 2, retryBase: 1s }');
+  assert.ok(flaky.hook.failedAttempts > 0 && flaky.hook.late > 0, JSON.stringify(flaky.hook));
+  assert.ok(flaky.hook.delivered + flaky.hook.gaveUp + flaky.hook.abandoned <= flaky.hook.calls + 1, JSON.stringify(flaky.hook));
+  assert.ok(flaky.hook.maxLagMs >= 1000);
+  const off = run('{ enabled: false }');
+  assert.equal(off.goaways, 0);
+  assert.equal(off.hook.calls, 0);
+  assert.ok(sum3of(off.cut) >= sum3of(ok.cut), `without the hook GridSteer cuts at least as many (${off.cut} vs ${ok.cut})`);
+});
+
+test('progressive GOAWAY: from a step with goawayBy every connection of the region gets GOAWAY by then; off, only the share-based one', (t) => {
+  const sc = tinyWith(t, '', 'policies:\n  gridsteer:\n    hook: { progressiveGoaway: true }\n');
+  const scOff = tinyWith(t, '', 'policies:\n  gridsteer:\n    hook: { progressiveGoaway: false }\n');
+  const T = sc.epoch + sc.events[0]!.atMs;
+  const by = T - 5 * 60_000;
+  // Until the planner sets goawayBy, a wrapper gives it for east's steps of weight 0 before T.
+  const wrap = (p: SimPolicy): SimPolicy =>
+    new Proxy(p, {
+      get(target, prop, recv) {
+        if (prop === 'goawayBy') return (r: number, t: number) => (target.drainShare(r, t) === 0 && r === 0 && t < T ? by : undefined);
+        const v = Reflect.get(target, prop, recv) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  let D = Infinity;
+  const spy = (p: SimPolicy): SimPolicy => {
+    const w = wrap(p);
+    return new Proxy(w, {
+      get(target, prop, recv) {
+        if (prop === 'drainShare')
+          return (r: number, t: number) => {
+            const sh = target.drainShare(r, t);
+            if (r === 0 && sh === 0 && t < D) D = t;
+            return sh;
+          };
+        const v = Reflect.get(target, prop, recv) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  };
+  const on = runPolicy(buildWorld(sc, 1, 0.3), 'gridsteer', timeline(sc), undefined, spy);
+  const off = runPolicy(buildWorld(scOff, 1, 0.3), 'gridsteer', timeline(scOff), undefined, wrap);
+  const plain = runPolicy(buildWorld(sc, 1, 0.3), 'gridsteer', timeline(sc));
+  assert.ok(D < by - 2 * 60_000, `the weight reaches 0 at ${new Date(D).toISOString()}, before goawayBy`);
+  assert.deepEqual(off.series.goaways, plain.series.goaways, 'progressive off: the plan\'s goawayBy is ignored');
+  // Buckets strictly between D's and goawayBy's: share-based GOAWAY is over (one burst at D); progressive spreads its GOAWAYs there.
+  const t0 = on.series.t0;
+  const bD = Math.floor((D - t0) / 60_000);
+  const bBy = Math.floor((by - t0) / 60_000);
+  const spread = (x: Float64Array) => Array.from(x.subarray(bD + 1, bBy)).filter((n) => n > 0).length;
+  assert.equal(spread(off.series.goaways), 0, `share-based: ${Array.from(off.series.goaways.subarray(bD, bBy + 1))}`);
+  assert.ok(spread(on.series.goaways) >= (bBy - bD - 1) / 2, `progressive: ${Array.from(on.series.goaways.subarray(bD, bBy + 1))}`);
+  assert.ok(on.series.goaways[bD]! < off.series.goaways[bD]!, 'no burst at D');
+});
+
+test('the daily cycle: demand follows each metro\'s local hour; amplitude 0 changes nothing', (t) => {
+  // The window is 18:00–19:00 UTC: about 11:00–13:00 local solar time in the tiny scenario's North American metros.
+  const peak = runScenario(tinyWith(t, '  dailyCycle: { amplitude: 0.8, peakHour: 12 }'), { scale: 0.3, policies: ['static'] }).results[0]!;
+  const trough = runScenario(tinyWith(t, '  dailyCycle: { amplitude: 0.8, peakHour: 0 }'), { scale: 0.3, policies: ['static'] }).results[0]!;
+  const flat = runScenario(tinyWith(t, '  dailyCycle: { amplitude: 0 }'), { scale: 0.3, policies: ['static'] }).results[0]!;
+  const base = runScenario(tiny(t), { scale: 0.3, policies: ['static'] }).results[0]!;
+  assert.deepEqual(flat.arrivals, base.arrivals);
+  const n = (x: number[]) => x[0]! + x[1]! + x[2]!;
+  // Factor about 1.8 against about 0.2, the mean being 1.
+  assert.ok(n(peak.arrivals) > 1.5 * n(base.arrivals) && n(trough.arrivals) < 0.4 * n(base.arrivals), `peak ${n(peak.arrivals)}, trough ${n(trough.arrivals)}, flat ${n(base.arrivals)}`);
+});
+
+test('spill: static geo never spills; reactive failover pushes the dark region\'s clients onto neighbours, over capacity by spill while the fleet has room', (t) => {
+  // Headroom 1.6: with east dark the fleet still holds 1.07 × the demand; east's clients fill their neighbours.
+  const rep = runScenario(tinyWith(t, '  fleetHeadroom: 1.6'), { scale: 0.3, policies: ['static', 'reactive'] });
+  const [st, re] = rep.results as [(typeof rep.results)[0], (typeof rep.results)[0]];
+  const R = rep.world.regions.length;
+  const east = rep.world.regionIndex.get('east')!;
+  assert.ok(st.series.spill.every((x) => x === 0), 'static: every client at home');
+  assert.deepEqual(st.peakSpillShare, [0, 0, 0]);
+  assert.deepEqual(st.spillOverMs, [0, 0, 0], 'static over capacity only by its own clients');
+  assert.ok(st.peakUtil.some((u) => u > 1), 'static is over capacity somewhere (by its own clients)');
+  const T = rep.events[0]!.T;
+  const b = Math.floor((T + 5 * 60_000 - re.series.t0) / re.series.bucketMs);
+  let spill = 0;
+  for (let r = 0; r < R; r++) if (r !== east) spill += re.series.spill[b * R + r]!;
+  assert.ok(spill > 0.2 * rep.world.expectedHomeConcurrent[east]!, `reactive: east's clients spill onto its neighbours during the event (${spill})`);
+  assert.ok(re.spillOverMs.some((ms) => ms > 0), 'reactive: over capacity by spill');
+  for (const res of rep.results) {
+    for (let r = 0; r < R; r++) {
+      assert.ok(res.spillOverMs[r]! <= res.overCapacityMs[r]!, `${res.policy} ${r}: over by spill is over`);
+      assert.ok(res.spillOverPeak[r]! <= Math.max(0, res.peakUtil[r]! - 1) + 1e-9, `${res.policy} ${r}: the excess by spill is part of the excess`);
+    }
+  }
+});
+
+test('unplaced demand: the plan\'s field sampled each second; its series adds up to the queries counted', (t) => {
+  // Headroom 1.3: with east dark the rest holds 0.87 × the demand, so the plan cannot place all of east's.
+  const rep = runScenario(tinyWith(t, '  fleetHeadroom: 1.3'), { scale: 0.3, policies: ['static', 'gridsteer'] });
+  const [st, gs] = rep.results as [(typeof rep.results)[0], (typeof rep.results)[0]];
+  assert.deepEqual(st.unplaced, { peakQps: 0, peakAt: 0, seconds: 0, queries: 0, flips: 0, changes: 0 }, 'static has no plan');
+  assert.ok(st.series.unplaced.every((x) => x === 0));
+  const u = gs.unplaced;
+  assert.ok(u.seconds > 0 && u.queries > 0 && u.peakQps > 0, JSON.stringify(u));
+  assert.ok(u.flips >= 1 && u.changes >= u.flips, JSON.stringify(u));
+  const fromSeries = gs.series.unplaced.reduce((a, x) => a + x, 0) * (gs.series.bucketMs / 1000);
+  assert.ok(Math.abs(fromSeries - u.queries) < 1e-6 * Math.max(1, u.queries), `series ${fromSeries}, counted ${u.queries}`);
+  assert.ok(u.peakAt >= rep.timeline.windowStart && u.peakAt < rep.timeline.windowEnd);
 });

@@ -17,19 +17,28 @@
  *   the session fails.
  * - A throttle lowers the region's capacity from T to E; sessions there go on (slower): load
  *   may exceed capacity, which is measured, not cut.
- * - GridSteer's drain hook: when its plan lowers a region's own share from a to b (checked
- *   every simulated second), the region's gateway sends GOAWAY to (a − b) ÷ a of its open
+ * - Overlapping or back-to-back events on one region: dark while any power-off is in force
+ *   (cut once, when it goes dark), throttled by the largest share in force.
+ * - A cut session may be retried by its client (world.cutRetry), resolving again; counted
+ *   apart from arrivals. A resolver without ECS caches one answer for all its /24s.
+ * - GridSteer's drain hook: whenever its plan changes a region's state (share, refuse,
+ *   goawayBy; checked every simulated second) the hook calls the gateway; a call may fail and
+ *   be retried, and takes effect after a delay (policies.gridsteer.hook). When the share the
+ *   gateway was told falls from a to b it sends GOAWAY to (a − b) ÷ a of its open
  *   connections, picked at random (or, with goaway: admission, to those whose clients the plan
- *   no longer admits). A GOAWAY'd connection takes no new streams; its streams finish (or are
- *   cut at T); the client opens a new connection for its next session, resolving again.
+ *   no longer admits); from a step with goawayBy, to every connection progressively by then.
+ *   A GOAWAY'd connection takes no new streams; its streams finish (or are cut at T); the
+ *   client opens a new connection for its next session, resolving again.
+ * - Cuts at T are split by session start at the announcement (the unavoidable bound); load is
+ *   split into own clients and spill; GridSteer's plan's unplaced demand is sampled each second.
  */
 import type { Signal } from '../model/types.js';
-import { makePolicy, type PolicyName, type SimPolicy, type WorldState } from './policies.js';
+import { makePolicy, throttleReactionMs, type PolicyName, type SimPolicy, type WorldState } from './policies.js';
 import { EventHeap } from './heap.js';
 import { Rng } from './rng.js';
 import type { Scenario } from './scenario.js';
 import { sampleLengthMs, sampleTailMs } from './sessions.js';
-import { STREAM_ARRIVALS, STREAM_POLICY, STREAM_WARM, type World } from './world.js';
+import { cycleFactor, demandFactor, STREAM_ARRIVALS, STREAM_CUT_RETRY, STREAM_CYCLE, STREAM_HOOK, STREAM_POLICY, STREAM_WARM, type World } from './world.js';
 
 /** The simulated span, ms epoch: warm-up from `start`, measured from `windowStart` to `windowEnd`. */
 export interface Timeline {
@@ -94,8 +103,65 @@ export const DIST_AFTER_MS = 15 * 60_000;
 /** Histogram resolution of added distance: 1 km bins up to half the Earth's circumference. */
 export const KM_BINS = 20_038;
 
-/** Per traffic class: [TTL-honouring, the rest]. */
-export type ByClass = [number, number];
+/** Per client class: [TTL-honouring, clamped-resolver, TTL-ignoring] (world.ts CLASS_*). */
+export type ByClass = [number, number, number];
+const zeros = (): ByClass => [0, 0, 0];
+
+/** The gateways' drain-hook deliveries (GridSteer). */
+export interface HookStats {
+  /** Calls made (a region's state changed). */
+  calls: number;
+  /** Calls delivered, and of them those delivered only after a failed attempt (late). */
+  delivered: number;
+  late: number;
+  /** Attempts that failed; calls given up after every retry failed; calls abandoned for a newer state. */
+  failedAttempts: number;
+  gaveUp: number;
+  abandoned: number;
+  /** From the call to its delivery, ms: the longest and the sum (mean = sum ÷ delivered). */
+  maxLagMs: number;
+  sumLagMs: number;
+}
+
+/** Cut sessions retried by their clients. */
+export interface CutRetryStats {
+  retried: ByClass;
+  /** Retries that started somewhere, that failed (every attempt refused), that tried a dark region first. */
+  started: ByClass;
+  failed: ByClass;
+  sentDark: ByClass;
+}
+
+/** A region throttled without notice (target e): how it went from the deadline to the end. */
+export interface ThrottleCheck {
+  /** T + one scrape interval + 10 s + max(TTL0, F) + replan time, ms epoch. */
+  deadline: number;
+  /** The measured span after it: [deadline, min(E, window end)), ms. */
+  spanMs: number;
+  /** Sessions started on the region in that span (all classes). */
+  startsAfter: number;
+  /** Concurrent sessions those starts amount to (starts × mean length ÷ span). */
+  newConcurrent: number;
+  /** The region's capacity after the throttle. */
+  capacity: number;
+  /** At the deadline: load on the region, and of it sessions started before T (already there). */
+  loadAtDeadline: number;
+  oldLoadAtDeadline: number;
+  /** Time over capacity in the span, ms. */
+  overMsAfter: number;
+}
+
+/** The plan's unplaced demand over the window (GridSteer), sampled every simulated second. */
+export interface UnplacedStats {
+  /** Highest total (q/s, every home) and its instant. */
+  peakQps: number;
+  peakAt: number;
+  /** Seconds with some demand unplaced; unplaced queries (q/s × s); times the total went from 0 to some or back; times it changed. */
+  seconds: number;
+  queries: number;
+  flips: number;
+  changes: number;
+}
 
 export interface Series {
   t0: number;
@@ -111,6 +177,12 @@ export interface Series {
   load: Float64Array;
   /** Capacity per region at each bucket's end. */
   capacity: Float64Array;
+  /** Load from clients of other homes (spill) per region at each bucket's end. */
+  spill: Float64Array;
+  /** The plan's unplaced demand per home (q/s), mean over each bucket (GridSteer; 0 for the others). */
+  unplaced: Float64Array;
+  /** GOAWAYs sent by the gateways per bucket (GridSteer's drain hook). */
+  goaways: Float64Array;
 }
 
 export interface PolicyResult {
@@ -124,6 +196,12 @@ export interface PolicyResult {
   startedOverCapacity: ByClass;
   /** Active on a region when it lost power (sessions of any age). */
   cut: ByClass;
+  /**
+   * Per event (power-off): cut at its T, split by start: before its announcement (the
+   * unavoidable bound: no steering after the announcement could have moved them) and after.
+   */
+  cutBeforeAnnounce: ByClass[];
+  cutAfterAnnounce: ByClass[];
   refusedAttempts: ByClass;
   /** Per event: sessions with an attempt sent to the event's region while the event was in force. */
   sentToEventRegion: ByClass[];
@@ -135,12 +213,29 @@ export interface PolicyResult {
   peakUtil: number[];
   peakAt: number[];
   overCapacityMs: number[];
+  /** Per region: the share of the load at its peak that came from clients of other homes (spill). */
+  peakSpillShare: number[];
+  /**
+   * Per region, while the fleet had room (capacity now ≥ expected demand now): time over
+   * capacity with spill on it (ms), and the highest excess due to spill — min(spill, load −
+   * capacity) — ÷ capacity.
+   */
+  spillOverMs: number[];
+  spillOverPeak: number[];
+  /** Per event: for a throttle without notice, target (e)'s measures; null otherwise. */
+  throttleChecks: (ThrottleCheck | null)[];
+  cutRetry: CutRetryStats;
+  hook: HookStats;
+  unplaced: UnplacedStats;
   dnsQueries: number;
   goaways: number;
   plans: number;
   series: Series;
 }
 
+type Cls = 0 | 1 | 2;
+/** A pending session that is a client's retry of a cut session (pFlags bit; the low bits mark events sent to). */
+const RETRY_FLAG = 1 << 30;
 const EV_END = 0;
 const EV_RETRY = 1;
 const EV_WORLD = 2;
@@ -185,7 +280,7 @@ function growU8(a: Uint8Array<ArrayBuffer>, n: number): Uint8Array<ArrayBuffer> 
 export type Progress = (doneMs: number, totalMs: number) => void;
 
 /** Runs one policy. Bounded: time advances monotonically to the window's end. */
-export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, onProgress?: Progress): PolicyResult {
+export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, onProgress?: Progress, wrap?: (p: SimPolicy) => SimPolicy): PolicyResult {
   const sc = world.scenario;
   const w = sc.world;
   const R = world.regions.length;
@@ -193,18 +288,28 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const S = world.subnetMetro.length;
   const C = S * K;
   const events = eventsOf(world);
-  const policy: SimPolicy = makePolicy(policyName, world, tl.start);
+  // `wrap` (tests) may stand in for parts of the policy, e.g. a plan field the planner does not set yet.
+  const made = makePolicy(policyName, world, tl.start);
+  const policy: SimPolicy = wrap ? wrap(made) : made;
   const arr = new Rng(world.seed, STREAM_ARRIVALS);
   const prng = new Rng(world.seed, STREAM_POLICY);
+  const hrng = new Rng(world.seed, STREAM_HOOK);
+  const crng = new Rng(world.seed, STREAM_CUT_RETRY);
+  const yrng = new Rng(world.seed, STREAM_CYCLE);
+  const amp = w.dailyCycle.amplitude;
+  const hookP = sc.policies.gridsteer.hook;
   const heap = new EventHeap(1 << 14);
   const backoff = w.retryBackoffMs;
   const idleMs = w.idleTimeoutMs;
-  const meanGap = 1 / world.ratePerMs;
+  // With a daily cycle, arrivals come at the peak rate and are thinned per metro.
+  const meanGap = 1 / (world.ratePerMs * (1 + amp));
   const inWindow = (t: number) => t >= tl.windowStart && t < tl.windowEnd;
 
   // World state.
   const serving = new Uint8Array(R).fill(1);
   const load = new Float64Array(R);
+  /** Load from the region's own clients (its home's). */
+  const loadHome = new Float64Array(R);
   const capacityNow = Float64Array.from(world.capacity);
   const throttled = new Float64Array(R);
   const eventsOfRegion: EventRt[][] = Array.from({ length: R }, () => []);
@@ -219,11 +324,12 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     eventActive: (r, t) => eventsOfRegion[r]!.some((e) => t >= e.T && t < e.E),
   };
 
-  // Clients, resolver caches (one per /24: each /24 uses one resolver).
+  // Clients, resolver caches: one per (resolver, /24) with ECS, one per resolver without (query origin q, see SimPolicy.answer).
   const curConn = new Int32Array(C).fill(-1);
   const sticky = new Int32Array(C).fill(-1);
-  const cacheExp = new Float64Array(S);
-  const cacheRegion = new Int32Array(S).fill(-1);
+  const Q = world.queryMetro.length;
+  const cacheExp = new Float64Array(Q);
+  const cacheRegion = new Int32Array(Q).fill(-1);
   const clampMs = w.clampTtlS * 1000;
 
   // Connections.
@@ -252,13 +358,21 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   let sRegion = new Int32Array(sp.size);
   let sGen = new Int32Array(sp.size);
   let sLive = new Uint8Array(sp.size);
+  let sStart = new Float64Array(sp.size);
+  let sEnd = new Float64Array(sp.size);
+  let sHome = new Uint8Array(sp.size);
   const growSess = (n: number) => {
     sClient = growI32(sClient, n);
     sConn = growI32(sConn, n);
     sRegion = growI32(sRegion, n);
     sGen = growI32(sGen, n);
     sLive = growU8(sLive, n);
+    sStart = growF64(sStart, n);
+    sEnd = growF64(sEnd, n);
+    sHome = growU8(sHome, n);
   };
+  /** Home region of each client's /24. */
+  const homeOf = (c: number) => world.metroHome[world.subnetMetro[(c / K) | 0]!]!;
 
   // Pending sessions (between arrival and start or failure).
   const pp = new Pool(4096);
@@ -286,22 +400,41 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     failed: new Float64Array(nb),
     load: new Float64Array(nb * R),
     capacity: new Float64Array(nb * R),
+    spill: new Float64Array(nb * R),
+    unplaced: new Float64Array(nb * R),
+    goaways: new Float64Array(nb),
   };
   const bucketOf = (t: number) => Math.min(nb - 1, Math.floor((t - tl.windowStart) / w.bucketMs));
-  const arrivals: ByClass = [0, 0];
-  const started: ByClass = [0, 0];
-  const failed: ByClass = [0, 0];
-  const overCap: ByClass = [0, 0];
-  const cut: ByClass = [0, 0];
-  const refusedAttempts: ByClass = [0, 0];
-  const sentTo: ByClass[] = events.map(() => [0, 0]);
-  const startedOn: ByClass[] = events.map(() => [0, 0]);
-  const kmHist = [new Uint32Array(KM_BINS + 1), new Uint32Array(KM_BINS + 1)];
-  const kmSum: ByClass = [0, 0];
-  const kmCount: ByClass = [0, 0];
+  const arrivals = zeros();
+  const started = zeros();
+  const failed = zeros();
+  const overCap = zeros();
+  const cut = zeros();
+  const refusedAttempts = zeros();
+  const sentTo: ByClass[] = events.map(zeros);
+  const startedOn: ByClass[] = events.map(zeros);
+  const cutBefore: ByClass[] = events.map(zeros);
+  const cutAfter: ByClass[] = events.map(zeros);
+  const kmHist = [0, 1, 2].map(() => new Uint32Array(KM_BINS + 1));
+  const kmSum = zeros();
+  const kmCount = zeros();
   const peakUtil = new Array<number>(R).fill(0);
   const peakAt = new Array<number>(R).fill(0);
+  const peakSpill = new Array<number>(R).fill(0);
   const overMs = new Array<number>(R).fill(0);
+  const spillOverMs = new Array<number>(R).fill(0);
+  const spillOverPeak = new Array<number>(R).fill(0);
+  const cutRetry: CutRetryStats = { retried: zeros(), started: zeros(), failed: zeros(), sentDark: zeros() };
+  const hook: HookStats = { calls: 0, delivered: 0, late: 0, failedAttempts: 0, gaveUp: 0, abandoned: 0, maxLagMs: 0, sumLagMs: 0 };
+  const unplaced: UnplacedStats = { peakQps: 0, peakAt: 0, seconds: 0, queries: 0, flips: 0, changes: 0 };
+  const reactMs = throttleReactionMs(world);
+  const throttleChecks: (ThrottleCheck | null)[] = events.map((e) => {
+    if (e.kind !== 'throttle' || e.announce < e.T) return null;
+    const deadline = e.T + reactMs;
+    const to = Math.min(e.E, tl.windowEnd);
+    return { deadline, spanMs: Math.max(0, to - Math.max(deadline, tl.windowStart)), startsAfter: 0, newConcurrent: 0, capacity: world.capacity[e.region]! * (1 - e.share), loadAtDeadline: 0, oldLoadAtDeadline: 0, overMsAfter: 0 };
+  });
+  const throttleSeen = new Uint8Array(events.length);
   let dnsQueries = 0;
   let goaways = 0;
   const nearestKm = new Float64Array(world.metros.length);
@@ -315,6 +448,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     if (u > peakUtil[r]!) {
       peakUtil[r] = u;
       peakAt[r] = t;
+      peakSpill[r] = load[r]! > 0 ? (load[r]! - loadHome[r]!) / load[r]! : 0;
     }
   };
 
@@ -343,9 +477,10 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     cState[k] = 0;
     cp.free.push(k);
   };
-  const goaway = (k: number) => {
+  const goaway = (k: number, t: number) => {
     if (cState[k] !== 1) return;
     goaways++;
+    if (inWindow(t)) series.goaways[bucketOf(t)]!++;
     if (curConn[cClient[k]!] === k) curConn[cClient[k]!] = -1;
     if (cActive[k] === 0) freeConn(k);
     else cState[k] = 2;
@@ -362,9 +497,11 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     return p;
   };
   const closePending = (p: number) => {
-    if (inWindow(pArr[p]!) && pFlags[p]) {
-      const cls = world.clientClass[pClient[p]!]! as 0 | 1;
-      for (let e = 0; e < events.length; e++) if (pFlags[p]! & (1 << e)) sentTo[e]![cls]++;
+    const evBits = pFlags[p]! & ~RETRY_FLAG;
+    if (inWindow(pArr[p]!) && evBits) {
+      const cls = world.clientClass[pClient[p]!]! as Cls;
+      if (pFlags[p]! & RETRY_FLAG) cutRetry.sentDark[cls]++;
+      else for (let e = 0; e < events.length; e++) if (evBits & (1 << e)) sentTo[e]![cls]++;
     }
     pp.free.push(p);
   };
@@ -378,41 +515,52 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const resolve = (c: number, t: number): number => {
     if (world.clientIgnoresTtl[c] && sticky[c]! >= 0) return sticky[c]!;
     const s = (c / K) | 0;
+    const res = world.subnetResolver[s]!;
+    // A resolver without ECS asks once for all its /24s (origin S + resolver) and caches one answer.
+    const q = world.resolverNoEcs[res] ? S + res : s;
     let r: number;
-    if (cacheExp[s]! > t) r = cacheRegion[s]!;
+    if (cacheExp[q]! > t) r = cacheRegion[q]!;
     else {
-      r = policy.answer(s, t);
+      r = policy.answer(q, t);
       dnsQueries++;
       if (r < 0) return -1;
       let ttlMs = policy.ttl * 1000;
-      if (world.resolverClamps[world.subnetResolver[s]!] && ttlMs < clampMs) ttlMs = clampMs;
-      cacheExp[s] = t + ttlMs;
-      cacheRegion[s] = r;
+      if (world.resolverClamps[res] && ttlMs < clampMs) ttlMs = clampMs;
+      cacheExp[q] = t + ttlMs;
+      cacheRegion[q] = r;
     }
     if (world.clientIgnoresTtl[c]) sticky[c] = r;
     return r;
   };
   const refuse = (p: number, t: number) => {
     const c = pClient[p]!;
-    const cls = world.clientClass[c]! as 0 | 1;
-    if (inWindow(pArr[p]!)) refusedAttempts[cls]++;
+    const cls = world.clientClass[c]! as Cls;
+    const retry = (pFlags[p]! & RETRY_FLAG) !== 0;
+    if (inWindow(pArr[p]!) && !retry) refusedAttempts[cls]++;
     if (inWindow(t)) series.refused[bucketOf(t)]!++;
     sticky[c] = -1; // the connection broke: a TTL-ignoring client resolves again
     const tries = ++pTries[p]!;
     if (tries > backoff.length) {
-      if (inWindow(pArr[p]!)) failed[cls]++;
+      if (inWindow(pArr[p]!)) {
+        if (retry) cutRetry.failed[cls]++;
+        else failed[cls]++;
+      }
       if (inWindow(t)) series.failed[bucketOf(t)]!++;
       closePending(p);
       return;
     }
     heap.push(t + backoff[tries - 1]!, (p << 2) | EV_RETRY, 0);
   };
-  const startSession = (p: number, k: number, r: number, t: number) => {
+  const startSession = (p: number, k: number, r: number, t: number, startAt = t) => {
     const c = pClient[p]!;
-    const cls = world.clientClass[c]! as 0 | 1;
-    const measured = inWindow(pArr[p]!);
+    const cls = world.clientClass[c]! as Cls;
+    const retry = (pFlags[p]! & RETRY_FLAG) !== 0;
+    const measured = inWindow(pArr[p]!) && !retry;
+    if (retry && inWindow(pArr[p]!)) cutRetry.started[cls]++;
     if (measured && load[r]! >= capacityNow[r]!) overCap[cls]++;
+    const home = homeOf(c) === r ? 1 : 0;
     load[r]!++;
+    loadHome[r]! += home;
     notePeak(r, t);
     cActive[k]!++;
     const sess = sp.alloc(growSess);
@@ -420,7 +568,14 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     sConn[sess] = k;
     sRegion[sess] = r;
     sLive[sess] = 1;
+    sStart[sess] = startAt;
+    sEnd[sess] = t + pLen[p]!;
+    sHome[sess] = home;
     heap.push(t + pLen[p]!, (sess << 2) | EV_END, ++sGen[sess]!);
+    for (let i = 0; i < throttleChecks.length; i++) {
+      const tc = throttleChecks[i];
+      if (tc && events[i]!.region === r && t >= tc.deadline && t >= tl.windowStart && t < Math.min(events[i]!.E, tl.windowEnd)) tc.startsAfter++;
+    }
     if (measured) {
       started[cls]++;
       const evs = eventsOfRegion[r]!;
@@ -479,6 +634,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     sLive[sess] = 0;
     const r = sRegion[sess]!;
     load[r]!--;
+    loadHome[r]! -= sHome[sess]!;
     const k = sConn[sess]!;
     if (--cActive[k]! === 0) {
       cIdle[k] = t;
@@ -488,65 +644,149 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   };
 
   // --- world events ------------------------------------------------------------------
+  /** The region's state at t from every event in force (overlapping and back-to-back events included). */
+  const regionState = (r: number, t: number) => {
+    let dark = false;
+    let thr = 0;
+    for (const e of eventsOfRegion[r]!) {
+      if (t < e.T || t >= e.E) continue;
+      if (e.kind === 'power-off') dark = true;
+      else thr = Math.max(thr, e.share);
+    }
+    serving[r] = dark ? 0 : 1;
+    throttled[r] = thr;
+    capacityNow[r] = dark ? 0 : world.capacity[r]! * (1 - thr);
+  };
+  const cutRetryShare = w.cutRetry.share;
   const worldEvent = (code: number, t: number) => {
     const e = events[code >> 1]!;
     const r = e.region;
-    const starting = (code & 1) === 0;
-    if (e.kind === 'power-off') {
-      if (starting) {
-        serving[r] = 0;
-        capacityNow[r] = 0;
-        // Every session there is cut; every connection there breaks.
-        for (let sess = 0; sess < sp.next; sess++) {
-          if (!sLive[sess] || sRegion[sess] !== r) continue;
-          const cls = world.clientClass[sClient[sess]!]! as 0 | 1;
-          if (inWindow(t)) cut[cls]++;
-          sLive[sess] = 0;
-          load[r]!--;
-          cActive[sConn[sess]!]!--;
-          sp.free.push(sess);
+    const wasServing = serving[r] === 1;
+    regionState(r, t);
+    if (wasServing && !serving[r]) {
+      // Power lost: every session there is cut; every connection there breaks.
+      for (let sess = 0; sess < sp.next; sess++) {
+        if (!sLive[sess] || sRegion[sess] !== r) continue;
+        const c = sClient[sess]!;
+        const cls = world.clientClass[c]! as Cls;
+        if (inWindow(t)) {
+          cut[cls]++;
+          if (sStart[sess]! < e.announce) cutBefore[e.idx]![cls]++;
+          else cutAfter[e.idx]![cls]++;
+          // The client retries the cut session (its remaining part), resolving again.
+          if (cutRetryShare > 0 && crng.next() < cutRetryShare && sEnd[sess]! > t) {
+            const at = t + w.cutRetry.delayMs;
+            const p = newPending(c, sEnd[sess]! - t, at);
+            pFlags[p] = RETRY_FLAG;
+            cutRetry.retried[cls]++;
+            heap.push(at, (p << 2) | EV_RETRY, 0);
+          }
         }
-        while (regionConnN[r]! > 0) {
-          const k = regionConns[r]![0]!;
-          sticky[cClient[k]!] = -1;
-          freeConn(k);
-        }
-      } else {
-        serving[r] = 1;
-        capacityNow[r] = world.capacity[r]! * (1 - throttled[r]!);
+        sLive[sess] = 0;
+        load[r]!--;
+        loadHome[r]! -= sHome[sess]!;
+        cActive[sConn[sess]!]!--;
+        sp.free.push(sess);
       }
-    } else {
-      throttled[r] = starting ? e.share : 0;
-      if (serving[r]) capacityNow[r] = world.capacity[r]! * (1 - throttled[r]!);
-      notePeak(r, t);
+      while (regionConnN[r]! > 0) {
+        const k = regionConns[r]![0]!;
+        sticky[cClient[k]!] = -1;
+        freeConn(k);
+      }
     }
+    notePeak(r, t);
   };
 
   // --- the drain hook (GridSteer) ----------------------------------------------------
-  const lastShare = new Float64Array(R).fill(1);
+  // The hook calls a region's gateway whenever the region's state in force (share, refuse,
+  // goawayBy) changes; a call fails with hook.failureRate, is retried as gslb/control/hooks.ts
+  // does (retryBase × 2^k, `retries` times), and takes effect hook.delay after its successful
+  // attempt; a newer state abandons it. The gateway acts on what it was told.
   /** 1 while the region's gateway refuses new streams because the plan says so (GridSteer's `refuse`). */
   const gatewayRefuses = new Uint8Array(R);
+  const gwShare = new Float64Array(R).fill(1);
+  const gwBy = new Float64Array(R).fill(NaN);
+  const wantShare = new Float64Array(R).fill(1);
+  const wantRefuse = new Uint8Array(R);
+  const wantBy = new Float64Array(R).fill(NaN);
+  const fActive = new Uint8Array(R);
+  const fSentAt = new Float64Array(R);
+  const fNextTry = new Float64Array(R);
+  const fAttempt = new Int32Array(R);
+  const fDeliverAt = new Float64Array(R).fill(Infinity);
+  const sameBy = (a: number, b: number) => a === b || (Number.isNaN(a) && Number.isNaN(b));
+  /** The gateway applies a delivered state: share-based GOAWAY on a fall (unless a goawayBy schedule covers it), refusal. */
+  const gatewayApply = (r: number, sh: number, refuse: number, by: number, t: number) => {
+    gatewayRefuses[r] = refuse;
+    const last = gwShare[r]!;
+    gwBy[r] = by;
+    gwShare[r] = sh;
+    if (!Number.isNaN(by) || !(sh < last - 1e-9)) return;
+    const shed = last > 0 ? 1 - sh / last : 1;
+    // Copy the list first: GOAWAY may free connections (which reorders the list).
+    const list = regionConns[r]!.slice(0, regionConnN[r]!);
+    for (const k of list) {
+      if (cState[k] !== 1) continue;
+      if (cActive[k] === 0 && t - cIdle[k]! >= idleMs) {
+        freeConn(k);
+        continue;
+      }
+      const go = sc.policies.gridsteer.goaway === 'admission' ? !policy.admits(r, (cClient[k]! / K) | 0, t) : prng.next() < shed;
+      if (go) goaway(k, t);
+    }
+  };
+  /** From a step with goawayBy: each second, GOAWAY to the share of the remaining connections that spreads them evenly until goawayBy (all of them from then on). */
+  const progressiveGoaway = (r: number, t: number) => {
+    const by = gwBy[r]!;
+    if (Number.isNaN(by) || regionConnN[r] === 0) return;
+    const p = t >= by ? 1 : Math.min(1, TICK_MS / (by - t));
+    const list = regionConns[r]!.slice(0, regionConnN[r]!);
+    for (const k of list) {
+      if (cState[k] !== 1) continue;
+      if (p >= 1 || prng.next() < p) goaway(k, t);
+    }
+  };
   const drainHook = (t: number) => {
+    if (!hookP.enabled) return;
     for (let r = 0; r < R; r++) {
       const sh = policy.drainShare(r, t);
       if (sh === undefined) return;
-      gatewayRefuses[r] = policy.refuses(r, t) ? 1 : 0;
-      const last = lastShare[r]!;
-      if (sh < last - 1e-9) {
-        const shed = last > 0 ? 1 - sh / last : 1;
-        // Copy the list first: GOAWAY may free connections (which reorders the list).
-        const list = regionConns[r]!.slice(0, regionConnN[r]!);
-        for (const k of list) {
-          if (cState[k] !== 1) continue;
-          if (cActive[k] === 0 && t - cIdle[k]! >= idleMs) {
-            freeConn(k);
-            continue;
-          }
-          const go = sc.policies.gridsteer.goaway === 'admission' ? !policy.admits(r, (cClient[k]! / K) | 0, t) : prng.next() < shed;
-          if (go) goaway(k);
-        }
+      const refuse = hookP.refuse && policy.refuses(r, t) ? 1 : 0;
+      const by = hookP.progressiveGoaway ? (policy.goawayBy(r, t) ?? NaN) : NaN;
+      if (sh !== wantShare[r] || refuse !== wantRefuse[r] || !sameBy(by, wantBy[r]!)) {
+        wantShare[r] = sh;
+        wantRefuse[r] = refuse;
+        wantBy[r] = by;
+        if (fActive[r] && inWindow(t)) hook.abandoned++;
+        fActive[r] = 1;
+        fSentAt[r] = t;
+        fNextTry[r] = t;
+        fAttempt[r] = 0;
+        fDeliverAt[r] = Infinity;
+        if (inWindow(t)) hook.calls++;
       }
-      lastShare[r] = sh;
+      if (fActive[r] && fDeliverAt[r] === Infinity && t >= fNextTry[r]!) {
+        const attempt = ++fAttempt[r]!;
+        if (hookP.failureRate > 0 && hrng.next() < hookP.failureRate) {
+          if (inWindow(t)) hook.failedAttempts++;
+          if (attempt > hookP.retries) {
+            fActive[r] = 0;
+            if (inWindow(t)) hook.gaveUp++;
+          } else fNextTry[r] = t + Math.min(300_000, hookP.retryBaseMs * 2 ** (attempt - 1));
+        } else fDeliverAt[r] = t + hookP.delayMs;
+      }
+      if (fActive[r] && t >= fDeliverAt[r]!) {
+        fActive[r] = 0;
+        const lag = t - fSentAt[r]!;
+        if (inWindow(t)) {
+          hook.delivered++;
+          if (fAttempt[r]! > 1) hook.late++;
+          hook.sumLagMs += lag;
+          hook.maxLagMs = Math.max(hook.maxLagMs, lag);
+        }
+        gatewayApply(r, wantShare[r]!, wantRefuse[r]!, wantBy[r]!, t);
+      }
+      progressiveGoaway(r, t);
     }
   };
 
@@ -583,7 +823,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
         const pend = newPending(c, t + len - tl.start, t);
         const k = curConn[c]! >= 0 ? curConn[c]! : openConn(c, r, tl.start);
         if (world.clientIgnoresTtl[c]) sticky[c] = cRegion[k]!;
-        startSession(pend, k, cRegion[k]!, tl.start);
+        startSession(pend, k, cRegion[k]!, tl.start, t);
       }
     }
   }
@@ -593,6 +833,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   let nextTick = tl.start;
   const totalMs = tl.windowEnd - tl.start;
   let nextProgress = tl.start;
+  let lastUnplaced = 0;
   for (;;) {
     const th = heap.peekTime();
     let t: number;
@@ -614,15 +855,55 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       policy.tick(t, ws);
       drainHook(t);
       if (inWindow(t)) {
+        let capNow = 0;
+        for (let r = 0; r < R; r++) capNow += capacityNow[r]!;
+        const room = capNow >= world.expectedConcurrent * demandFactor(world, t);
         for (let r = 0; r < R; r++) {
-          if (load[r]! > capacityNow[r]!) overMs[r] = overMs[r]! + TICK_MS;
+          if (load[r]! > capacityNow[r]!) {
+            overMs[r] = overMs[r]! + TICK_MS;
+            const spillOver = Math.min(load[r]! - loadHome[r]!, load[r]! - capacityNow[r]!);
+            if (room && spillOver > 0) {
+              spillOverMs[r] = spillOverMs[r]! + TICK_MS;
+              if (capacityNow[r]! > 0) spillOverPeak[r] = Math.max(spillOverPeak[r]!, spillOver / capacityNow[r]!);
+            }
+          }
           notePeak(r, t);
+        }
+        for (let i = 0; i < throttleChecks.length; i++) {
+          const tc = throttleChecks[i];
+          if (!tc) continue;
+          const e = events[i]!;
+          if (t >= tc.deadline && !throttleSeen[i]) {
+            throttleSeen[i] = 1;
+            tc.loadAtDeadline = load[e.region]!;
+            for (let sess = 0; sess < sp.next; sess++) if (sLive[sess] && sRegion[sess] === e.region && sStart[sess]! < e.T) tc.oldLoadAtDeadline++;
+          }
+          if (t >= tc.deadline && t < e.E && load[e.region]! > capacityNow[e.region]!) tc.overMsAfter += TICK_MS;
+        }
+        const un = policy.unplaced();
+        if (un) {
+          let tot = 0;
+          const b = bucketOf(t);
+          for (let r = 0; r < R; r++) {
+            tot += un[r]!;
+            series.unplaced[b * R + r] = series.unplaced[b * R + r]! + (un[r]! * TICK_MS) / w.bucketMs;
+          }
+          if (tot > unplaced.peakQps) {
+            unplaced.peakQps = tot;
+            unplaced.peakAt = t;
+          }
+          if (tot > 0) unplaced.seconds++;
+          unplaced.queries += (tot * TICK_MS) / 1000;
+          if (tot > 0 !== lastUnplaced > 0) unplaced.flips++;
+          if (tot !== lastUnplaced) unplaced.changes++;
+          lastUnplaced = tot;
         }
         if ((t - tl.windowStart + TICK_MS) % w.bucketMs === 0 || t + TICK_MS >= tl.windowEnd) {
           const b = bucketOf(t);
           for (let r = 0; r < R; r++) {
             series.load[b * R + r] = load[r]!;
             series.capacity[b * R + r] = capacityNow[r]!;
+            series.spill[b * R + r] = load[r]! - loadHome[r]!;
           }
         }
       }
@@ -637,7 +918,9 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       const s = world.subnetAlias.sample(arr);
       const c = s * K + arr.int(K);
       const len = sampleLengthMs(w.session, arr);
-      if (inWindow(t)) arrivals[world.clientClass[c]! as 0 | 1]++;
+      // The daily cycle: the metro's demand now ÷ the peak rate drawn (a stream of its own: without a cycle nothing changes).
+      if (amp > 0 && yrng.next() * (1 + amp) >= cycleFactor(world, world.subnetMetro[s]!, t)) continue;
+      if (inWindow(t)) arrivals[world.clientClass[c]! as Cls]++;
       attempt(newPending(c, len, t), t);
     }
   }
@@ -666,12 +949,21 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     addedKm: {
       count: kmCount,
       sum: kmSum,
-      mean: [kmCount[0] ? kmSum[0] / kmCount[0] : 0, kmCount[1] ? kmSum[1] / kmCount[1] : 0],
-      p95: [pct(kmHist[0]!, kmCount[0], 0.95), pct(kmHist[1]!, kmCount[1], 0.95)],
+      mean: kmSum.map((x, i) => (kmCount[i] ? x / kmCount[i]! : 0)) as ByClass,
+      p95: kmHist.map((h, i) => pct(h, kmCount[i]!, 0.95)) as ByClass,
     },
     peakUtil,
     peakAt,
     overCapacityMs: overMs,
+    peakSpillShare: peakSpill,
+    spillOverMs,
+    spillOverPeak,
+    throttleChecks: throttleChecks.map((tc) => (tc ? { ...tc, newConcurrent: tc.spanMs > 0 ? (tc.startsAfter * world.meanLengthMs) / tc.spanMs : 0 } : null)),
+    cutRetry,
+    hook,
+    unplaced,
+    cutBeforeAnnounce: cutBefore,
+    cutAfterAnnounce: cutAfter,
     dnsQueries,
     goaways,
     plans: policy.plans,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { defaultSettings } from '../policy/planner/index.js';
 import { loadScenario } from './scenario.js';
 import { buildWorld } from './world.js';
-import { GridSteerPolicy, ReactivePolicy, StaticPolicy, simPlannerSettings, type WorldState } from './policies.js';
+import { GridSteerPolicy, gridLossBindings, ReactivePolicy, StaticPolicy, simPlannerSettings, type WorldState } from './policies.js';
 import { tempDir, tinyScenario } from './testing.js';
 
 function tinyWorld(t: { after(fn: () => void): void }, extra = '') {
@@ -45,7 +45,7 @@ test('reactive failover: down after failureThreshold failed checks in a row, up 
     ['up again after three passes, not two', [true, true, true, false, false, true, false, false, false], [0, 0, 1, 1, 1, 1, 1, 1, 0]],
   ];
   for (const [what, checks, want] of cases) {
-    const p = new ReactivePolicy(w, { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 3, successThreshold: 3 }, 0);
+    const p = new ReactivePolicy(w, { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 3, successThreshold: 3, check: 'event' as const }, 0);
     const got: number[] = [];
     for (const failing of checks) {
       p.check((r) => r === 0 && failing);
@@ -57,7 +57,7 @@ test('reactive failover: down after failureThreshold failed checks in a row, up 
 
 test('reactive failover: answers skip a region marked down, and every region down gives the nearest', (t) => {
   const w = tinyWorld(t);
-  const p = new ReactivePolicy(w, { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 1, successThreshold: 1 }, 0);
+  const p = new ReactivePolicy(w, { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 1, successThreshold: 1, check: 'event' as const }, 0);
   const east = w.regionIndex.get('east')!;
   const s = subnetHomedAt(w, 'east');
   assert.equal(p.answer(s), east);
@@ -67,7 +67,7 @@ test('reactive failover: answers skip a region marked down, and every region dow
   p.check(() => true);
   assert.equal(p.answer(s), east, 'all down: the nearest');
   // tick() runs the checks due on its interval against the world.
-  const q = new ReactivePolicy(w, { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 3, successThreshold: 3 }, 0);
+  const q = new ReactivePolicy(w, { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 3, successThreshold: 3, check: 'event' as const }, 0);
   const ws = { eventActive: (r: number, at: number) => r === east && at >= 10_000 } as unknown as WorldState;
   q.tick(25_000, ws); // checks at 0, 10 s, 20 s: two failures
   assert.equal(q.down[east], 0);
@@ -141,4 +141,57 @@ test('GridSteer when no region admits: the name\'s whenAllDown decides (nearest,
     }
     if (policy === 'all') assert.equal(picks.size, 3, 'all: the /24s spread over every region\'s address');
   }
+});
+
+test('reactive failover judged by load checks: a region fails while dark or over its capacity, not merely while an event is in force', (t) => {
+  const w = tinyWorld(t);
+  const east = w.regionIndex.get('east')!;
+  const ws = (o: { serving?: number; load?: number; cap?: number; event?: boolean }) =>
+    ({
+      serving: Uint8Array.from([1, 1, 1]).fill(o.serving ?? 1, east, east + 1),
+      load: Float64Array.from([0, 0, 0]).fill(o.load ?? 0, east, east + 1),
+      capacityNow: Float64Array.from([100, 100, 100]).fill(o.cap ?? 100, east, east + 1),
+      throttled: new Float64Array(3),
+      probed: [],
+      eventActive: (r: number) => r === east && (o.event ?? false),
+    }) as unknown as WorldState;
+  // [what, the world seen by every check, check mode, east marked down after three checks]
+  const cases: [string, WorldState, 'load' | 'event', number][] = [
+    ['dark: down', ws({ serving: 0, cap: 0, event: true }), 'load', 1],
+    ['over capacity: down', ws({ load: 60, cap: 50, event: true }), 'load', 1],
+    ['throttled but within capacity: up', ws({ load: 40, cap: 50, event: true }), 'load', 0],
+    ['at capacity exactly: up', ws({ load: 50, cap: 50 }), 'load', 0],
+    ['event mode: a throttle in force fails it whatever the load', ws({ load: 10, cap: 50, event: true }), 'event', 1],
+    ['event mode: overloaded without an event passes', ws({ load: 90, cap: 50 }), 'event', 0],
+  ];
+  for (const [what, world, check, want] of cases) {
+    const p = new ReactivePolicy(w, { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 3, successThreshold: 3, check }, 0);
+    p.tick(20_000, world); // checks at 0, 10 s, 20 s
+    assert.equal(p.down[east], want, what);
+  }
+});
+
+test('grid sources are bound to the regions of the events they report, unless the scenario binds them itself', (t) => {
+  const cases: [string, { region: string; facts: { source: string }[] }[], Record<string, string[]>][] = [
+    ['none', [{ region: 'east', facts: [] }], {}],
+    ['one source, one region', [{ region: 'east', facts: [{ source: 'openadr3/vtn.a' }] }], { 'openadr3/vtn.a': ['east'] }],
+    [
+      'a source reporting two regions, another one',
+      [
+        { region: 'west', facts: [{ source: 'openadr3/vtn.a' }, { source: 'grid-alerts/caiso' }] },
+        { region: 'east', facts: [{ source: 'openadr3/vtn.a' }] },
+        { region: 'east', facts: [{ source: 'openadr3/vtn.a' }] },
+      ],
+      { 'grid-alerts/caiso': ['west'], 'openadr3/vtn.a': ['east', 'west'] },
+    ],
+  ];
+  for (const [what, events, want] of cases) assert.deepEqual(gridLossBindings(events), want, what);
+  const w = tinyWorld(t);
+  const gs = w.scenario.policies.gridsteer;
+  const s = simPlannerSettings(w, gs) as unknown as { gridLoss: { bindings: Record<string, string[]> } };
+  assert.deepEqual(s.gridLoss.bindings, { 'openadr3/vtn.test': ['east'] }, 'derived from the tiny scenario\'s event');
+  const own = simPlannerSettings(w, { ...gs, planner: { gridLoss: { bindings: { 'openadr3/vtn.test': ['west'] }, maxTrustedLossShare: 0.4 } } }) as unknown as { gridLoss: unknown };
+  assert.deepEqual(own.gridLoss, { bindings: { 'openadr3/vtn.test': ['west'] }, maxTrustedLossShare: 0.4 }, 'the scenario\'s own bindings are kept');
+  const share = simPlannerSettings(w, { ...gs, planner: { gridLoss: { maxTrustedLossShare: 0.3 } } }) as unknown as { gridLoss: unknown };
+  assert.deepEqual(share.gridLoss, { maxTrustedLossShare: 0.3, bindings: { 'openadr3/vtn.test': ['east'] } }, 'other gridLoss settings kept, bindings added');
 });

@@ -5,8 +5,8 @@
  * - reactive failover (Route 53 style): health checks every 10 s; a region failing 3
  *   consecutive checks is marked down and skipped (the next nearest healthy one answers),
  *   3 consecutive passes mark it up again; every region down → the nearest. TTL 60 s.
- *   A region is failing its checks whenever one of its events is in force (out of power, or
- *   over capacity).
+ *   With check: load (the default) a region fails a check while it is dark or its load is
+ *   above its capacity; with check: event, whenever one of its events is in force.
  * - GridSteer: the real planner (`plan`) over a store snapshot built with the real reducer
  *   (`reduce`) from every fact as a Signal, and the real `decide`. Facts: the scenario's
  *   grid facts (at T − notice, repeated by their source), a load.metrics scrape of every
@@ -27,6 +27,7 @@ import { defaultSettings, plan, type PlannerSettings } from '../policy/planner/i
 import { reduce } from '../state/reducer.js';
 import type { SignalRecord, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
 import { validateSignal } from '../state/signals.js';
+import { stepSpacingMs } from '../policy/drain.js';
 import type { Plan, Signal } from '../model/types.js';
 import type { PolicyParams } from './scenario.js';
 import type { World } from './world.js';
@@ -55,8 +56,11 @@ export interface SimPolicy {
   readonly name: PolicyName;
   /** TTL in seconds of the last answer. */
   ttl: number;
-  /** Region index for a query of /24 `s` at `t` (ms epoch), or −1. */
-  answer(s: number, t: number): number;
+  /**
+   * Region index for a query from origin `q` at `t` (ms epoch), or −1: q < S is a /24 (the
+   * query carries its ECS), q = S + i a resolver without ECS (world.queryMetro places both).
+   */
+  answer(q: number, t: number): number;
   /** Once per simulated second. */
   tick(t: number, w: WorldState): void;
   /** A scenario fact reported at `t` (GridSteer only; the others ignore facts). */
@@ -68,6 +72,14 @@ export interface SimPolicy {
   drainShare(r: number, t: number): number | undefined;
   /** Whether the plan tells the region's gateway to refuse new streams at t (GridSteer's `refuse` steps). */
   refuses(r: number, t: number): boolean;
+  /**
+   * The step's `goawayBy` (ms epoch) in force for region r at t: from that step the gateway
+   * sends GOAWAY to every connection progressively so that all have it by then; undefined when
+   * the plan does not say (or the planner does not set the field yet).
+   */
+  goawayBy(r: number, t: number): number | undefined;
+  /** The plan's unplaced demand now, q/s per home region index (GridSteer); undefined for the others. */
+  unplaced(): Float64Array | undefined;
   /** Whether the plan still admits /24 `s` (its clients' home decides the weight) to region r at t. */
   admits(r: number, s: number, t: number): boolean;
   /** Plans made (GridSteer), for the report. */
@@ -84,8 +96,8 @@ export class StaticPolicy implements SimPolicy {
   ) {
     this.ttl = p.ttl;
   }
-  answer(s: number): number {
-    return this.world.metroHome[this.world.subnetMetro[s]!]!;
+  answer(q: number): number {
+    return this.world.metroHome[this.world.queryMetro[q]!]!;
   }
   tick(): void {}
   fact(): void {}
@@ -94,6 +106,12 @@ export class StaticPolicy implements SimPolicy {
   }
   refuses(): boolean {
     return false;
+  }
+  goawayBy(): undefined {
+    return undefined;
+  }
+  unplaced(): undefined {
+    return undefined;
   }
   admits(): boolean {
     return true;
@@ -140,13 +158,14 @@ export class ReactivePolicy implements SimPolicy {
 
   tick(t: number, w: WorldState): void {
     while (t >= this.nextCheck) {
-      this.check((r) => w.eventActive(r, this.nextCheck));
+      // load: the check sees the region as it is now (dark, or loaded above its capacity: a gateway answering 503).
+      this.check(this.p.check === 'load' ? (r) => !w.serving[r] || w.load[r]! > w.capacityNow[r]! : (r) => w.eventActive(r, this.nextCheck));
       this.nextCheck += this.p.checkIntervalMs;
     }
   }
 
-  answer(s: number): number {
-    const ranking = this.world.metroRanking[this.world.subnetMetro[s]!]!;
+  answer(q: number): number {
+    const ranking = this.world.metroRanking[this.world.queryMetro[q]!]!;
     for (let i = 0; i < ranking.length; i++) if (!this.down[ranking[i]!]) return ranking[i]!;
     return ranking[0]!;
   }
@@ -156,6 +175,12 @@ export class ReactivePolicy implements SimPolicy {
   }
   refuses(): boolean {
     return false;
+  }
+  goawayBy(): undefined {
+    return undefined;
+  }
+  unplaced(): undefined {
+    return undefined;
   }
   admits(): boolean {
     return true;
@@ -189,6 +214,8 @@ export class GridSteerPolicy implements SimPolicy {
   private nextProbe: number;
   private readonly scrapeSources: string[];
   private readonly addressRegion: Map<string, number>;
+  private readonly unplacedNow: Float64Array;
+  private unplacedOf: Plan | undefined;
 
   constructor(
     private readonly world: World,
@@ -200,7 +227,9 @@ export class GridSteerPolicy implements SimPolicy {
     this.idSet = new Set(this.ids);
     this.settings = simPlannerSettings(world, p);
     this.cells = world.metros.map((m, i) => ({ ranking: Array.from(world.metroRanking[i]!.subarray(0, CELL_K), (r) => this.ids[r]!), origin: `simulated metro ${m.name}` }));
-    this.keys = Array.from(world.subnetAddr, (a) => ({ family: 4 as const, hi: a, lo: 0, prefix: 24 }));
+    // Query origins: the /24s (ECS), then the resolvers without ECS (their own /24).
+    this.keys = [...Array.from(world.subnetAddr, (a) => ({ family: 4 as const, hi: a, lo: 0, prefix: 24 })), ...Array.from(world.resolverAddr, (a) => ({ family: 4 as const, hi: a, lo: 0, prefix: 24 }))];
+    this.unplacedNow = new Float64Array(regions.length);
     this.decideName = { name: world.scenario.world.name, ttl: p.ttl, regions: new Map(regions.map((r) => [r.id, { v4: r.v4, v6: [] }])), whenAllDown: p.whenAllDown };
     this.demandNow = new Float64Array(regions.length);
     this.addressRegion = new Map(regions.flatMap((r, i) => r.v4.map((a) => [a, i] as [string, number])));
@@ -242,7 +271,7 @@ export class GridSteerPolicy implements SimPolicy {
   }
 
   answer(s: number, t: number): number {
-    const m = this.world.subnetMetro[s]!;
+    const m = this.world.queryMetro[s]!;
     const ans = decide(this.current, this.cells[m]!, this.keys[s]!, this.decideName, 'A', t, { minTtl: this.p.minTtl });
     this.ttl = ans.ttl;
     this.demandNow[this.world.metroHome[m]!]!++;
@@ -301,6 +330,25 @@ export class GridSteerPolicy implements SimPolicy {
     return regionStepAt(this.current, this.ids[r]!, t).refuse === true;
   }
 
+  goawayBy(r: number, t: number): number | undefined {
+    const st = regionStepAt(this.current, this.ids[r]!, t);
+    const by = (st as { goawayBy?: number }).goawayBy;
+    return typeof by === 'number' && Number.isFinite(by) ? by : undefined;
+  }
+
+  unplaced(): Float64Array {
+    if (this.unplacedOf !== this.current) {
+      this.unplacedOf = this.current;
+      this.unplacedNow.fill(0);
+      const u = (this.current as { unplaced?: Record<string, number> }).unplaced ?? {};
+      for (const [home, qps] of Object.entries(u)) {
+        const r = this.world.regionIndex.get(home);
+        if (r !== undefined && Number.isFinite(qps)) this.unplacedNow[r] = qps;
+      }
+    }
+    return this.unplacedNow;
+  }
+
   admits(r: number, s: number, t: number): boolean {
     const id = this.ids[r]!;
     const st = regionStepAt(this.current, id, t);
@@ -340,7 +388,21 @@ export function simPlannerSettings(world: World, p: PolicyParams['gridsteer']): 
     const mapping = (x: unknown) => x !== null && typeof x === 'object' && !Array.isArray(x);
     s[k] = mapping(d) && mapping(v) ? { ...(d as object), ...(v as object) } : v;
   }
+  // A grid source may declare physical loss only for the regions bound to it: bind each fact's
+  // source to the regions of the events it reports, unless the scenario binds sources itself.
+  const own = (p.planner.gridLoss as { bindings?: unknown } | undefined)?.bindings;
+  if (own === undefined) {
+    const gl = (s.gridLoss ?? {}) as Record<string, unknown>;
+    s.gridLoss = { ...gl, bindings: gridLossBindings(world.scenario.events) };
+  }
   return s as unknown as PlannerSettings;
+}
+
+/** Each fact source of the scenario → the regions of the events it reports (sorted, no duplicates). */
+export function gridLossBindings(events: readonly { region: string; facts: readonly { source: string }[] }[]): Record<string, string[]> {
+  const out = new Map<string, Set<string>>();
+  for (const e of events) for (const f of e.facts) (out.get(f.source) ?? out.set(f.source, new Set()).get(f.source)!).add(e.region);
+  return Object.fromEntries([...out.keys()].sort().map((k) => [k, [...out.get(k)!].sort()]));
 }
 
 export function makePolicy(name: PolicyName, world: World, t0: number): SimPolicy {
@@ -353,4 +415,27 @@ export function makePolicy(name: PolicyName, world: World, t0: number): SimPolic
     case 'gridsteer':
       return new GridSteerPolicy(world, p.gridsteer, t0);
   }
+}
+
+/**
+ * The drain lead of a simulated GridSteer, ms: TTL0 + R + g + S + m with S at its minimum
+ * (sessionAllowanceMs) and g = max(Tmin, F) — the notice the planner needs to drain a region
+ * before T with no shortfall (gslb/policy/drain.ts).
+ */
+export function drainLeadMs(world: World): number {
+  const d = simPlannerSettings(world, world.scenario.policies.gridsteer).drain;
+  return d.ttl0S * 1000 + Math.max(0, d.rampMs) + stepSpacingMs(d) + d.sessionAllowanceMs + d.marginMs;
+}
+
+/** The replan time the simulator allows (GridSteer plans at most once per simulated second). */
+export const REPLAN_MS = 1000;
+
+/**
+ * For a throttle without notice: how long after T GridSteer may take before the region's share
+ * of new sessions is within its new capacity: one scrape interval + 10 s + max(TTL0, F) + the
+ * replan time, ms.
+ */
+export function throttleReactionMs(world: World): number {
+  const d = simPlannerSettings(world, world.scenario.policies.gridsteer).drain;
+  return world.scenario.world.scrapeIntervalMs + 10_000 + Math.max(d.ttl0S, d.resolverFloorS) * 1000 + REPLAN_MS;
 }

@@ -5,70 +5,117 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { ByClass, EventRt, PolicyResult } from './engine.js';
+import type { EventRt, PolicyResult, ThrottleCheck } from './engine.js';
 import type { PolicyName } from './policies.js';
-import { evaluateTargets, renderMarkdown, capacityDuringEvents } from './report.js';
+import { evaluateTargets, renderMarkdown, capacityDuringEvents, reportJson, reportJsonText, roomDuring } from './report.js';
 import { escapeXml, renderSvg } from './chart.js';
 import { runScenario, type SimReport } from './run.js';
 import { loadScenario } from './scenario.js';
 import { tempDir, tinyScenario } from './testing.js';
 import type { World } from './world.js';
 
-function result(policy: PolicyName, o: { sent?: ByClass; started?: ByClass; cut?: ByClass; peak?: number[] } = {}): PolicyResult {
+type R3 = [number, number, number];
+interface Opts {
+  sent?: R3;
+  started?: R3;
+  cutBefore?: R3;
+  cutAfter?: R3;
+  peak?: number[];
+  spillOverMs?: number[];
+  throttle?: ThrottleCheck | null;
+}
+function result(policy: PolicyName, o: Opts = {}): PolicyResult {
+  const z = (): R3 => [0, 0, 0];
+  const cb = o.cutBefore ?? z();
+  const ca = o.cutAfter ?? z();
   return {
     policy,
-    arrivals: [1000, 100],
-    started: [1000, 100],
-    failed: [0, 0],
-    startedOverCapacity: [0, 0],
-    cut: o.cut ?? [0, 0],
-    refusedAttempts: [0, 0],
-    sentToEventRegion: [o.sent ?? [0, 0]],
-    startedOnEventRegion: [o.started ?? [0, 0]],
-    addedKm: { count: [0, 0], sum: [0, 0], mean: [0, 0], p95: [0, 0] },
+    arrivals: [1000, 100, 20],
+    started: [1000, 100, 20],
+    failed: z(),
+    startedOverCapacity: z(),
+    cut: [cb[0] + ca[0], cb[1] + ca[1], cb[2] + ca[2]],
+    cutBeforeAnnounce: [cb],
+    cutAfterAnnounce: [ca],
+    refusedAttempts: z(),
+    sentToEventRegion: [o.sent ?? z()],
+    startedOnEventRegion: [o.started ?? z()],
+    addedKm: { count: z(), sum: z(), mean: z(), p95: z() },
     peakUtil: o.peak ?? [0.5, 0.5],
     peakAt: [0, 0],
     overCapacityMs: (o.peak ?? [0.5, 0.5]).map((u) => (u > 1 ? 60_000 : 0)),
+    peakSpillShare: [0, 0.5],
+    spillOverMs: o.spillOverMs ?? [0, 0],
+    spillOverPeak: (o.spillOverMs ?? [0, 0]).map((ms) => (ms > 0 ? 0.2 : 0)),
+    throttleChecks: [o.throttle ?? null],
+    cutRetry: { retried: z(), started: z(), failed: z(), sentDark: z() },
+    hook: { calls: 0, delivered: 0, late: 0, failedAttempts: 0, gaveUp: 0, abandoned: 0, maxLagMs: 0, sumLagMs: 0 },
+    unplaced: { peakQps: 0, peakAt: 0, seconds: 0, queries: 0, flips: 0, changes: 0 },
     dnsQueries: 0,
     goaways: 0,
     plans: 0,
-    series: { t0: 0, bucketMs: 60_000, n: 0, started: new Float64Array(0), refused: new Float64Array(0), failed: new Float64Array(0), load: new Float64Array(0), capacity: new Float64Array(0) },
+    series: { t0: 0, bucketMs: 60_000, n: 0, started: new Float64Array(0), refused: new Float64Array(0), failed: new Float64Array(0), load: new Float64Array(0), capacity: new Float64Array(0), spill: new Float64Array(0), unplaced: new Float64Array(0), goaways: new Float64Array(0) },
   };
 }
 
 const world = { regions: [{ id: 'a' }, { id: 'b' }], capacity: Float64Array.from([100, 100]), expectedConcurrent: 80 } as unknown as World;
-const ev = (kind: 'power-off' | 'throttle', share = 1): EventRt => ({ idx: 0, id: 'e1', region: 0, kind, share, announce: 0, T: 0, E: 1, distFrom: 0, distTo: 1 });
+const MIN = 60_000;
+const T0 = 10 * 60 * MIN;
+const ev = (kind: 'power-off' | 'throttle', noticeMin: number, share = 1): EventRt => ({ idx: 0, id: 'e1', region: 0, kind, share, announce: T0 - noticeMin * MIN, T: T0, E: T0 + 60 * MIN, distFrom: 0, distTo: 1 });
+const LEAD = 10 * MIN;
+const tc = (newConcurrent: number): ThrottleCheck => ({ deadline: T0 + 56_000, spanMs: 50 * MIN, startsAfter: 1000, newConcurrent, capacity: 50, loadAtDeadline: 70, oldLoadAtDeadline: 30, overMsAfter: 20_000 });
 
-test('targets: met, not met and n/a, each with its figures', () => {
-  type Case = [string, EventRt, PolicyResult[], string[]];
+test('targets (a)–(e): met, not met and n/a by their conditions, each with its figures', () => {
+  // The bound is 100 (started before the announcement); static had 1,000 alive there at T: (b)'s limit is 110 + 1 = 111.
+  const st = result('static', { cutBefore: [100, 10, 5], cutAfter: [900, 90, 5] });
+  const re = (after: number) => result('reactive', { cutBefore: [100, 10, 5], cutAfter: [after, 90, 5] });
+  const gs = (o: Opts) => result('gridsteer', { cutBefore: [100, 10, 5], cutAfter: [5, 9, 5], ...o });
+  type Case = [string, EventRt, PolicyResult[], string[], World?];
   const cases: Case[] = [
-    ['all met', ev('power-off'), [result('reactive', { cut: [90, 10] }), result('gridsteer', { sent: [0, 4], cut: [5, 5] })], ['met', 'met', 'met']],
-    ['one TTL-honouring session is too many', ev('power-off'), [result('reactive', { cut: [90, 10] }), result('gridsteer', { sent: [1, 0], cut: [5, 5] })], ['not met', 'met', 'met']],
-    ['89 % fewer cuts is not 90 %', ev('power-off'), [result('reactive', { cut: [100, 0] }), result('gridsteer', { cut: [11, 0] })], ['met', 'not met', 'met']],
-    ['exactly 90 % fewer is met', ev('power-off'), [result('reactive', { cut: [100, 0] }), result('gridsteer', { cut: [10, 0] })], ['met', 'met', 'met']],
-    ['reactive cut nothing: n/a', ev('power-off'), [result('reactive'), result('gridsteer')], ['met', 'n/a', 'met']],
-    ['a region over capacity', ev('power-off'), [result('reactive', { cut: [10, 0] }), result('gridsteer', { peak: [0, 1.2] })], ['met', 'met', 'not met']],
-    ['a throttle leaves the region serving: the first target is n/a', ev('throttle', 0.5), [result('reactive'), result('gridsteer', { started: [50, 5], sent: [50, 5] })], ['n/a', 'n/a', 'met']],
-    ['no reactive run', ev('power-off'), [result('gridsteer')], ['met', 'n/a', 'met']],
+    ['all met (60 min notice)', ev('power-off', 60), [st, re(400), gs({ sent: [0, 3, 2] })], ['a met', 'b met', 'c met', 'd met']],
+    ['one TTL-honouring session sent to the dark region is too many', ev('power-off', 60), [st, re(400), gs({ sent: [1, 0, 0] })], ['a not met', 'b met', 'c met', 'd met']],
+    ['the other classes have no target', ev('power-off', 60), [st, re(400), gs({ sent: [0, 50, 50], cutAfter: [0, 500, 500] })], ['a met', 'b met', 'c met', 'd met']],
+    ['cuts at exactly 1.10 × bound + 0.1 % are met', ev('power-off', 60), [st, re(400), gs({ cutAfter: [11, 0, 0] })], ['a met', 'b met', 'c met', 'd met']],
+    ['one more is not', ev('power-off', 60), [st, re(400), gs({ cutAfter: [12, 0, 0] })], ['a met', 'b not met', 'c met', 'd met']],
+    ['avoided exactly 0.9 × (reactive − bound) is met', ev('power-off', 60), [st, re(400), gs({ cutAfter: [40, 0, 0] })], ['a met', 'b not met', 'c met', 'd met']],
+    ['one cut more is not', ev('power-off', 60), [st, re(400), gs({ cutAfter: [41, 0, 0] })], ['a met', 'b not met', 'c not met', 'd met']],
+    ['less notice than the drain lead: (a), (b), (c) n/a', ev('power-off', 5), [st, re(400), gs({ sent: [7, 0, 0], cutAfter: [300, 0, 0] })], ['a n/a', 'b n/a', 'c n/a', 'd met']],
+    ['30 minutes\' notice: (c) n/a', ev('power-off', 30), [st, re(400), gs({})], ['a met', 'b met', 'c n/a', 'd met']],
+    ['reactive not run: (c) n/a', ev('power-off', 60), [st, gs({})], ['a met', 'b met', 'c n/a', 'd met']],
+    ['reactive cut no more than the bound: (c) n/a', ev('power-off', 60), [st, re(0), gs({})], ['a met', 'b met', 'c n/a', 'd met']],
+    ['without static, (b) counts GridSteer\'s own alive-at-T', ev('power-off', 60), [re(400), gs({ cutAfter: [10, 0, 0] })], ['a met', 'b met', 'c met', 'd met']],
+    ['the fleet has no room with the region dark: (a) n/a', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0] })], ['a n/a', 'b met', 'c met', 'd met'], { ...world, expectedConcurrent: 150 } as World],
+    ['a region over capacity by spill', ev('power-off', 60), [st, re(400), gs({ spillOverMs: [0, 30_000], peak: [0, 1.2] })], ['a met', 'b met', 'c met', 'd not met']],
+    ['a throttle without notice within its new capacity', ev('throttle', 0, 0.5), [st, gs({ throttle: tc(50) })], ['e met', 'd met']],
+    ['… and above it', ev('throttle', 0, 0.5), [st, gs({ throttle: tc(50.5) })], ['e not met', 'd met']],
+    ['an announced throttle: (e) n/a', ev('throttle', 20, 0.5), [st, gs({ throttle: null })], ['e n/a', 'd met']],
   ];
-  for (const [what, e, results, want] of cases) {
-    const got = evaluateTargets({ world, events: [e], results });
+  for (const [what, e, results, want, w] of cases) {
+    const got = evaluateTargets({ world: w ?? world, events: [e], results }, { leadMs: LEAD });
     assert.deepEqual(
-      got.map((x) => x.status),
+      got.map((x) => `${x.id} ${x.status}`),
       want,
-      `${what}: ${JSON.stringify(got)}`,
+      `${what}: ${JSON.stringify(got, null, 1)}`,
     );
+    for (const x of got) assert.ok(!/NaN|undefined|Infinity/.test(x.detail), `${what}: ${x.detail}`);
   }
-  // The fleet without room: the capacity target is n/a.
-  const small = { ...world, expectedConcurrent: 150 } as World;
-  const got = evaluateTargets({ world: small, events: [ev('power-off')], results: [result('gridsteer', { peak: [0, 1.5] })] });
-  assert.equal(got[2]!.status, 'n/a');
-  assert.match(got[2]!.detail, /the fleet has no room: 100 concurrent sessions of capacity/);
-  assert.equal(capacityDuringEvents({ world, events: [ev('throttle', 0.25)] }), 175);
+  const [a, b, c] = evaluateTargets({ world, events: [ev('power-off', 60)], results: [st, re(400), gs({})] }, { leadMs: LEAD });
+  assert.match(a!.detail, /^0 \(clamped-resolver 0, TTL-ignoring 0\)/);
+  assert.match(b!.detail, /105 cut \(100 started before the announcement: the bound; 5 after\) against 111 = 1\.10 × 100 \+ 0\.1 % × 1,000 alive at T without steering/);
+  assert.match(c!.detail, /reactive 500 .*GridSteer 105, bound 100: avoided 395 of 400/);
+  assert.equal(capacityDuringEvents({ world, events: [ev('throttle', 0, 0.25)] }), 175);
   assert.deepEqual(
-    evaluateTargets({ world, events: [ev('power-off')], results: [result('static')] }).map((x) => x.status),
+    evaluateTargets({ world, events: [ev('power-off', 60)], results: [result('static')] }, { leadMs: LEAD }).map((x) => x.status),
     ['n/a'],
   );
+});
+
+test('roomDuring: only the events overlapping the event\'s window count', () => {
+  const e1 = ev('power-off', 60);
+  const e2: EventRt = { ...e1, idx: 1, id: 'e2', region: 1, T: e1.E - MIN, E: e1.E + 30 * MIN };
+  const e3: EventRt = { ...e1, idx: 2, id: 'e3', region: 1, T: e1.E, E: e1.E + 30 * MIN };
+  assert.deepEqual(roomDuring({ world, events: [e1, e3] }, e1), { room: true, capacity: 100, demand: 80 });
+  assert.deepEqual(roomDuring({ world, events: [e1, e2] }, e1), { room: false, capacity: 0, demand: 80 });
 });
 
 let cached: SimReport | undefined;
@@ -86,9 +133,14 @@ test('the Markdown report has the events, the world, both traffic classes, peaks
     '# tiny test fleet',
     'Made with `gridsteer simulate tiny.yaml`',
     '| shed-1 | east | no power: stops serving | T − 20m',
-    '### TTL-honouring traffic',
-    '### The rest (TTL-ignoring clients, clamping resolvers)',
-    '| sent to east while shed-1 is in force |',
+    '### TTL-honouring clients',
+    '### clamped-resolver clients',
+    '### TTL-ignoring clients',
+    '| sent to east while shed-1 has it dark |',
+    '(the **unavoidable bound**)',
+    '### Unplaced demand',
+    'Over capacity **by spill**',
+    '(a) TTL-honouring sessions sent to east',
     '### Peak load ÷ capacity per region',
     '## Targets (GridSteer)',
     '![Share of sessions started per region, per minute, one panel per policy](tiny.svg)',
@@ -96,6 +148,20 @@ test('the Markdown report has the events, the world, both traffic classes, peaks
     assert.ok(md.includes(want), `missing ${want}`);
   }
   assert.ok(!/NaN|undefined|Infinity/.test(md), 'no NaN, undefined or Infinity in the report');
+  // The JSON twin: the same figures, plain arrays, round-trips.
+  const text = reportJsonText(rep);
+  assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(reportJson(rep))), 'the text is the same JSON, lists of numbers on one line');
+  assert.match(text, /"load": \[[\d.,]+\]/);
+  const js = JSON.parse(text) as { results: { policy: string; cut: number[]; series: { load: number[] } }[]; targets: { id: string }[] };
+  assert.deepEqual(
+    js.results.map((r) => [r.policy, r.cut]),
+    rep.results.map((r) => [r.policy, r.cut]),
+  );
+  assert.equal(js.results[0]!.series.load.length, rep.results[0]!.series.n * rep.world.regions.length);
+  assert.deepEqual(
+    js.targets.map((x) => x.id),
+    evaluateTargets(rep).map((x) => x.id),
+  );
   // Every row of the per-class tables has one cell per policy.
   for (const line of md.split('\n').filter((l) => l.startsWith('| sent to east'))) assert.equal(line.split('|').length, 2 + 1 + 3, line);
 });
@@ -144,7 +210,11 @@ test('the SVG: labels of overlapping and nearby events never print over each oth
       const w = 7 * m[4]!.length;
       return { text: m[4]!, y: Number(m[2]), x0: m[3] === 'end' ? x - w : x, x1: m[3] === 'end' ? x : x + w };
     });
-  assert.equal(labels.filter((l) => l.text === 'announced').length, 2, 'one "announced" per announcement instant');
+  assert.deepEqual(
+    labels.filter((l) => l.text.endsWith('announced')).map((l) => l.text),
+    [`${rep.world.regions[e.region]!.id} announced`, `${rep.world.regions[other]!.id} announced`],
+    'one "announced" per announcement instant, naming the regions announced then',
+  );
   assert.equal(labels.length, 5);
   for (let i = 0; i < labels.length; i++) {
     for (let j = i + 1; j < labels.length; j++) {

@@ -1,90 +1,173 @@
 /**
- * The simulator's report: the targets checked against a run, and the Markdown summary.
- * Pure (no I/O, no clock): the same SimReport gives the same text.
+ * The simulator's report: the targets checked against a run, the Markdown summary and its
+ * JSON twin. Pure (no I/O, no clock): the same SimReport gives the same text.
  *
  * Metric definitions (docs/simulation.md repeats them):
- * - Counts are of sessions that arrived in the measured window, split into TTL-honouring
- *   traffic (the client and its resolver honour TTLs) and the rest (TTL-ignoring clients,
- *   clamping resolvers).
- * - sent to the event region: sessions with at least one attempt (a new connection or a new
- *   stream on a pooled one) sent to the event's region while the event was in force (T ≤ t < E).
- * - cut: sessions active on a region when it lost power (at T of a power-off event), whenever
- *   they began.
+ * - Counts are of sessions that arrived in the measured window, per client class:
+ *   TTL-honouring (the client and its resolver honour TTLs), clamped-resolver (the resolver
+ *   raises short TTLs to its floor), TTL-ignoring (the client keeps its address until its
+ *   connection breaks).
+ * - sent to a dark region: sessions with at least one attempt (a new connection or a new
+ *   stream on a pooled one) sent to the event's region while the event was in force (T ≤ t < E):
+ *   the sessions a policy started toward a region while it was dark (every such attempt is
+ *   refused).
+ * - cut: sessions active on a region when it lost power (at T of a power-off event), split by
+ *   their start: before the announcement — the **unavoidable bound**: no steering after the
+ *   announcement could have moved them — and after it.
  * - failed: every attempt refused (the retries used up); started over capacity: started on a
- *   region whose load was already at or above its capacity; unplaced demand = both.
+ *   region whose load was already at or above its capacity.
  * - added distance: km from the client's metro to the region that served the session, minus
  *   km to its nearest region, over sessions of the event regions' own clients started from
  *   the announcement (or T) to 15 minutes after E; mean and 95th percentile (1 km bins).
  * - peak utilisation: the highest load ÷ capacity of each region in the window (capacity as
- *   it was at that instant), and the time spent over capacity (sampled every second).
+ *   it was at that instant), the share of that load from clients of other homes (spill), and
+ *   the time spent over capacity (sampled every second); over capacity by spill: load above
+ *   capacity while clients of other homes are on the region, min(spill, load − capacity),
+ *   counted while the fleet has room.
+ * - unplaced demand: the plan's `unplaced` (q/s per home) sampled every simulated second.
  */
 import { formatDuration } from './scenario.js';
-import { POLICY_TITLES, type PolicyName } from './policies.js';
+import { drainLeadMs, POLICY_TITLES, type PolicyName } from './policies.js';
 import type { ByClass, EventRt, PolicyResult } from './engine.js';
 import type { SimReport } from './run.js';
+import { CLASS_TITLES, demandFactor, type World } from './world.js';
 
 export interface Target {
+  /** (a) … (e): the issue's targets. */
+  id: 'a' | 'b' | 'c' | 'd' | 'e';
   what: string;
   status: 'met' | 'not met' | 'n/a';
   detail: string;
 }
 
 /** Total capacity of the fleet (concurrent sessions) with every event's effect in force at once. */
-export function capacityDuringEvents(rep: Pick<SimReport, 'world' | 'events'>): number {
+export function capacityDuringEvents(rep: Pick<SimReport, 'world' | 'events'>, only?: (e: EventRt) => boolean): number {
   const cap = Array.from(rep.world.capacity);
-  for (const e of rep.events) cap[e.region] = e.kind === 'power-off' ? 0 : cap[e.region]! * (1 - e.share);
+  for (const e of rep.events) {
+    if (only && !only(e)) continue;
+    cap[e.region] = e.kind === 'power-off' ? 0 : Math.min(cap[e.region]!, rep.world.capacity[e.region]! * (1 - e.share));
+  }
   return cap.reduce((s, x) => s + x, 0);
 }
 
-const sum = (x: ByClass) => x[0] + x[1];
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-const pct = (x: number, digits = 0) => `${(x * 100).toFixed(digits)} %`;
+/** Expected concurrent demand at t (the daily cycle's factor applied when the world has one). */
+export function demandAt(world: World, t: number): number {
+  return world.expectedConcurrent * (world.scenario?.world.dailyCycle ? demandFactor(world, t) : 1);
+}
 
 /**
- * The issue's targets for GridSteer, checked against the run:
- * 1. for each power-off event, no TTL-honouring session sent to its region while it is in
- *    force (n/a for throttles: the region still serves);
- * 2. at least 90 % fewer cut sessions than reactive failover (all traffic; n/a when reactive
- *    cut none);
- * 3. no region over capacity when the fleet has room (n/a when the fleet's capacity with
- *    every event in force is below the expected demand).
+ * Whether the reachable fleet has room during event e: its capacity with every event that
+ * overlaps e's window in force holds the expected demand at the busiest of T and E.
  */
-export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'results'>): Target[] {
+export function roomDuring(rep: Pick<SimReport, 'world' | 'events'>, e: EventRt): { room: boolean; capacity: number; demand: number } {
+  const capacity = capacityDuringEvents(rep, (x) => x.T < e.E && e.T < x.E);
+  const demand = Math.max(demandAt(rep.world, e.T), demandAt(rep.world, e.E - 1));
+  return { room: capacity >= demand, capacity, demand };
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const pct = (x: number, digits = 0) => `${(x * 100).toFixed(digits)} %`;
+const HONOURING = 0;
+/** q/s with one decimal, two below 0.1 (a trickle is not 0.0). */
+const qps = (x: number) => x.toFixed(x < 0.1 ? 2 : 1);
+
+/** Cut at event e's T, of class c: [before the announcement (bound), after, total]. */
+export function eventCuts(x: PolicyResult, e: number, c: 0 | 1 | 2): { bound: number; after: number; total: number } {
+  const bound = x.cutBeforeAnnounce[e]![c];
+  const after = x.cutAfterAnnounce[e]![c];
+  return { bound, after, total: bound + after };
+}
+
+/**
+ * The issue's targets for GridSteer (issue 17), checked against the run:
+ * (a) per power-off event, TTL-honouring sessions sent to the region while it is dark: 0 —
+ *     applies when the notice is at least the drain lead and the fleet has room;
+ * (b) per power-off event, TTL-honouring cuts ≤ 1.10 × that class's unavoidable bound + 0.1 %
+ *     of the class's sessions alive on the region at T without steering (static geo's cut,
+ *     else GridSteer's own) — applies when the notice is at least the drain lead;
+ * (c) per power-off event with ≥ 50 minutes' notice, TTL-honouring: (reactive − GridSteer) ≥
+ *     0.9 × (reactive − bound), the bound being GridSteer's;
+ * (d) no region over capacity by spill while the fleet has room;
+ * (e) per throttle without notice: the region's new sessions from T + reaction time to E amount
+ *     to at most its new capacity (starts × mean session length ÷ span); load over capacity
+ *     from sessions already there is reported alongside.
+ * `leadMs` overrides the drain lead (tests with worlds built by hand).
+ */
+export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'results'>, o: { leadMs?: number } = {}): Target[] {
   const gs = rep.results.find((r) => r.policy === 'gridsteer');
   const re = rep.results.find((r) => r.policy === 'reactive');
+  const st = rep.results.find((r) => r.policy === 'static');
   const out: Target[] = [];
   const ids = rep.world.regions.map((r) => r.id);
-  if (!gs) return [{ what: 'GridSteer targets', status: 'n/a', detail: 'GridSteer was not run' }];
+  if (!gs) return [{ id: 'a', what: 'GridSteer targets', status: 'n/a', detail: 'GridSteer was not run' }];
+  const lead = o.leadMs ?? drainLeadMs(rep.world);
+  const notice = (e: EventRt) => e.T - e.announce;
   for (const e of rep.events) {
-    const what = `TTL-honouring sessions sent to ${ids[e.region]} while ${e.id} is in force: 0`;
+    const id = ids[e.region]!;
+    const nTxt = `notice ${formatDuration(notice(e))}, drain lead ${formatDuration(lead)}`;
     if (e.kind !== 'power-off') {
-      out.push({ what, status: 'n/a', detail: `a throttle leaves ${ids[e.region]} serving (at ${pct(1 - e.share)} of its capacity): new sessions there are expected; ${fmt(gs.startedOnEventRegion[e.idx]![0])} TTL-honouring sessions started there` });
+      const tc = gs.throttleChecks[e.idx];
+      const what = `(e) ${id} throttled without notice (${e.id}): its new sessions within its new capacity from T + ${formatDuration((tc?.deadline ?? e.T) - e.T)}`;
+      if (!tc) {
+        out.push({ id: 'e', what, status: 'n/a', detail: `${e.id} was announced ${formatDuration(notice(e))} ahead` });
+        continue;
+      }
+      if (tc.spanMs <= 0) {
+        out.push({ id: 'e', what, status: 'n/a', detail: 'the event ends (or the window does) before the deadline' });
+        continue;
+      }
+      out.push({
+        id: 'e',
+        what,
+        status: tc.newConcurrent <= tc.capacity ? 'met' : 'not met',
+        detail: `${fmt(tc.startsAfter)} sessions started there in ${formatDuration(tc.spanMs)}: ${fmt(tc.newConcurrent)} concurrent for a capacity of ${fmt(tc.capacity)} (${pct(tc.newConcurrent / tc.capacity)}); reported separately: at the deadline its load was ${fmt(tc.loadAtDeadline)}, ${fmt(tc.oldLoadAtDeadline)} of it sessions started before T, and it was over capacity for ${formatDuration(tc.overMsAfter)} after the deadline`,
+      });
       continue;
     }
-    const n = gs.sentToEventRegion[e.idx]![0];
-    out.push({ what, status: n === 0 ? 'met' : 'not met', detail: `${fmt(n)} (the rest of the traffic: ${fmt(gs.sentToEventRegion[e.idx]![1])})` });
+    const room = roomDuring(rep, e);
+    const roomTxt = room.room ? `the fleet has room (${fmt(room.capacity)} of capacity for ${fmt(room.demand)} expected)` : `the fleet has no room (${fmt(room.capacity)} of capacity for ${fmt(room.demand)} expected)`;
+    const sent = gs.sentToEventRegion[e.idx]!;
+    const aWhat = `(a) TTL-honouring sessions sent to ${id} while ${e.id} has it dark: 0`;
+    const aFig = `${fmt(sent[0])} (clamped-resolver ${fmt(sent[1])}, TTL-ignoring ${fmt(sent[2])})`;
+    if (notice(e) < lead || !room.room) out.push({ id: 'a', what: aWhat, status: 'n/a', detail: `${notice(e) < lead ? `${nTxt}: less notice than the lead` : roomTxt}; measured ${aFig}` });
+    else out.push({ id: 'a', what: aWhat, status: sent[0] === 0 ? 'met' : 'not met', detail: `${aFig}; ${nTxt}; ${roomTxt}` });
+
+    const c = eventCuts(gs, e.idx, HONOURING);
+    const base = st ? eventCuts(st, e.idx, HONOURING).total : c.total;
+    const limit = 1.1 * c.bound + 0.001 * base;
+    const bWhat = `(b) TTL-honouring sessions cut at ${id} (${e.id}) ≤ 1.10 × bound + 0.1 % of those alive there at T`;
+    const bFig = `${fmt(c.total)} cut (${fmt(c.bound)} started before the announcement: the bound; ${fmt(c.after)} after) against ${(Math.round(limit * 10) / 10).toLocaleString('en-US')} = 1.10 × ${fmt(c.bound)} + 0.1 % × ${fmt(base)} alive at T ${st ? 'without steering (static geo)' : '(GridSteer\'s own)'}`;
+    if (notice(e) < lead) out.push({ id: 'b', what: bWhat, status: 'n/a', detail: `${nTxt}: less notice than the lead; measured ${bFig}` });
+    else out.push({ id: 'b', what: bWhat, status: c.total <= limit ? 'met' : 'not met', detail: bFig });
+
+    const cWhat = `(c) TTL-honouring cuts avoided against reactive failover at ${id} (${e.id}) ≥ 0.9 × (reactive − bound)`;
+    if (notice(e) < 50 * 60_000) out.push({ id: 'c', what: cWhat, status: 'n/a', detail: `notice ${formatDuration(notice(e))} < 50m` });
+    else if (!re) out.push({ id: 'c', what: cWhat, status: 'n/a', detail: 'reactive failover was not run' });
+    else {
+      const r = eventCuts(re, e.idx, HONOURING);
+      const avoidable = r.total - c.bound;
+      if (avoidable <= 0) out.push({ id: 'c', what: cWhat, status: 'n/a', detail: `reactive cut ${fmt(r.total)}, no more than the bound ${fmt(c.bound)}` });
+      else {
+        const avoided = r.total - c.total;
+        out.push({
+          id: 'c',
+          what: cWhat,
+          status: avoided >= 0.9 * avoidable ? 'met' : 'not met',
+          detail: `reactive ${fmt(r.total)} (its own bound ${fmt(r.bound)}), GridSteer ${fmt(c.total)}, bound ${fmt(c.bound)}: avoided ${fmt(avoided)} of ${fmt(avoidable)} (${pct(avoided / avoidable, 1)}; ${pct(1 - c.total / r.total, 1)} fewer cuts, ${pct(1 - c.bound / r.total, 1)} at the bound)`,
+        });
+      }
+    }
   }
-  const cutWhat = 'cut sessions at least 90 % fewer than reactive failover (all traffic)';
-  if (!re) out.push({ what: cutWhat, status: 'n/a', detail: 'reactive failover was not run' });
-  else if (sum(re.cut) === 0) out.push({ what: cutWhat, status: 'n/a', detail: `reactive failover cut no session (GridSteer cut ${fmt(sum(gs.cut))})` });
-  else {
-    const fewer = 1 - sum(gs.cut) / sum(re.cut);
-    out.push({ what: cutWhat, status: fewer >= 0.9 ? 'met' : 'not met', detail: `GridSteer ${fmt(sum(gs.cut))}, reactive ${fmt(sum(re.cut))}: ${pct(fewer, 1)} fewer` });
-  }
-  const capWhat = 'no region over capacity when the fleet has room';
-  const room = capacityDuringEvents(rep);
-  const need = rep.world.expectedConcurrent;
-  if (room < need) out.push({ what: capWhat, status: 'n/a', detail: `the fleet has no room: ${fmt(room)} concurrent sessions of capacity with the events in force, ${fmt(need)} expected` });
-  else {
-    const over = gs.peakUtil.map((u, r) => ({ u, r })).filter((x) => x.u > 1);
-    out.push({
-      what: capWhat,
-      status: over.length === 0 ? 'met' : 'not met',
-      detail:
-        (over.length === 0 ? `highest peak ${pct(Math.max(...gs.peakUtil))}` : `over: ${over.map((x) => `${ids[x.r]} ${pct(x.u)} (${formatDuration(gs.overCapacityMs[x.r]!)} over)`).join(', ')}`) +
-        `; the fleet has ${fmt(room)} concurrent sessions of capacity with the events in force for ${fmt(need)} expected`,
-    });
-  }
+  const over = gs.spillOverMs.map((ms, r) => ({ ms, r })).filter((x) => x.ms > 0);
+  out.push({
+    id: 'd',
+    what: '(d) no region over capacity by spill while the fleet has room',
+    status: over.length === 0 ? 'met' : 'not met',
+    detail:
+      over.length === 0
+        ? `highest peak ${pct(Math.max(...gs.peakUtil))}`
+        : over.map((x) => `${ids[x.r]} over by spill for ${formatDuration(x.ms)}, by up to ${pct(gs.spillOverPeak[x.r]!, 1)} of its capacity (peak ${pct(gs.peakUtil[x.r]!)}, ${pct(gs.peakSpillShare[x.r]!)} of it spill)`).join('; '),
+  });
   return out;
 }
 
@@ -103,7 +186,7 @@ function eventRow(rep: SimReport, e: EventRt): string {
 }
 
 /** The Markdown report. `command` is the command line that made it; `chart` the SVG's file name (relative), if any. */
-export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: string } = {}): string {
+export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: string; json?: string } = {}): string {
   const sc = rep.scenario;
   const w = rep.world;
   const R = w.regions.length;
@@ -111,6 +194,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
   const results = rep.results;
   const cols = results.map((r) => POLICY_TITLES[r.policy]);
   const header = (first: string) => [`| ${first} | ${cols.join(' | ')} |`, `| --- | ${cols.map(() => '---:').join(' | ')} |`];
+  const lead = drainLeadMs(w);
   L.push(`# ${sc.title}`, '');
   if (sc.description) L.push(sc.description, '');
   const windowH = (rep.timeline.windowEnd - rep.timeline.windowStart) / 3_600_000;
@@ -119,12 +203,18 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
       (windowH * 3_600_000 < sc.hoursMs ? ` Shortened from ${formatDuration(sc.hoursMs)} with --hours: facts announced before the window are known from its start.` : ''),
   );
   if (o.command) L.push('', `Made with \`${o.command}\`.`);
-  L.push('', '## Events', '', '| event | region | effect | announced | T (UTC) | E (UTC) | GridSteer is told |', '| --- | --- | --- | --- | --- | --- | --- |');
+  if (o.json) L.push('', `Every figure below, and the time series, are also in [${o.json}](${o.json}).`);
+  L.push('', '## Events', '', `GridSteer's drain lead (TTL0 + ramp + max(Tmin, F) + S + m, S at its minimum) is ${formatDuration(lead)}.`, '', '| event | region | effect | announced | T (UTC) | E (UTC) | GridSteer is told |', '| --- | --- | --- | --- | --- | --- | --- |');
   for (const e of rep.events) L.push(eventRow(rep, e));
 
   L.push('', '## The world', '');
+  const cr = sc.world.cutRetry;
+  const cyc = sc.world.dailyCycle;
+  const hk = sc.policies.gridsteer.hook;
   L.push(
-    `${fmt(w.subnetMetro.length)} client /24s in ${w.metros.length} metros, ${w.clientsPerSubnet} clients each; ${pct(sc.world.clampingResolvers)} of resolvers clamp TTLs up to ${sc.world.clampTtlS} s, ${pct(sc.world.ttlIgnoringClients)} of clients ignore TTLs: ${pct(w.honouringShare, 1)} of demand is TTL-honouring. Mean session ${(w.meanLengthMs / 1000).toFixed(1)} s, so ${fmt(w.expectedConcurrent)} concurrent sessions are expected; the fleet's capacity is ${sc.world.fleetHeadroom} × that, shared by capacity units. Regions from \`${sc.regionsFrom}\`.`,
+    `${fmt(w.subnetMetro.length)} client /24s in ${w.metros.length} metros, ${w.clientsPerSubnet} clients each; ${fmt(w.resolverClamps.length)} resolvers, ${pct(sc.world.clampingResolvers)} of which clamp TTLs up to ${sc.world.clampTtlS} s and ${pct(sc.world.noEcsResolvers)} send no ECS (one answer, for the resolver's location, cached for every /24 behind it); ${pct(sc.world.ttlIgnoringClients)} of clients ignore TTLs. Demand by class: TTL-honouring ${pct(w.classShare[0], 1)}, clamped-resolver ${pct(w.classShare[1], 1)}, TTL-ignoring ${pct(w.classShare[2], 1)}. Mean session ${(w.meanLengthMs / 1000).toFixed(1)} s, so ${fmt(w.expectedConcurrent)} concurrent sessions are expected on average; the fleet's capacity is ${sc.world.fleetHeadroom} × that, shared by capacity units. Regions from \`${sc.regionsFrom}\`.`,
+    '',
+    `${cr.share > 0 ? `Clients retry ${pct(cr.share)} of cut sessions ${formatDuration(cr.delayMs)} after the cut, resolving again.` : 'Cut sessions are not retried.'} ${cyc.amplitude > 0 ? `Demand follows a daily cycle: ± ${pct(cyc.amplitude)} around its mean, peaking at ${cyc.peakHour} h local solar time in each metro.` : 'Demand is flat over the day.'} Reactive failover's checks fail ${sc.policies.reactive.check === 'load' ? 'while a region is dark or loaded above its capacity' : 'while one of its events is in force'}. GridSteer's drain hook: ${hk.enabled ? `${hk.delayMs === 0 && hk.failureRate === 0 ? 'every call delivered within the simulated second' : `delivered ${formatDuration(hk.delayMs)} after a successful attempt, ${pct(hk.failureRate)} of attempts failing (${hk.retries} retries from ${hk.retryBaseMs < 1000 ? `${hk.retryBaseMs}ms` : formatDuration(hk.retryBaseMs)}, doubling)`}; the gateway refuses new streams from the plan's refuse steps${hk.refuse ? '' : ' (off here)'} and ${hk.progressiveGoaway ? 'sends GOAWAY to every connection progressively up to a step\'s goawayBy when the plan gives one' : 'sends GOAWAY by share only (progressive GOAWAY off)'}.` : 'none (the gateways do nothing).'}`,
     '',
     '| region | capacity units | capacity (concurrent sessions) | own clients (expected concurrent) | utilisation by own clients |',
     '| --- | ---: | ---: | ---: | ---: |',
@@ -133,38 +223,80 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
     L.push(`| ${w.regions[r]!.id} | ${w.regions[r]!.capacityUnits} | ${fmt(w.capacity[r]!)} | ${fmt(w.expectedHomeConcurrent[r]!)} | ${pct(w.expectedHomeConcurrent[r]! / w.capacity[r]!)} |`);
   }
 
-  const classTable = (cls: 0 | 1, title: string) => {
-    L.push('', `### ${title}`, '', ...header('sessions'));
+  const classTable = (cls: 0 | 1 | 2) => {
+    L.push('', `### ${CLASS_TITLES[cls]} clients`, '', ...header('sessions'));
     const row = (name: string, f: (x: PolicyResult) => string) => L.push(`| ${name} | ${results.map(f).join(' | ')} |`);
     row('arrived', (x) => fmt(x.arrivals[cls]));
     for (const e of rep.events) {
       const id = w.regions[e.region]!.id;
-      row(`sent to ${id} while ${e.id} is in force`, (x) => fmt(x.sentToEventRegion[e.idx]![cls]));
-      if (e.kind !== 'power-off') row(`… started there (it still serves)`, (x) => fmt(x.startedOnEventRegion[e.idx]![cls]));
+      if (e.kind === 'power-off') {
+        row(`sent to ${id} while ${e.id} has it dark`, (x) => fmt(x.sentToEventRegion[e.idx]![cls]));
+        row(`cut at ${id} (${e.id}): started before the announcement (the **unavoidable bound**)`, (x) => fmt(eventCuts(x, e.idx, cls).bound));
+        row(`… started after the announcement`, (x) => fmt(eventCuts(x, e.idx, cls).after));
+      } else {
+        row(`sent to ${id} while ${e.id} is in force`, (x) => fmt(x.sentToEventRegion[e.idx]![cls]));
+        row(`… started there (it still serves)`, (x) => fmt(x.startedOnEventRegion[e.idx]![cls]));
+      }
     }
     row('cut (active on a region when it lost power)', (x) => fmt(x.cut[cls]));
     row('failed (every attempt refused)', (x) => fmt(x.failed[cls]));
     row('started on a region at or over capacity', (x) => fmt(x.startedOverCapacity[cls]));
-    row('**unplaced demand** (failed + started over capacity)', (x) => fmt(x.failed[cls] + x.startedOverCapacity[cls]));
     row('attempts refused', (x) => fmt(x.refusedAttempts[cls]));
+    if (sc.world.cutRetry.share > 0) row('cut sessions retried: started / failed / tried a dark region first', (x) => `${fmt(x.cutRetry.retried[cls])}: ${fmt(x.cutRetry.started[cls])} / ${fmt(x.cutRetry.failed[cls])} / ${fmt(x.cutRetry.sentDark[cls])}`);
     row(`added distance of the event regions' clients, mean / p95 (km)`, (x) => `${fmt(x.addedKm.mean[cls])} / ${fmt(x.addedKm.p95[cls])}`);
   };
   L.push('', '## Results');
-  classTable(0, 'TTL-honouring traffic');
-  classTable(1, 'The rest (TTL-ignoring clients, clamping resolvers)');
+  classTable(0);
+  classTable(1);
+  classTable(2);
   L.push('', '### Whole fleet', '', ...header(''));
+  const gsOnly = (f: (x: PolicyResult) => string) => results.map((x) => (x.policy === 'gridsteer' ? f(x) : '–')).join(' | ');
   L.push(`| DNS answers computed (resolver cache misses) | ${results.map((x) => fmt(x.dnsQueries)).join(' | ')} |`);
-  L.push(`| GOAWAYs sent by gateways (drain hook) | ${results.map((x) => (x.policy === 'gridsteer' ? fmt(x.goaways) : '–')).join(' | ')} |`);
-  L.push(`| plans made | ${results.map((x) => (x.policy === 'gridsteer' ? fmt(x.plans) : '–')).join(' | ')} |`);
+  L.push(`| GOAWAYs sent by gateways (drain hook) | ${gsOnly((x) => fmt(x.goaways))} |`);
+  L.push(`| drain-hook calls: delivered / late (after a failed attempt) / given up / abandoned for a newer state | ${gsOnly((x) => `${fmt(x.hook.calls)}: ${fmt(x.hook.delivered)} / ${fmt(x.hook.late)} / ${fmt(x.hook.gaveUp)} / ${fmt(x.hook.abandoned)}`)} |`);
+  L.push(`| drain-hook failed attempts; delivery lag mean / max | ${gsOnly((x) => `${fmt(x.hook.failedAttempts)}; ${formatDuration(x.hook.delivered ? Math.round(x.hook.sumLagMs / x.hook.delivered / 1000) * 1000 : 0)} / ${formatDuration(x.hook.maxLagMs)}`)} |`);
+  L.push(`| plans made | ${gsOnly((x) => fmt(x.plans))} |`);
 
-  L.push('', '### Peak load ÷ capacity per region (time over capacity)', '', ...header('region'));
+  L.push('', '### Peak load ÷ capacity per region (share of it from spill; time over capacity)', '', ...header('region'));
   for (let r = 0; r < R; r++) {
     const cell = (x: PolicyResult) => {
       const u = x.peakUtil[r]!;
-      const s = pct(u);
-      return u > 1 ? `**${s}** (${formatDuration(x.overCapacityMs[r]!)})` : s;
+      const sp = ` (${pct(x.peakSpillShare[r]!)} spill)`;
+      return u > 1 ? `**${pct(u)}**${sp} (${formatDuration(x.overCapacityMs[r]!)})` : `${pct(u)}${sp}`;
     };
     L.push(`| ${w.regions[r]!.id} | ${results.map(cell).join(' | ')} |`);
+  }
+  L.push('', 'Over capacity **by spill** while the fleet had room (load above capacity with clients of other homes on the region; the highest excess they caused, min(spill, load − capacity) ÷ capacity):', '', ...header('region'));
+  for (let r = 0; r < R; r++) L.push(`| ${w.regions[r]!.id} | ${results.map((x) => (x.spillOverMs[r]! > 0 ? `**${formatDuration(x.spillOverMs[r]!)}**, up to ${pct(x.spillOverPeak[r]!, 1)}` : '0s')).join(' | ')} |`);
+
+  const gs = results.find((x) => x.policy === 'gridsteer');
+  if (gs) {
+    L.push('', '### Unplaced demand (GridSteer\'s plan)', '');
+    const u = gs.unplaced;
+    if (u.seconds === 0) L.push('The plan placed all measured demand throughout the window (`unplaced` absent).');
+    else {
+      L.push(
+        `Some demand was unplaced for ${formatDuration(u.seconds * 1000)} of the window: ${fmt(u.queries)} queries in all, at most ${u.peakQps.toFixed(1)} q/s (at ${new Date(u.peakAt).toISOString().slice(11, 19)}). It appeared or vanished ${fmt(u.flips)} times and changed ${fmt(u.changes)} times (sampled every second).`,
+        '',
+        '| from (UTC) | mean unplaced, q/s | per home |',
+        '| --- | ---: | --- |',
+      );
+      const s = gs.series;
+      const per = Math.max(1, Math.ceil(s.n / 24));
+      for (let b0 = 0; b0 < s.n; b0 += per) {
+        const homes = new Float64Array(R);
+        let n = 0;
+        for (let b = b0; b < Math.min(s.n, b0 + per); b++, n++) for (let r = 0; r < R; r++) homes[r] = homes[r]! + s.unplaced[b * R + r]!;
+        const tot = homes.reduce((a, x) => a + x, 0) / n;
+        if (tot <= 0) continue;
+        const list = Array.from(homes, (x, r) => ({ x: x / n, r }))
+          .filter((h) => h.x > 0)
+          .sort((a, b) => b.x - a.x)
+          .map((h) => `${w.regions[h.r]!.id} ${qps(h.x)}`)
+          .join(', ');
+        L.push(`| ${utc(s.t0 + b0 * s.bucketMs)} | ${qps(tot)} | ${list} |`);
+      }
+    }
   }
 
   L.push('', '## Targets (GridSteer)', '');
@@ -177,10 +309,46 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
   return L.join('\n');
 }
 
-/** One line per policy for a terminal: the headline figures. */
+/** One line per policy for a terminal: the headline figures (per class: TTL-honouring/clamped/ignoring). */
 export function summaryLines(rep: SimReport): string[] {
+  const c3 = (x: ByClass) => `${fmt(x[0])}/${fmt(x[1])}/${fmt(x[2])}`;
   return rep.results.map((x) => {
-    const sent = rep.events.map((e) => `${fmt(x.sentToEventRegion[e.idx]![0])}/${fmt(x.sentToEventRegion[e.idx]![1])}`).join(',');
-    return `${POLICY_TITLES[x.policy as PolicyName].padEnd(17)} sent-to-event-region ${sent}  cut ${fmt(x.cut[0])}/${fmt(x.cut[1])}  failed ${fmt(x.failed[0])}/${fmt(x.failed[1])}  over-capacity starts ${fmt(x.startedOverCapacity[0])}/${fmt(x.startedOverCapacity[1])}  peak ${pct(Math.max(...x.peakUtil))}  (TTL-honouring/rest)`;
+    const sent = rep.events.map((e) => c3(x.sentToEventRegion[e.idx]!)).join(',');
+    const bound = rep.events.filter((e) => e.kind === 'power-off').map((e) => c3(x.cutBeforeAnnounce[e.idx]!)).join(',');
+    return `${POLICY_TITLES[x.policy as PolicyName].padEnd(17)} sent-to-dark ${sent}  cut ${c3(x.cut)} (bound ${bound || '–'})  failed ${c3(x.failed)}  over-capacity starts ${c3(x.startedOverCapacity)}  peak ${pct(Math.max(...x.peakUtil))}  (TTL-honouring/clamped/ignoring)`;
   });
+}
+
+/** reportJson as text: indented, with each list of numbers on one line. */
+export function reportJsonText(rep: SimReport, o: { command?: string } = {}): string {
+  return JSON.stringify(reportJson(rep, o), null, 1).replace(/\[\n\s*(-?[\d.e+-]+(?:,\n\s*-?[\d.e+-]+)*)\n\s*\]/g, (_m, inner: string) => `[${inner.replace(/\s+/g, '')}]`) + '\n';
+}
+
+/** The report as JSON: every figure of every policy, the time series, the targets. */
+export function reportJson(rep: SimReport, o: { command?: string } = {}): unknown {
+  const w = rep.world;
+  const arr = (x: Float64Array) => Array.from(x, (v) => Math.round(v * 1000) / 1000);
+  return {
+    scenario: { name: rep.scenario.name, title: rep.scenario.title, file: rep.scenario.name + '.yaml' },
+    ...(o.command ? { command: o.command } : {}),
+    seed: rep.seed,
+    scale: rep.scale,
+    window: { start: new Date(rep.timeline.windowStart).toISOString(), end: new Date(rep.timeline.windowEnd).toISOString() },
+    classes: CLASS_TITLES,
+    drainLeadMs: drainLeadMs(w),
+    world: {
+      regions: w.regions.map((r, i) => ({ id: r.id, capacityUnits: r.capacityUnits, capacity: Math.round(w.capacity[i]!), ownExpectedConcurrent: Math.round(w.expectedHomeConcurrent[i]!) })),
+      expectedConcurrent: Math.round(w.expectedConcurrent),
+      classShare: w.classShare.map((x) => Math.round(x * 10000) / 10000),
+    },
+    events: rep.events.map((e) => ({ id: e.id, region: w.regions[e.region]!.id, kind: e.kind, share: e.share, announce: new Date(e.announce).toISOString(), T: new Date(e.T).toISOString(), E: new Date(e.E).toISOString(), noticeMs: e.T - e.announce })),
+    results: rep.results.map((x) => {
+      const { series, ...rest } = x;
+      return {
+        ...rest,
+        series: { t0: new Date(series.t0).toISOString(), bucketMs: series.bucketMs, n: series.n, regions: w.regions.map((r) => r.id), started: arr(series.started), failed: arr(series.failed), refused: arr(series.refused), load: arr(series.load), capacity: arr(series.capacity), spill: arr(series.spill), unplacedQps: arr(series.unplaced), goaways: arr(series.goaways) },
+      };
+    }),
+    targets: evaluateTargets(rep),
+  };
 }

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { durationMs, formatDuration, loadScenario, parsePath, ScenarioError, type ScenarioIssue, type ScenarioOverride } from './scenario.js';
+import { durationMs, formatDuration, loadScenario, parsePath, ScenarioError, type ScenarioEvent, type ScenarioIssue, type ScenarioOverride } from './scenario.js';
 import { tempDir, tinyScenario } from './testing.js';
 
 const BUNDLED = fileURLToPath(new URL('../../../bench/scenarios/', import.meta.url));
@@ -26,6 +26,9 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
     ['ercot-eea2.yaml', 'us-tx', 'power-off', 10 * 60_000, 'grid-emergency'],
     ['aeso-load-shed.yaml', 'ca-ab', 'power-off', 2 * 3_600_000, 'load-shed'],
     ['thermal-throttle.yaml', 'us-va', 'throttle', 0, null],
+    ['overlapping-neighbours.yaml', 'us-tx', 'power-off', 60 * 60_000, 'grid-emergency'],
+    ['tight-fleet.yaml', 'us-tx', 'power-off', 45 * 60_000, 'grid-emergency'],
+    ['long-notice.yaml', 'us-va', 'power-off', 75 * 60_000, 'load-shed'],
   ];
   for (const [file, region, effect, notice, type] of cases) {
     const sc = loadScenario(join(BUNDLED, file));
@@ -47,6 +50,16 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
   }
   const aeso = loadScenario(join(BUNDLED, 'aeso-load-shed.yaml'));
   assert.match(aeso.events[0]!.facts[0]!.source, /^openadr3\//);
+  // Issue 17's correlated events: us-va dark 20 minutes into us-tx's hour, with 30 minutes' notice; about 1.1 × demand left with both dark.
+  const ov = loadScenario(join(BUNDLED, 'overlapping-neighbours.yaml'));
+  const [tx, va] = ov.events as [ScenarioEvent, ScenarioEvent];
+  assert.deepEqual([va.region, va.noticeMs, va.effect.kind], ['us-va', 30 * 60_000, 'power-off']);
+  assert.ok(va.atMs > tx.atMs && va.atMs < tx.atMs + tx.durationMs, 'the windows overlap');
+  const units = (sc: typeof ov, without: string[]) => sc.regions.filter((r) => !without.includes(r.id)).reduce((x, r) => x + r.capacityUnits, 0);
+  const left = (units(ov, ['us-tx', 'us-va']) / units(ov, [])) * ov.world.fleetHeadroom;
+  assert.ok(left > 1.05 && left < 1.15, `the fleet holds ${left} × demand with both dark`);
+  const tight = loadScenario(join(BUNDLED, 'tight-fleet.yaml'));
+  assert.ok((units(tight, ['us-tx']) / units(tight, [])) * tight.world.fleetHeadroom < 1, 'a tight fleet: short of room with us-tx dark');
 });
 
 test('durations: numbers are seconds, strings carry units; formatDuration reads back', () => {
@@ -160,6 +173,15 @@ const BAD: BadCase[] = [
     path: 'capacity',
     message: /the simulator needs the region's capacity: add capacity: \{ units: N \}/,
   },
+  { what: 'a share of resolvers without ECS above 1', text: sub('  warmup: 5m', '  warmup: 5m\n  noEcsResolvers: 1.5'), path: 'world.noEcsResolvers', message: /must be a number from 0 to 1/ },
+  { what: 'a cut-retry share above 1', text: sub('  warmup: 5m', '  warmup: 5m\n  cutRetry: { share: 2 }'), path: 'world.cutRetry.share', message: /must be a number from 0 to 1/ },
+  { what: 'a misspelt cut-retry key', text: sub('  warmup: 5m', '  warmup: 5m\n  cutRetry: { delya: 2s }'), path: 'world.cutRetry.delya', message: /unknown key "delya": did you mean "delay"\?/ },
+  { what: 'a daily cycle of amplitude 1 (demand would reach 0)', text: sub('  warmup: 5m', '  warmup: 5m\n  dailyCycle: { amplitude: 1 }'), path: 'world.dailyCycle.amplitude', message: /must be a number from 0 to 0\.95/ },
+  { what: 'a daily cycle peaking at 24 h', text: sub('  warmup: 5m', '  warmup: 5m\n  dailyCycle: { peakHour: 24 }'), path: 'world.dailyCycle.peakHour', message: /must be a number/ },
+  { what: 'a hook that always fails', text: tinyScenario('policies:\n  gridsteer:\n    hook: { failureRate: 1 }\n'), path: 'policies.gridsteer.hook.failureRate', message: /must be below 1: .*use enabled: false/ },
+  { what: 'a hook retry base below 10 ms', text: tinyScenario('policies:\n  gridsteer:\n    hook: { retryBase: 5ms }\n'), path: 'policies.gridsteer.hook.retryBase', message: /must be at least 10ms/ },
+  { what: 'a misspelt hook key', text: tinyScenario('policies:\n  gridsteer:\n    hook: { dealy: 2s }\n'), path: 'policies.gridsteer.hook.dealy', message: /unknown key "dealy": did you mean "delay"\?/ },
+  { what: 'an unknown reactive check', text: tinyScenario('policies:\n  reactive: { check: latency }\n'), path: 'policies.reactive.check', message: /must be one of "load", "event"/ },
   { what: 'a bad --set path', text: tiny, overrides: [{ path: 'events..x', value: '1' }], path: 'events..x', message: /not a setting path/ },
   { what: 'a --set value the schema refuses says where it came from', text: tiny, overrides: [{ path: 'events[0].notice', value: 'soon' }], path: 'events[0].notice', message: /must be a duration.*\(the value comes from --set events\[0\]\.notice=soon\)/ },
   { what: 'a --set into a missing list item', text: tiny, overrides: [{ path: 'events[3].notice', value: '1m' }], path: 'events[3].notice', message: /a list item can only be changed, not added/ },
@@ -199,4 +221,25 @@ test('overrides apply before validation; defaults fill in the rest', (t) => {
   assert.equal(sc.world.ttlIgnoringClients, 0.02, 'a default');
   assert.equal(sc.policies.reactive.ttl, 60, 'a default');
   assert.equal(sc.name, 'tiny');
+  // The options of issue 17, off by default: a scenario without them runs as it always did.
+  assert.equal(sc.world.noEcsResolvers, 0);
+  assert.deepEqual(sc.world.cutRetry, { share: 0, delayMs: 1000 });
+  assert.deepEqual(sc.world.dailyCycle, { amplitude: 0, peakHour: 14 });
+  assert.deepEqual(sc.policies.gridsteer.hook, { enabled: true, delayMs: 0, failureRate: 0, retries: 3, retryBaseMs: 500, progressiveGoaway: true, refuse: true });
+  assert.equal(sc.policies.reactive.check, 'load');
+});
+
+test('the options of issue 17 parse: resolvers without ECS, cut retries, a daily cycle, the hook, reactive checks', (t) => {
+  const dir = tempDir(t, {
+    'o.yaml': tinyScenario('policies:\n  reactive: { check: event }\n  gridsteer:\n    hook: { enabled: true, delay: 2s, failureRate: 0.2, retries: 5, retryBase: 250ms, progressiveGoaway: false, refuse: false }\n').replace(
+      '  warmup: 5m',
+      '  warmup: 5m\n  noEcsResolvers: 0.3\n  cutRetry: { share: 0.5, delay: 3s }\n  dailyCycle: { amplitude: 0.4, peakHour: 20.5 }',
+    ),
+  });
+  const sc = loadScenario(join(dir, 'o.yaml'));
+  assert.equal(sc.world.noEcsResolvers, 0.3);
+  assert.deepEqual(sc.world.cutRetry, { share: 0.5, delayMs: 3000 });
+  assert.deepEqual(sc.world.dailyCycle, { amplitude: 0.4, peakHour: 20.5 });
+  assert.deepEqual(sc.policies.gridsteer.hook, { enabled: true, delayMs: 2000, failureRate: 0.2, retries: 5, retryBaseMs: 250, progressiveGoaway: false, refuse: false });
+  assert.equal(sc.policies.reactive.check, 'event');
 });

@@ -87,12 +87,36 @@ export interface WorldParams {
   probeIntervalMs: number;
   name: string;
   bucketMs: number;
+  /** Share of resolvers that send no ECS: one cached answer (chosen for the resolver's location) for every /24 behind them. */
+  noEcsResolvers: number;
+  /** A cut session is retried by its client with probability `share`, `delayMs` after the cut (resolving again). */
+  cutRetry: { share: number; delayMs: number };
+  /** Daily demand cycle: each metro's demand × (1 + amplitude × cos(2π (local solar hour − peakHour) ÷ 24)); amplitude 0 = flat. */
+  dailyCycle: { amplitude: number; peakHour: number };
+}
+
+/** The gateways' drain hook as the simulator models it (GridSteer only). */
+export interface HookParams {
+  /** false: no drain hook at all (no GOAWAY, no refusal by the gateway). */
+  enabled: boolean;
+  /** Delivery delay of a successful call, ms. */
+  delayMs: number;
+  /** Probability that one attempt fails (retried as gslb/control/hooks.ts does). */
+  failureRate: number;
+  /** Attempts after the first (hooks.ts `retries`). */
+  retries: number;
+  /** Wait before the first retry, doubled each time (hooks.ts `retryBaseMs`), ms. */
+  retryBaseMs: number;
+  /** From a step with `goawayBy`, GOAWAY every connection progressively until then (false: today's share-based GOAWAY only). */
+  progressiveGoaway: boolean;
+  /** The gateway refuses new streams from the plan's `refuse` steps. */
+  refuse: boolean;
 }
 
 export interface PolicyParams {
   static: { ttl: number };
-  reactive: { ttl: number; checkIntervalMs: number; failureThreshold: number; successThreshold: number };
-  gridsteer: { ttl: number; minTtl: number; goaway: 'share' | 'admission'; whenAllDown: 'nearest' | 'all' | 'empty' | 'servfail'; demand: boolean; planner: Record<string, unknown> };
+  reactive: { ttl: number; checkIntervalMs: number; failureThreshold: number; successThreshold: number; check: 'load' | 'event' };
+  gridsteer: { ttl: number; minTtl: number; goaway: 'share' | 'admission'; whenAllDown: 'nearest' | 'all' | 'empty' | 'servfail'; demand: boolean; planner: Record<string, unknown>; hook: HookParams };
 }
 
 export interface Scenario {
@@ -135,12 +159,17 @@ export const DEFAULT_WORLD: WorldParams = {
   probeIntervalMs: 10_000,
   name: 'api.example.com',
   bucketMs: 60_000,
+  noEcsResolvers: 0,
+  cutRetry: { share: 0, delayMs: 1000 },
+  dailyCycle: { amplitude: 0, peakHour: 14 },
 };
+
+export const DEFAULT_HOOK: HookParams = { enabled: true, delayMs: 0, failureRate: 0, retries: 3, retryBaseMs: 500, progressiveGoaway: true, refuse: true };
 
 export const DEFAULT_POLICIES: PolicyParams = {
   static: { ttl: 30 },
-  reactive: { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 3, successThreshold: 3 },
-  gridsteer: { ttl: 30, minTtl: 5, goaway: 'share', whenAllDown: 'nearest', demand: true, planner: {} },
+  reactive: { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 3, successThreshold: 3, check: 'load' },
+  gridsteer: { ttl: 30, minTtl: 5, goaway: 'share', whenAllDown: 'nearest', demand: true, planner: {}, hook: DEFAULT_HOOK },
 };
 
 // ---------------------------------------------------------------------------------------
@@ -240,6 +269,25 @@ const WorldSchema = Type.Object(
     probeInterval: Type.Optional(Duration('GridSteer\'s health probes of regions with a power-off event')),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'the steered name' })),
     bucket: Type.Optional(Duration('the report\'s time-series bucket')),
+    noEcsResolvers: Type.Optional(Share('share of resolvers that send no ECS: one cached answer, chosen for the resolver\'s location, serves every /24 behind it for its TTL')),
+    cutRetry: Type.Optional(
+      Type.Object(
+        {
+          share: Type.Optional(Share('share of cut sessions their clients retry (resolving again)')),
+          delay: Type.Optional(Duration('how long after the cut the client retries')),
+        },
+        { ...strict, description: 'cut sessions retried by their clients (default: none)' },
+      ),
+    ),
+    dailyCycle: Type.Optional(
+      Type.Object(
+        {
+          amplitude: Type.Optional(Type.Number({ minimum: 0, maximum: 0.95, description: 'demand swings by ± this share of its mean over a day (0 = flat)' })),
+          peakHour: Type.Optional(Type.Number({ minimum: 0, maximum: 24, exclusiveMaximum: 24, description: 'local solar hour of the peak (0–24)' })),
+        },
+        { ...strict, description: 'an optional daily demand cycle, per metro by its local solar time' },
+      ),
+    ),
   },
   { ...strict, description: 'the simulated world (every key optional)' },
 );
@@ -254,6 +302,11 @@ const PoliciesSchema = Type.Object(
           checkInterval: Type.Optional(Duration('health check interval')),
           failureThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'consecutive failed checks before a region is down' })),
           successThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'consecutive passed checks before it is up again' })),
+          check: Type.Optional(
+            Type.Union([Type.Literal('load'), Type.Literal('event')], {
+              description: 'load: a check fails while the region is dark or its load is above its capacity (a gateway answering 503 at capacity); event: while one of its events is in force',
+            }),
+          ),
         },
         { ...strict, description: 'Route 53 style health-checked failover' },
       ),
@@ -275,6 +328,20 @@ const PoliciesSchema = Type.Object(
           ),
           demand: Type.Optional(
             Type.Boolean({ description: 'count GridSteer\'s answers per home in 10-second demand buckets and give them to the planner, as DNS nodes do (its spill limits need them); default true' }),
+          ),
+          hook: Type.Optional(
+            Type.Object(
+              {
+                enabled: Type.Optional(Type.Boolean({ description: 'false: the gateways have no drain hook (no GOAWAY, no refusal)' })),
+                delay: Type.Optional(Duration('delivery delay of a successful hook call')),
+                failureRate: Type.Optional(Share('probability that one attempt fails (retried)')),
+                retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'attempts after the first (the hook\'s retries)' })),
+                retryBase: Type.Optional(Duration('wait before the first retry, doubled each time (the hook\'s retryBaseMs)')),
+                progressiveGoaway: Type.Optional(Type.Boolean({ description: 'from a plan step with goawayBy, GOAWAY every connection progressively by then (false: share-based GOAWAY only)' })),
+                refuse: Type.Optional(Type.Boolean({ description: 'the gateway refuses new streams from the plan\'s refuse steps' })),
+              },
+              { ...strict, description: 'the gateways\' drain hook as simulated' },
+            ),
           ),
           planner: Type.Optional(
             Type.Record(Type.String(), Type.Unknown(), {
@@ -669,6 +736,12 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
     probeIntervalMs: w.probeInterval === undefined ? DEFAULT_WORLD.probeIntervalMs : durationMs(w.probeInterval),
     name: w.name ?? DEFAULT_WORLD.name,
     bucketMs: w.bucket === undefined ? DEFAULT_WORLD.bucketMs : durationMs(w.bucket),
+    noEcsResolvers: w.noEcsResolvers ?? DEFAULT_WORLD.noEcsResolvers,
+    cutRetry: {
+      share: w.cutRetry?.share ?? DEFAULT_WORLD.cutRetry.share,
+      delayMs: w.cutRetry?.delay === undefined ? DEFAULT_WORLD.cutRetry.delayMs : durationMs(w.cutRetry.delay),
+    },
+    dailyCycle: { amplitude: w.dailyCycle?.amplitude ?? DEFAULT_WORLD.dailyCycle.amplitude, peakHour: w.dailyCycle?.peakHour ?? DEFAULT_WORLD.dailyCycle.peakHour },
   };
   for (const [k, min] of [
     ['scrapeInterval', 1000],
@@ -717,6 +790,7 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
       checkIntervalMs: po.reactive?.checkInterval === undefined ? DEFAULT_POLICIES.reactive.checkIntervalMs : durationMs(po.reactive.checkInterval),
       failureThreshold: po.reactive?.failureThreshold ?? DEFAULT_POLICIES.reactive.failureThreshold,
       successThreshold: po.reactive?.successThreshold ?? DEFAULT_POLICIES.reactive.successThreshold,
+      check: po.reactive?.check ?? DEFAULT_POLICIES.reactive.check,
     },
     gridsteer: {
       ttl: gs.ttl ?? DEFAULT_POLICIES.gridsteer.ttl,
@@ -725,8 +799,19 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
       whenAllDown: gs.whenAllDown ?? DEFAULT_POLICIES.gridsteer.whenAllDown,
       demand: gs.demand ?? DEFAULT_POLICIES.gridsteer.demand,
       planner: { ...planner },
+      hook: {
+        enabled: gs.hook?.enabled ?? DEFAULT_HOOK.enabled,
+        delayMs: gs.hook?.delay === undefined ? DEFAULT_HOOK.delayMs : durationMs(gs.hook.delay),
+        failureRate: gs.hook?.failureRate ?? DEFAULT_HOOK.failureRate,
+        retries: gs.hook?.retries ?? DEFAULT_HOOK.retries,
+        retryBaseMs: gs.hook?.retryBase === undefined ? DEFAULT_HOOK.retryBaseMs : durationMs(gs.hook.retryBase),
+        progressiveGoaway: gs.hook?.progressiveGoaway ?? DEFAULT_HOOK.progressiveGoaway,
+        refuse: gs.hook?.refuse ?? DEFAULT_HOOK.refuse,
+      },
     },
   };
+  if (policies.gridsteer.hook.failureRate >= 1) issue(['policies', 'gridsteer', 'hook', 'failureRate'], 'must be below 1: with every attempt failing the gateway would never hear of a drain (use enabled: false for no hook)');
+  if (policies.gridsteer.hook.retryBaseMs < 10) issue(['policies', 'gridsteer', 'hook', 'retryBase'], 'must be at least 10ms, as the hook\'s retryBaseMs');
   if (policies.reactive.checkIntervalMs < 1000) issue(['policies', 'reactive', 'checkInterval'], 'must be at least 1s');
 
   if (issues.length > 0) throw new ScenarioError(markOverridden(issues, overrides));

@@ -11,7 +11,10 @@
  * - Each /24 uses one resolver of a pool; world.clampingResolvers of the resolvers (chosen at
  *   random) raise every TTL below world.clampTtl to it. world.ttlIgnoringClients of the
  *   clients (chosen at random) keep their address until their connection breaks.
- *   TTL-honouring traffic is that of clients that honour TTLs behind resolvers that do.
+ *   Classes (CLASS_*): TTL-honouring (client and resolver honour TTLs), clamped-resolver,
+ *   TTL-ignoring. world.noEcsResolvers of the resolvers (drawn after everything else, so a
+ *   world without them is the world it always was) send no ECS: a query's origin is then the
+ *   resolver (placed in its metro), not the /24 (queryMetro).
  * - Capacity: region r serves units_r × k concurrent sessions, with k such that the fleet's
  *   total is world.fleetHeadroom × the expected mean number of concurrent sessions
  *   (arrival rate × mean session length).
@@ -28,6 +31,9 @@ export const STREAM_WORLD = 1;
 export const STREAM_ARRIVALS = 2;
 export const STREAM_WARM = 3;
 export const STREAM_POLICY = 4;
+export const STREAM_HOOK = 5;
+export const STREAM_CUT_RETRY = 6;
+export const STREAM_CYCLE = 7;
 
 export interface World {
   scenario: Scenario;
@@ -52,9 +58,20 @@ export interface World {
   subnetAlias: Alias;
   resolverClamps: Uint8Array;
   clientsPerSubnet: number;
+  /** 1 when the resolver sends no ECS: its answer is chosen for its own location and cached once for every /24 behind it. */
+  resolverNoEcs: Uint8Array;
+  /** The metro of each resolver (it serves that metro's /24s). */
+  resolverMetro: Int32Array;
+  /** The network (/24) of each resolver's own address, for queries without ECS (0 when every resolver sends ECS). */
+  resolverAddr: Uint32Array;
+  /**
+   * A DNS query's origin q: a /24 (q < S, the query carries its ECS) or a resolver without ECS
+   * (q = S + resolver). Its metro (where decide places it) at q.
+   */
+  queryMetro: Int32Array;
   /** 1 when the client keeps its address until its connection breaks. */
   clientIgnoresTtl: Uint8Array;
-  /** 0: TTL-honouring traffic (client and resolver honour TTLs); 1: the rest. */
+  /** CLASS_HONOURING, CLASS_CLAMPED or CLASS_IGNORING. */
   clientClass: Uint8Array;
   /** Session arrivals per ms. */
   ratePerMs: number;
@@ -65,7 +82,15 @@ export interface World {
   expectedHomeConcurrent: Float64Array;
   /** Expected share of sessions that are TTL-honouring (from the layout, not the run). */
   honouringShare: number;
+  /** Expected share of sessions per class (CLASS_*). */
+  classShare: [number, number, number];
 }
+
+/** Client classes: the client and its resolver honour TTLs; the resolver clamps short TTLs up (the client honours them); the client ignores TTLs. */
+export const CLASS_HONOURING = 0;
+export const CLASS_CLAMPED = 1;
+export const CLASS_IGNORING = 2;
+export const CLASS_TITLES = ['TTL-honouring', 'clamped-resolver', 'TTL-ignoring'] as const;
 
 /** Picks exactly round(share × n) of n indices at random (partial Fisher–Yates). */
 function pickShare(n: number, share: number, rng: Rng): Uint8Array {
@@ -153,12 +178,32 @@ export function buildWorld(sc: Scenario, seed: number, scale: number): World {
   const C = S * K;
   const clientIgnoresTtl = pickShare(C, w.ttlIgnoringClients, rng);
   const clientClass = new Uint8Array(C);
-  let honouring = 0;
+  const classW = [0, 0, 0];
   for (let c = 0; c < C; c++) {
     const s = (c / K) | 0;
-    clientClass[c] = clientIgnoresTtl[c] || resolverClamps[subnetResolver[s]!] ? 1 : 0;
-    if (clientClass[c] === 0) honouring += subnetWeights[s]! / K;
+    clientClass[c] = clientIgnoresTtl[c] ? CLASS_IGNORING : resolverClamps[subnetResolver[s]!] ? CLASS_CLAMPED : CLASS_HONOURING;
+    classW[clientClass[c]!]! += subnetWeights[s]! / K;
   }
+  const honouring = classW[CLASS_HONOURING]!;
+  // Resolvers without ECS (drawn last: a scenario without them builds the world it always did).
+  const resolverMetro = new Int32Array(nRes);
+  perMetro.forEach((_, m) => resolverMetro.fill(m, firstResolver[m]!, firstResolver[m]! + resolversPerMetro[m]!));
+  const resolverNoEcs = pickShare(nRes, w.noEcsResolvers, rng);
+  const resolverAddr = new Uint32Array(nRes);
+  if (w.noEcsResolvers > 0) {
+    for (let i = 0; i < nRes; i++) {
+      for (;;) {
+        const a = (rng.u32() & 0xffffff00) >>> 0;
+        if (used.has(a) || isSpecial({ family: 4, hi: a, lo: 0 })) continue;
+        used.add(a);
+        resolverAddr[i] = a;
+        break;
+      }
+    }
+  }
+  const queryMetro = new Int32Array(S + nRes);
+  queryMetro.set(subnetMetro, 0);
+  queryMetro.set(resolverMetro, S);
 
   const ratePerMs = (w.sessionsPerHour * scale) / 3_600_000;
   const meanLengthMs = meanLengthS(w.session) * 1000;
@@ -185,6 +230,10 @@ export function buildWorld(sc: Scenario, seed: number, scale: number): World {
     subnetResolver,
     subnetAlias: new Alias(subnetWeights),
     resolverClamps,
+    resolverNoEcs,
+    resolverMetro,
+    resolverAddr,
+    queryMetro,
     clientsPerSubnet: K,
     clientIgnoresTtl,
     clientClass,
@@ -193,5 +242,25 @@ export function buildWorld(sc: Scenario, seed: number, scale: number): World {
     expectedConcurrent,
     expectedHomeConcurrent,
     honouringShare: honouring / wsum,
+    classShare: [classW[0]! / wsum, classW[1]! / wsum, classW[2]! / wsum],
   };
+}
+
+/**
+ * The daily cycle's factor for metro m at t (ms epoch): 1 + amplitude × cos(2π (h − peakHour) ÷ 24),
+ * h the metro's local solar hour (UTC hour + longitude ÷ 15). 1 without a cycle.
+ */
+export function cycleFactor(world: World, m: number, t: number): number {
+  const c = world.scenario.world.dailyCycle;
+  if (c.amplitude <= 0) return 1;
+  const h = (((t / 3_600_000) % 24) + world.metros[m]!.lon / 15 + 48) % 24;
+  return 1 + c.amplitude * Math.cos((2 * Math.PI * (h - c.peakHour)) / 24);
+}
+
+/** Fleet-wide demand at t as a multiple of its mean (the demand-weighted cycle factor; 1 without a cycle). */
+export function demandFactor(world: World, t: number): number {
+  if (world.scenario.world.dailyCycle.amplitude <= 0) return 1;
+  let f = 0;
+  for (let m = 0; m < world.metros.length; m++) f += world.metroWeight[m]! * cycleFactor(world, m, t);
+  return f;
 }
