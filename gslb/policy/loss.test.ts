@@ -253,3 +253,16 @@ test('nested, back-to-back, modified and cancelled losses on one region and on n
     if (c.alerts) assert.deepEqual(kinds(p), c.alerts, c.name);
   }
 });
+
+test('a trusted loss never lifts a discretionary drain that started before it; later discretionary caps get what is left', () => {
+  // a: a grid emergency (a drain, not a claim of loss) from T; b: a trusted load shed from TB;
+  // c: a discretionary drain from TB + 10 min. maxAutoShare 0.5 of 300 units = 150.
+  const emergency = event('a', { type: 'grid-emergency' });
+  const later = event('c', { type: 'drain', start: TB + 10 * MIN });
+  const p = run([emergency, event('b', {}), later]);
+  assert.equal(at(p, 'a', TB), '0/refuse', "a started first: it keeps its drain when b's trusted loss comes");
+  assert.equal(at(p, 'b', TB), '0/refuse', "b's trusted loss acts beyond the limit");
+  assert.equal(at(p, 'c', TB + 10 * MIN), '1', 'c, later and discretionary, gets what is left: nothing');
+  assert.match(reasons(p, 'c', TB + 10 * MIN), /safety: gridPolicy may take at most 50 %/);
+  assert.deepEqual(kinds(p), ['held-by-safety:c:warning', 'trusted-loss-over-limit:b:warning']);
+});

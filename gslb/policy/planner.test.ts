@@ -304,26 +304,27 @@ test('spill goes only where there is headroom; what nobody can take is reported'
   const planWith = (recs: SignalRecord[], demand: ReturnType<typeof buckets>) =>
     plan({ configHash: 'cfg', snapshot: { revision: 1, records: recs, overrides: drainA, demand }, settings: st });
 
-  // b serves 100 q/s of its own at 80 % KV cache: room for 25 q/s more. a's 100 q/s spill:
-  // b admits 25 % of a's clients; c has no load reading, so it takes the rest unlimited.
+  // b serves 100 q/s of its own at 80 % KV cache: spill fills it up to its saturation point
+  // (95 % here), room for 100 × 0.95/0.8 − 100 = 18.75 q/s more. a's 100 q/s spill: b admits
+  // 18.75 % of a's clients; c has no load reading, so it takes the rest unlimited.
   const p1 = planWith(records(load('b', 0.8)), [...buckets('a', 1000), ...buckets('b', 1000)]);
-  assert.deepEqual(regionStepAt(p1, 'b', T).homes, { a: 0.25 });
+  assert.deepEqual(regionStepAt(p1, 'b', T).homes, { a: 0.1875 });
   assert.equal(weightOf(p1, 'b', 'b', T), 1, "b's own clients are not limited");
   assert.equal(weightOf(p1, 'c', 'b', T), 1, 'homes that do not spill are not limited');
   assert.equal(regionStepAt(p1, 'c', T).homes, undefined);
   assert.ok(!JSON.stringify(p1.regions).includes('could not be placed'), JSON.stringify(p1.regions.a));
 
-  // c too is busy (90 q/s of its own at 90 %: room for 10): of a's remaining 75 q/s, c
-  // admits 10 (w = 10/75); 65 q/s cannot be placed, and a's schedule says so.
+  // c too is busy (90 q/s of its own at 90 %: room for 95 − 90 = 5): of a's remaining
+  // 81.25 q/s, c admits 5 (w = 5/81.25); 76.25 q/s cannot be placed, and a's schedule says so.
   const p2 = planWith(records(load('b', 0.8), load('c', 0.9)), [...buckets('a', 1000), ...buckets('b', 1000), ...buckets('c', 900)]);
-  assert.deepEqual(regionStepAt(p2, 'b', T).homes, { a: 0.25 });
-  assert.deepEqual(regionStepAt(p2, 'c', T).homes, { a: 0.1333 });
-  assert.ok(regionStepAt(p2, 'a', T).reasons.some((r) => /65\.0 of 100\.0 q\/s of spill could not be placed on b, c/.test(r)), JSON.stringify(regionStepAt(p2, 'a', T).reasons));
-  assert.deepEqual(p2.unplaced, { a: 65 }, 'and the plan reports it as unplaced demand (metric, API)');
+  assert.deepEqual(regionStepAt(p2, 'b', T).homes, { a: 0.1875 });
+  assert.deepEqual(regionStepAt(p2, 'c', T).homes, { a: 0.0615 });
+  assert.ok(regionStepAt(p2, 'a', T).reasons.some((r) => /76\.3 of 100\.0 q\/s of spill could not be placed on b, c/.test(r)), JSON.stringify(regionStepAt(p2, 'a', T).reasons));
+  assert.deepEqual(p2.unplaced, { a: 76 }, 'and the plan reports it as unplaced demand (metric, API), in two significant digits');
   assert.equal(p1.unplaced, undefined);
 
   // b's load read 2 minutes into a's drain (so it includes a's spill): b serves 200 q/s at
-  // 80 %, room for 250, 150 beyond its own: all of a's 100 q/s fit, no limit.
+  // 80 %, room up to its saturation point (95 % here) 237.5, 137.5 beyond its own: all of a's 100 q/s fit, no limit.
   const settled = planWith(records(sig('b', 'load.metrics', { kvCacheUse: 0.8 }, { at: T + 120_000 })), [...buckets('a', 1000), ...buckets('b', 1000)]);
   assert.equal(regionStepAt(settled, 'b', T + 120_000).homes, undefined, JSON.stringify(settled.regions.b));
   // (With the spill already in the reading and u < 1, it all fits: a limit binds only on
@@ -379,7 +380,7 @@ test('carbon tie-break: a clearly cleaner, healthy, uncapped region of the home\
   assert.match(p.prefer!.a!.reason, /carbon tie-break: b is within 250 km of a and cleaner \(200 against 400 gCO2\/kWh\)/);
 });
 
-test('past the neighbours: spill goes to farther regions by headroom; what the fleet cannot take is spread by capacity, never all onto one', () => {
+test('past the neighbours: spill goes to farther regions by headroom; what the fleet cannot take is spread by room to full (else capacity), never all onto one', () => {
   // a … e on a line, 10° apart: a's neighbours are b, c, d (SPILL_NEIGHBOURS = 3), e lies beyond.
   const at = (lon: number) => ({ lat: 0, lon });
   const ids = ['a', 'b', 'c', 'd', 'e'];
@@ -394,17 +395,19 @@ test('past the neighbours: spill goes to farther regions by headroom; what the f
       snapshot: { revision: 1, records: records(load('b', 0.9), load('c', 0.9), load('d', 0.9), load('e', kvE)), overrides: drainA, demand: [...buckets('a', 1000), ...['b', 'c', 'd'].flatMap((r) => buckets(r, 900)), ...buckets('e', 1000)] },
       settings: st,
     });
-  // e at 50 %: room for 100. Of a's 100 q/s, b, c, d take 10 each; e the other 70: nothing unplaced.
+  // Spill fills each up to its saturation point (95 % here): b, c, d room for 95 − 90 = 5 each.
+  // e at 50 %: room for 90. Of a's 100 q/s, b, c, d take 5 each; e the other 85: nothing unplaced.
   const roomy = planWith(0.5);
   assert.equal(roomy.unplaced, undefined);
   assert.deepEqual(roomy.overflow, { a: { e: 1 } });
-  // e at 80 %: room for 25. 45 q/s cannot be placed anywhere: unplaced, and the clients no
-  // ranked region admits go to e (25 by headroom + 45 × 300/600 by capacity) and b, c, d
-  // (45 × 100/600 each): 47.5, 7.5, 7.5, 7.5 of 70.
+  // e at 80 %: room for 100 × 0.95/0.8 − 100 = 18.75. 66.25 q/s cannot be placed below the
+  // saturation points: unplaced, and spread by the room each has before it is full (b, c, d:
+  // 100 − 90 − 5 = 5 each; e: 125 − 100 − 18.75 = 6.25): of the 85 beyond the ranking, b, c, d
+  // 15.59 each, e 18.75 + 19.49 = 38.24.
   const tight = planWith(0.8);
-  assert.deepEqual(tight.unplaced, { a: 45 });
-  assert.deepEqual(tight.overflow, { a: { b: 0.1071, c: 0.1071, d: 0.1071, e: 0.6786 } });
-  assert.ok(regionStepAt(tight, 'a', T).reasons.some((r) => /45\.0 of 100\.0 q\/s of spill could not be placed on b, c, d or the 1 regions beyond them with headroom \(no headroom\); spread over 4 regions in proportion to capacity/.test(r)), JSON.stringify(regionStepAt(tight, 'a', T).reasons));
+  assert.deepEqual(tight.unplaced, { a: 66 });
+  assert.deepEqual(tight.overflow, { a: { b: 0.1834, c: 0.1834, d: 0.1834, e: 0.4498 } });
+  assert.ok(regionStepAt(tight, 'a', T).reasons.some((r) => /66\.3 of 100\.0 q\/s of spill could not be placed on b, c, d or the 1 regions beyond them with headroom \(no headroom\); spread over 4 regions in proportion to the room each has before it is full/.test(r)), JSON.stringify(regionStepAt(tight, 'a', T).reasons));
   // decide: a's clients (ranking a, b, c) that b and c do not admit follow the overflow weights.
   const name: DecideName = { name: 'api.example.com.', ttl: 30, regions: new Map(ids.map((r, i) => [r, { v4: [`192.0.2.${i + 1}`], v6: [] }])), whenAllDown: 'nearest' };
   const count: Record<string, number> = {};
@@ -417,12 +420,12 @@ test('past the neighbours: spill goes to farther regions by headroom; what the f
   // Admitted on the ranking: b and c each 10 of 100 → about 10 % and 9 % (the second draw on the rest); the rest by the weights.
   const rest = N - (count.b ?? 0) - (count.c ?? 0);
   assert.ok(count.a === undefined && count.none === undefined, JSON.stringify(count));
-  assert.ok(Math.abs((count.e ?? 0) / rest - 0.6786 / (0.6786 + 0.1071)) < 0.2, JSON.stringify(count));
-  assert.ok((count.d ?? 0) > 0 && (count.e ?? 0) > (count.d ?? 0) * 3, `d and e both take overflow, e most: ${JSON.stringify(count)}`);
+  assert.ok(Math.abs((count.e ?? 0) / rest - 0.4498 / (0.4498 + 0.1834)) < 0.2, JSON.stringify(count));
+  assert.ok((count.d ?? 0) > 0 && (count.e ?? 0) > (count.d ?? 0) * 1.5, `d and e both take overflow, e most: ${JSON.stringify(count)}`);
   // The report's dead band: 1.5 q/s left of 100 (below 2 % of the spill) is not reported, 2.5 is (and the clients are spread all the same).
-  assert.equal(planWith(100 / 168.5).unplaced, undefined);
-  assert.ok(planWith(100 / 168.5).overflow?.a?.b !== undefined);
-  assert.deepEqual(planWith(100 / 167.5).unplaced, { a: 2.5 });
+  assert.equal(planWith(95 / 183.5).unplaced, undefined);
+  assert.ok(planWith(95 / 183.5).overflow?.a?.b !== undefined);
+  assert.deepEqual(planWith(95 / 182.5).unplaced, { a: 2.5 });
   // Without measured load nowhere has known headroom: no overflow, whenAllDown's nearest as before.
   const unknown = plan({ configHash: 'cfg', snapshot: { revision: 1, records: [], overrides: drainA, demand: buckets('a', 1000) }, settings: st });
   assert.equal(unknown.overflow, undefined);

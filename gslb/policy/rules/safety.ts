@@ -138,20 +138,20 @@ export function safetyFloors(
         const gr = groups[gi]!;
         const allowance = d.maxAutoShare * gr.total;
         let taken = 0;
-        // Trusted losses first, earliest first: counted, never held; those beyond the allowance are named.
+        // In the order drains started: a trusted loss is counted and never held (named when
+        // beyond the allowance); a discretionary cap gets what the earlier ones left. So a
+        // trusted loss never lifts a cap that started before it.
         order.length = 0;
-        for (let i = 0; i < G; i++) if (gr.member[i] && base[i]! < 1) order.push(i);
-        order.sort((a, b) => onset[a]! - onset[b]! || a - b);
-        for (const i of order) {
-          taken += (1 - base[i]!) * unit[i]!;
-          if (taken > allowance + 1e-9 && pierced && !pierced.has(ids[i]!))
-            pierced.set(ids[i]!, `gridPolicy may take at most ${Math.round(d.maxAutoShare * 100)} % of ${gr.name}'s capacity at once without an operator`);
-        }
-        order.length = 0;
-        for (let i = 0; i < G; i++) if (gr.member[i] && cur[i]! < base[i]! && Number.isNaN(floor[i]!)) order.push(i);
+        for (let i = 0; i < G; i++) if (gr.member[i] && (base[i]! < 1 || (cur[i]! < base[i]! && Number.isNaN(floor[i]!)))) order.push(i);
         order.sort((a, b) => onset[a]! - onset[b]! || a - b);
         for (const i of order) {
           const u = unit[i]!;
+          if (base[i]! < 1) {
+            taken += (1 - base[i]!) * u;
+            if (taken > allowance + 1e-9 && pierced && !pierced.has(ids[i]!))
+              pierced.set(ids[i]!, `gridPolicy may take at most ${Math.round(d.maxAutoShare * 100)} % of ${gr.name}'s capacity at once without an operator`);
+          }
+          if (!(cur[i]! < base[i]!) || !Number.isNaN(floor[i]!)) continue;
           const want = (base[i]! - cur[i]!) * u;
           if (taken + want <= allowance + 1e-9) {
             taken += want;

@@ -15,7 +15,7 @@ export const DEMAND_WINDOW_BUCKETS = 6;
 export const SPILL_SETTLE_MS = 60_000;
 
 /** Demand left over is reported as unplaced only beyond this many queries/s … */
-export const UNPLACED_MIN_QPS = 1;
+export const UNPLACED_MIN_QPS = 0.1;
 /** … and beyond this share of the home's spill. */
 export const UNPLACED_MIN_SHARE = 0.02;
 
@@ -113,13 +113,18 @@ export function spillLimits(
     }
   }
   const headroom = new Map<RegionId, number>();
+  const roomFull = new Map<RegionId, number>();
   for (const r of located) {
     const v = views.get(r.id)!;
     const u = util.get(r.id);
     const ownServed = (demand.get(r.id) ?? 0) * (v.down ? 0 : v.share);
     const served = ownServed + (reaching.get(r.id) ?? 0);
     if (u === undefined || u <= 0 || served <= 0) continue;
-    headroom.set(r.id, v.down ? 0 : Math.max(0, served / u - ownServed));
+    // Spill fills a region up to its saturation point (saturation.kvCacheUse), not to full:
+    // load lags admission (sessions last), and the rest is spread by room to full below.
+    headroom.set(r.id, v.down ? 0 : Math.max(0, (served * Math.min(1, s.saturation.kvCacheUse)) / u - ownServed));
+    // Room before it is full (u = 1), saturated or not: what an unplaceable remainder is spread by.
+    roomFull.set(r.id, v.down ? 0 : Math.max(0, served / u - served));
   }
   for (const h of homes) {
     const v = views.get(h)!;
@@ -141,6 +146,7 @@ export function spillLimits(
       }
       const take = Math.min(reach, room);
       headroom.set(n, room - take);
+      roomFull.set(n, Math.max(0, (roomFull.get(n) ?? 0) - take));
       if (take < reach) (limits.get(n) ?? limits.set(n, {}).get(n)!)[h] = round(take / reach);
       left -= take;
     }
@@ -161,6 +167,7 @@ export function spillLimits(
         const take = (placed * headroom.get(r.id)!) / room;
         amounts.set(r.id, take);
         headroom.set(r.id, headroom.get(r.id)! - take);
+        roomFull.set(r.id, Math.max(0, (roomFull.get(r.id) ?? 0) - take));
       }
     }
     left -= placed;
@@ -168,10 +175,21 @@ export function spillLimits(
       // Reported only beyond a dead band, in two significant digits: measured demand and load
       // jitter from plan to plan, and a report that flickers on and off is no report.
       if (left > Math.max(UNPLACED_MIN_QPS, UNPLACED_MIN_SHARE * sent)) unplaced.set(h, twoDigits(left));
-      const spread = located.filter((r) => can(r.id));
-      const units = spread.reduce((x, r) => x + (r.capacityUnits ?? 1), 0);
-      for (const r of spread) amounts.set(r.id, (amounts.get(r.id) ?? 0) + (left * (r.capacityUnits ?? 1)) / units);
-      const words = `${h}: ${left.toFixed(1)} of ${sent.toFixed(1)} q/s of spill could not be placed on ${neighbours.join(', ')}${farther.length > 0 ? ` or the ${farther.length} regions beyond them with headroom` : ''} (no headroom); ${spread.length > 0 ? `spread over ${spread.length} regions in proportion to capacity` : "those clients get whenAllDown's answer or stay"}`;
+      // Over every region that can take spill; when every one is saturated, over every region
+      // up and open (a saturated one too: still better than all onto the nearest). By the room
+      // each has before it is full, where load is measured; else by capacity.
+      let spread = located.filter((r) => can(r.id));
+      if (spread.length === 0) spread = located.filter((r) => r.id !== h && views.get(r.id) !== undefined && !views.get(r.id)!.down && !views.get(r.id)!.refuse);
+      const measured = spread.filter((r) => (roomFull.get(r.id) ?? 0) > 1e-9);
+      const byRoom = measured.length > 0;
+      const weigh = byRoom ? measured : spread;
+      const total = weigh.reduce((x, r) => x + (byRoom ? roomFull.get(r.id)! : (r.capacityUnits ?? 1)), 0);
+      for (const r of weigh) {
+        const take = (left * (byRoom ? roomFull.get(r.id)! : (r.capacityUnits ?? 1))) / total;
+        amounts.set(r.id, (amounts.get(r.id) ?? 0) + take);
+        if (byRoom) roomFull.set(r.id, Math.max(0, roomFull.get(r.id)! - take));
+      }
+      const words = `${h}: ${left.toFixed(1)} of ${sent.toFixed(1)} q/s of spill could not be placed on ${neighbours.join(', ')}${farther.length > 0 ? ` or the ${farther.length} regions beyond them with headroom` : ''} (no headroom); ${weigh.length > 0 ? `spread over ${weigh.length} regions in proportion to ${byRoom ? 'the room each has before it is full' : 'capacity'}` : "those clients get whenAllDown's answer or stay"}`;
       if (unplaced.has(h)) (reasons.get(h) ?? reasons.set(h, []).get(h)!).push(words);
     }
     const total = [...amounts.values()].reduce((x, y) => x + y, 0);
