@@ -177,6 +177,13 @@ export const PolicySchema = Type.Object(
           default: 0.5,
           description: 'a region with throttled GPUs (load.metrics throttledShare) that is also saturated is capped at this share of what the throttle leaves until it is not saturated, so that it gets back under its capacity while long sessions end; 1 = just the throttle',
         }),
+        spillMargin: Type.Number({
+          minimum: 0,
+          maximum: 1,
+          default: 0.1,
+          description:
+            'spill fills a region with headroom up to this much below kvCacheUse (0.1: to 70 % of its KV cache with the default 0.8). Load lags admission by the sessions\' length, and a region over kvCacheUse takes no spill: filling it right up to that point makes the two switch each other on and off (docs/simulation.md)',
+        }),
       },
       { ...strict, default: {}, description: "a saturated region (the Gateway API Inference Extension endpoint picker's rule) takes no spill from other homes; its own clients stay" },
     ),

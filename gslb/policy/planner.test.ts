@@ -297,7 +297,7 @@ test('spill goes only where there is headroom; what nobody can take is reported'
   // a, b, c on a line (b is a's nearest neighbour, then c); a drained; demand per bucket.
   const at = (lon: number) => ({ lat: 0, lon });
   // Saturation out of the way (KV 0.95): this is about headroom below it.
-  const st = settings({ regions: [{ id: 'a', location: at(0) }, { id: 'b', location: at(10) }, { id: 'c', location: at(20) }], saturation: { queueWaiting: 5, kvCacheUse: 0.95, throttledFactor: 0.5 } });
+  const st = settings({ regions: [{ id: 'a', location: at(0) }, { id: 'b', location: at(10) }, { id: 'c', location: at(20) }], saturation: { queueWaiting: 5, kvCacheUse: 0.95, throttledFactor: 0.5, spillMargin: 0 } });
   const buckets = (home: string, perBucket: number) => [0, 10_000, 20_000].map((bucket) => ({ bucket, home, name: 'api', queries: perBucket }));
   const load = (region: string, kv: number) => sig(region, 'load.metrics', { kvCacheUse: kv }, { at: T });
   const drainA = [ov('a', 'drain', { value: 0, start: T - 1000 })];
@@ -384,7 +384,7 @@ test('past the neighbours: spill goes to farther regions by headroom; what the f
   // a … e on a line, 10° apart: a's neighbours are b, c, d (SPILL_NEIGHBOURS = 3), e lies beyond.
   const at = (lon: number) => ({ lat: 0, lon });
   const ids = ['a', 'b', 'c', 'd', 'e'];
-  const st = settings({ regions: ids.map((id, i) => ({ id, location: at(i * 10), capacityUnits: i === 4 ? 300 : 100 })), saturation: { queueWaiting: 5, kvCacheUse: 0.95, throttledFactor: 0.5 } });
+  const st = settings({ regions: ids.map((id, i) => ({ id, location: at(i * 10), capacityUnits: i === 4 ? 300 : 100 })), saturation: { queueWaiting: 5, kvCacheUse: 0.95, throttledFactor: 0.5, spillMargin: 0 } });
   const buckets = (home: string, perBucket: number) => [0, 10_000, 20_000].map((bucket) => ({ bucket, home, name: 'api', queries: perBucket }));
   const load = (region: string, kv: number) => sig(region, 'load.metrics', { kvCacheUse: kv }, { at: T });
   const drainA = [ov('a', 'drain', { value: 0, start: T - 1000 })];

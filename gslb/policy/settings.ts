@@ -64,7 +64,7 @@ export interface PlannerSettings {
    * a region with throttled GPUs that is also saturated is capped at this share of what the
    * throttle leaves, until it is not saturated (simulator finding 5, docs/simulation.md).
    */
-  saturation: { queueWaiting: number; kvCacheUse: number; throttledFactor: number };
+  saturation: { queueWaiting: number; kvCacheUse: number; throttledFactor: number; spillMargin: number };
   /** Spacing of an operator drain's ramp steps, ms. */
   rampStepMs: number;
   /** A region that comes back up as a whole takes traffic back over this long, in rampStepMs steps (0 = at once). */

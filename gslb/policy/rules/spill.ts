@@ -120,9 +120,12 @@ export function spillLimits(
     const ownServed = (demand.get(r.id) ?? 0) * (v.down ? 0 : v.share);
     const served = ownServed + (reaching.get(r.id) ?? 0);
     if (u === undefined || u <= 0 || served <= 0) continue;
-    // Spill fills a region up to its saturation point (saturation.kvCacheUse), not to full:
-    // load lags admission (sessions last), and the rest is spread by room to full below.
-    headroom.set(r.id, v.down ? 0 : Math.max(0, (served * Math.min(1, s.saturation.kvCacheUse)) / u - ownServed));
+    // Spill fills a region up to saturation.spillMargin below its saturation point
+    // (saturation.kvCacheUse), not to full: load lags admission (sessions last), and a region
+    // over the point takes no spill, so filling right up to it switches spill on and off
+    // from scrape to scrape. The rest is spread by the room to full below.
+    const target = Math.max(0, Math.min(1, s.saturation.kvCacheUse) - (s.saturation.spillMargin ?? 0));
+    headroom.set(r.id, v.down ? 0 : Math.max(0, (served * target) / u - ownServed));
     // Room before it is full (u = 1), saturated or not: what an unplaceable remainder is spread by.
     roomFull.set(r.id, v.down ? 0 : Math.max(0, served / u - served));
   }
