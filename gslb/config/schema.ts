@@ -8,6 +8,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { collectors } from '../../collectors/index.js';
 import { PolicySchema, Ttl, WhenAllDown } from '../model/policy.js';
 import { DrainHookSchema } from './drain-hook.js';
+import { WindowSpecSchema } from '../model/windows.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -333,6 +334,10 @@ export const ConfigSchema = Type.Object(
       description: 'network overrides (like gdnsd nets, Route 53 CIDR collections): CIDR → ordered regions',
     }),
     state: StateSchema,
+    windows: Type.Array(WindowSpecSchema, {
+      default: [],
+      description: 'recurring windows (docs/schedules.md): maintenance windows, tariff and coincident-peak windows, failover practice runs; each a cron expression in a time zone with a duration, drained ahead like a grid event',
+    }),
     collectors: Type.Object(Object.fromEntries(collectors.map((c) => [c.name, Type.Optional(c.configSchema)])), {
       ...strict,
       default: {},

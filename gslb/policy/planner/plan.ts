@@ -16,6 +16,8 @@ import { demandPerHome, spillLimits } from '../rules/spill.js';
 import { splitRecords } from '../rules/records.js';
 import { type RegionRecords, type RegionView, Texts, type ViewContext } from '../rules/rule.js';
 import { sameStep, staticWeightsOf, stepOf, viewAt } from './view.js';
+import { type WindowSkip, windowExpansion, windowInstants } from '../rules/windows.js';
+import type { PlannerWindow } from '../../model/windows.js';
 
 /** canonical(settings), once per settings object (the service re-plans with the same one). */
 const settingsKeys = new WeakMap<PlannerSettings, string>();
@@ -84,7 +86,18 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   }
   // Fleet-wide freezes of automation; every region is re-evaluated where one starts or ends.
   const freezes: Override[] = [];
+  // Recurring windows added through the API, and operators' skips of one occurrence (rules/windows.ts).
+  const storeWindows: PlannerWindow[] = [];
+  const skips: WindowSkip[] = [];
   for (const o of snapshot.overrides) {
+    if (o.region === FLEET && o.action === 'window' && o.window) {
+      storeWindows.push(o.window);
+      continue;
+    }
+    if (o.region === FLEET && o.action === 'window-skip' && o.skip) {
+      skips.push({ window: o.skip.window, at: o.skip.at, why: `skipped by ${o.actor} (${o.reason}) [${o.id}]` });
+      continue;
+    }
     if (o.region === FLEET && o.action === 'freeze') {
       freezes.push(o);
       newest = Math.max(newest, o.start);
@@ -101,7 +114,10 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   const regionsOut: Record<RegionId, RegionStep[]> = {};
   const skipVotes = input.exhaustive !== true;
   const texts = new Texts();
-  const ctx: ViewContext = { freezes, texts };
+  // Recurring windows over the horizon of the epoch the control loop passes (none without one).
+  const allWindows = s.windows && s.windows.length > 0 ? [...s.windows, ...storeWindows] : storeWindows;
+  const wx = input.horizonEpoch !== undefined && allWindows.length > 0 ? windowExpansion(s, allWindows, skips, input.horizonEpoch) : undefined;
+  const ctx: ViewContext = wx ? { freezes, texts, windows: wx.byRegion } : { freezes, texts };
   const schedule = (region: PlannerRegion, rr: RegionRecords, own: ReadonlyMap<number, number>, c: ViewContext, extra: number[] = []): { steps: RegionStep[]; grid: [number, number][] | null } => {
     const id = region.id;
     let whyAt = own;
@@ -157,12 +173,15 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     const id = region.id;
     const recs = recsBy.get(id)!;
     const ovs = ovsBy.get(id)!;
-    const ovsKey = ovs.length === 0 ? '' : JSON.stringify(ovs);
+    const ovsKey = (ovs.length === 0 ? '' : JSON.stringify(ovs)) + (wx?.keys.get(id) ?? '');
     let m = memos.get(id);
     if (!m || !m.sameInputs(recs, ovsKey, freezeKey, frozen)) {
       made++;
       const rr = splitRecords(recs, region, s);
       const own = regionInstants(region, recs, rr, ovs, freezes, s);
+      windowInstants(wx?.byRegion.get(id), (t) => {
+        if (t > 0 && Number.isFinite(t)) own.set(t, (own.get(t) ?? 0) | ANY_CHANGE);
+      });
       m = new RegionMemo(recs, ovsKey, freezeKey, frozen, rr, own, schedule(region, rr, own, ctx));
       memos.set(id, m);
     }
@@ -178,6 +197,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     const c: ViewContext = {
       freezes,
       texts,
+      ...(wx ? { windows: wx.byRegion } : {}),
       floor: (t) => {
         let cur: FloorSegment | undefined;
         for (const g of segs) if (g.from <= t) cur = g;
@@ -276,10 +296,11 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   h.update(ids4hash.length > 0 ? `${ids4hash.join('\n')}\n` : '').update(JSON.stringify(snapshot.overrides));
   h.update(spillKey);
   h.update(JSON.stringify(prefer ?? null));
+  if (wx) h.update(`windows@${wx.epoch}\n`);
   let sk = settingsKeys.get(s);
   if (sk === undefined) settingsKeys.set(s, (sk = canonical(s)));
   const version = h.update(sk).digest('hex').slice(0, 16);
-  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}), lookahead: { resolverFloorS: s.drain.resolverFloorS, marginMs: s.drain.marginMs } };
+  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}), ...(wx ? { windows: wx.occurrences } : {}), lookahead: { resolverFloorS: s.drain.resolverFloorS, marginMs: s.drain.marginMs } };
   const gridAt = (t: number) =>
     Object.fromEntries(s.regions.map((region) => [region.id, viewAt(region, rrBy.get(region.id)!, ovsBy.get(region.id)!, t, s, floorCtx.get(region.id) ?? ctx).grid]));
   return { plan: out, gridAt, made };

@@ -228,8 +228,8 @@ export const gridRule: ViewRule = {
     const t = a.t;
     const s = a.s;
     const reasons = a.reasons;
-    let grid = 1;
-    let refuse = false;
+    let grid = a.winGrid; // tariff and practice windows (rules/windows.ts) rank as grid obligations
+    let refuse = a.winRefuse;
     // OpenADR: among overlapping events of one source and program, the lowest priority number wins.
     const { live, bestPriority } = liveFacts(a.rr.facts, t);
     for (const { f: f0, p, inWindow } of live) {

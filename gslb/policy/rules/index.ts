@@ -19,12 +19,14 @@ import { safetyPass } from './safety.js';
 import { slowStartRule } from './slow-start.js';
 import { spillPass } from './spill.js';
 import { carbonPass } from './carbon.js';
+import { windowsRule } from './windows.js';
 
 export const VIEW_RULES: readonly ViewRule[] = [
   forceRule,
   healthRule,
   slowStartRule,
   operatorRule,
+  windowsRule,
   gridRule,
   powerRule,
   computeRule,
