@@ -30,6 +30,8 @@ import { CollectorHost } from './control/collectors.js';
 import { plannerSettings, storeFor } from './control/setup.js';
 import { startDrainHooks, type DrainHooks } from './control/drain-hooks.js';
 import { OperatorService } from './control/operator.js';
+import { WindowsService } from './control/windows.js';
+import { safetyFactsOf } from './config/windows.js';
 import { buildApi } from './api/app.js';
 import { loadTokens } from './api/auth.js';
 import { logHttps } from './api/https.js';
@@ -149,6 +151,13 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     registry,
     env,
   });
+  const windows = new WindowsService({
+    svc: stateSvc,
+    regions: regionIds,
+    safety: () => safetyFactsOf(serving.prepared.loaded.config, serving.prepared.loaded.regions),
+    plan: () => serving.prepared.state.plan,
+    clock: clockNow,
+  });
   const operator = new OperatorService(stateSvc, regionIds, () => serving.prepared.state.plan, clockNow, () => hooks?.runner.status());
   registerNodeMetrics(registry, { collectors, host: collectorHost, plan: () => serving.prepared.state.plan, store: () => stateSvc.status() });
   // Region share, next change, state, health and power, signal age, collector freshness (fleet-metrics.ts).
@@ -224,6 +233,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       },
       confirmLoss: (actor, reason) => stateSvc.confirmLoss(actor, reason),
     },
+    windows,
   });
   const httpAddr = parseListen(o.httpListen ?? cfg.http.listen);
   let httpUrl: string;

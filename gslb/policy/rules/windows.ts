@@ -181,3 +181,28 @@ export function windowExpansion(s: PlannerSettings, windows: readonly PlannerWin
   expansions.set(s, { key, x });
   return x;
 }
+
+/**
+ * A window's next `count` occurrences from `from` on (one in progress at `from` included),
+ * each with why it is skipped, if it is (a blocked date, an operator's skip); outside
+ * from/until none. Looks at most `maxDays` ahead (a window that starts less often lists
+ * fewer). For listings and `skip-next`; the plan itself uses expandWindows over its horizon.
+ */
+export function nextOccurrences(w: PlannerWindow, skips: readonly WindowSkip[], from: number, count: number, maxDays = 62): WindowOccurrence[] {
+  const out: WindowOccurrence[] = [];
+  const chunk = 7 * HORIZON_MS;
+  for (let t = from - w.durationMs; out.length < count && t < from + maxDays * HORIZON_MS; t += chunk) {
+    for (const m of cronMatches(w.fields, w.timezone, t, t + chunk)) {
+      if (m.at + w.durationMs <= from) continue;
+      const date = localDate(m.local);
+      if ((w.from !== undefined && date < w.from) || (w.until !== undefined && date > w.until)) continue;
+      const occ: WindowOccurrence = { window: w.id, kind: w.kind, regions: [...w.regions], start: m.at, end: m.at + w.durationMs, cap: round(w.cap), reason: w.reason, source: w.source };
+      const skip = skips.find((k) => k.window === w.id && k.at === m.at);
+      if (w.blockedDates.includes(date)) occ.skipped = `blocked date ${date} (${w.timezone})`;
+      else if (skip) occ.skipped = skip.why;
+      out.push(occ);
+      if (out.length >= count) break;
+    }
+  }
+  return out;
+}
