@@ -16,8 +16,11 @@ const SPAN = DAY + 2 * SPAN_BEFORE;
 const EXPRESSIONS = ['* * * * *', '0 2 * * sun', '30 1 * * *', '30 2 * * *', '0 15 * 6-9 1-5', '*/7 0-3 * * *', '0 1 L * *', '0 1 LW * *', '0 1 * * 0L', '0 1 * * 0#1', '0 1 L-3 * *', '15 1 1W * *', '0 0-23/5 * 3,10,11 6,0', '59 23 31 12 *'];
 /** The two zones of the issue's examples; Kathmandu (UTC+5:45) on one day, for an offset that is not whole hours. */
 const ZONES = ['America/Chicago', 'Europe/Dublin', 'Asia/Kathmandu'];
-/** Days around DST changes: Chicago 2026-03-08 and 2026-11-01, Dublin 2026-03-29 and 2026-10-25; and a month end. */
-const DAYS = ['2026-03-08', '2026-03-29', '2026-10-25', '2026-11-01', '2026-02-28', '2026-12-31'];
+/**
+ * Days around DST changes: Chicago 2026-03-08 and 2026-11-01, Dublin 2026-03-29 and 2026-10-25;
+ * month ends; and 2026-05-24, a Sunday exactly a week before the month's last day (0L must not match it).
+ */
+const DAYS = ['2026-03-08', '2026-03-29', '2026-10-25', '2026-11-01', '2026-02-28', '2026-12-31', '2026-05-24'];
 
 test('every minute of days with DST changes: cron.ts matches exactly where node-cron\'s match() does', () => {
   let compared = 0;
