@@ -656,3 +656,18 @@ test('the shipped example (gridsteer.yaml and regions/) loads: seven regions on 
     ['api.gslb.example.com'],
   );
 });
+
+test('docs/schedules.md: each example windows: section loads with the shipped example, as copied', (t) => {
+  const doc = readFileSync(join(REPO, 'docs/schedules.md'), 'utf8');
+  const blocks = [...doc.matchAll(/```yaml\n(windows:\n[\s\S]*?)```/g)].map((m) => m[1]!);
+  assert.equal(blocks.length, 3, 'the three examples: maintenance, tariff, practice');
+  const kinds: string[] = [];
+  for (const block of blocks) {
+    const dir = tempFleet(t, { [CONFIG]: readFileSync(join(REPO, 'gridsteer.yaml'), 'utf8') + '\n' + block });
+    cpSync(join(REPO, 'regions'), join(dir, 'regions'), { recursive: true });
+    const loaded = loadConfig(join(dir, CONFIG));
+    assert.equal(loaded.config.windows.length, 1);
+    kinds.push(loaded.config.windows[0]!.kind);
+  }
+  assert.deepEqual(kinds, ['maintenance', 'tariff', 'practice']);
+});
