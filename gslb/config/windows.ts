@@ -71,6 +71,7 @@ export function checkWindow(w: WindowSpec, regions: ReadonlySet<string>, safety:
   w.regions.forEach((r, i) => {
     if (!regions.has(r)) problems.push({ path: ['regions', i], message: `unknown region "${r}": use one of ${[...regions].sort().join(', ') || '(none)'}` });
   });
+  if (w.minCapacityLeft !== undefined && w.kind !== 'practice') problems.push({ path: ['minCapacityLeft'], message: `applies to practice runs only (this is a ${w.kind} window): leave it out` });
   if (w.force !== undefined && w.kind !== 'maintenance') problems.push({ path: ['force'], message: `applies to maintenance windows only (a ${w.kind} window is automation, always under the safety limits): leave it out` });
   if (w.kind === 'maintenance' && w.force !== true) {
     const excess = windowExceedsLimits(w, safety);
@@ -92,6 +93,7 @@ export function checkWindow(w: WindowSpec, regions: ReadonlySet<string>, safety:
     ...(w.from !== undefined ? { from: w.from } : {}),
     ...(w.until !== undefined ? { until: w.until } : {}),
     ...(w.force !== undefined ? { force: w.force } : {}),
+    ...(w.kind === 'practice' ? { minCapacityLeft: w.minCapacityLeft ?? 0.5 } : {}),
     source,
     ...(learnedAt !== undefined ? { learnedAt } : {}),
   };

@@ -49,6 +49,14 @@ export const WindowSpecSchema = Type.Object(
     ),
     from: Type.Optional(Type.String({ pattern: LOCAL_DATE, description: 'no occurrence starts before this date (YYYY-MM-DD in the window\'s time zone)' })),
     until: Type.Optional(Type.String({ pattern: LOCAL_DATE, description: 'no occurrence starts after this date (YYYY-MM-DD in the window\'s time zone, inclusive)' })),
+    minCapacityLeft: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 1,
+        description:
+          'practice: the run is skipped (or aborted) unless the other regions, as they stand, keep at least this share of the fleet\'s capacity (capacity units) with the practice regions out; default 0.5',
+      }),
+    ),
     force: Type.Optional(
       Type.Boolean({ description: 'maintenance: the operator confirms a window that takes more than the automation\'s safety limits allow (policy.drain.maxAutoShare of a name\'s capacity, or several regions at once under minDrainIntervalMs)' }),
     ),
@@ -86,6 +94,7 @@ export const PlannerWindowSchema = Type.Object(
     from: Type.Optional(Type.String()),
     until: Type.Optional(Type.String()),
     force: Type.Optional(Type.Boolean()),
+    minCapacityLeft: Type.Optional(Type.Number()),
     /** Where it was declared: the configuration, or the API (stored in the store, audited). */
     source: Type.Union([Type.Literal('config'), Type.Literal('api')]),
     /** API windows: when the window was created (an occurrence nearer than its drain lead drains late, with the shortfall said). Config windows are known before any occurrence. */
@@ -107,6 +116,9 @@ export const WindowOccurrenceSchema = Type.Object(
     reason: Type.String(),
     source: Type.Union([Type.Literal('config'), Type.Literal('api')]),
     skipped: Type.Optional(Type.String({ description: 'why this occurrence does not act (a blocked date, gridsteer windows skip-next, a practice run\'s blocking condition)' })),
+    aborted: Type.Optional(
+      Type.Object({ at: Type.Integer({ description: 'ms epoch' }), why: Type.String() }, { additionalProperties: false, description: 'a practice run stopped by a blocking condition that began during it: the region restores from `at`' }),
+    ),
   },
   { ...strict, description: 'one occurrence of a recurring window' },
 );

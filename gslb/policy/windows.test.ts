@@ -200,3 +200,34 @@ test('a node planning mid-window is in it, and consecutive epochs agree on every
   // No epoch: windows do not act (the simulator and callers that pass none).
   assert.equal(plan({ configHash: 'cfg', snapshot: snap(), settings: s }).windows, undefined);
 });
+
+test('practice runs: run when nothing blocks; skipped when a grid alert, a capped region, a freeze or too little capacity left; aborted when one begins during the run', () => {
+  const practice = (o: Partial<WindowSpec> = {}) => win({ id: 'va-drill', kind: 'practice', regions: ['us-va'], cron: '0 14 * * tue', timezone: 'UTC', duration: '1h', reason: 'weekly drill', ...o });
+  const DAY = '2026-06-01'; // Monday: the run is Tuesday 2026-06-02 14:00–15:00Z
+  const T = Date.parse('2026-06-02T14:00:00Z');
+  const listed = (p: Plan) => p.windows!.find((o) => o.window === 'va-drill')!;
+  // Nothing blocks: it runs like a drain, and restores.
+  const ok = run(settings([practice()]), DAY);
+  assert.equal(listed(ok).skipped, undefined);
+  assert.equal(listed(ok).aborted, undefined);
+  assert.equal(shape(ok, 'us-va', T), `0:1 ${DRAINED} ${RESTORE(3600)}`);
+  assert.ok(regionStepAt(ok, 'us-va', T + 1000).reasons[0]!.includes('practice run va-drill (weekly drill)'));
+  // A grid alert in force in another region when the run would begin: skipped, nothing moves.
+  const alert: Signal = { region: 'us-tx', kind: 'grid.alert', source: 'ercot/alerts', key: 'a1', observedAt: T - 2 * H, expiresAt: T + 6 * H, value: { type: 'watch', level: 1 } };
+  const alerted = run(settings([practice()]), DAY, snap(foldRecords(alert)));
+  assert.match(listed(alerted).skipped!, /^practice run blocked at 2026-06-02T13:52:25\.000Z: a grid alert is in force in us-tx \(grid alert watch level 1 from ercot\/alerts\)$/);
+  assert.equal(shareAt(alerted, 'us-va', T + 1000), 1);
+  // Another region capped (a tariff window at that hour): skipped.
+  const tariff = win({ id: 'tx-peak', kind: 'tariff', regions: ['us-tx'], cron: '0 13 * * *', timezone: 'UTC', duration: '3h', cap: 0.6 });
+  assert.match(listed(run(settings([practice(), tariff]), DAY)).skipped!, /: us-tx is capped at 0\.6$/);
+  // Automation frozen: skipped.
+  const freeze: Override = { id: 'ov-9', region: '*', action: 'freeze', ramp: 0, hold: {}, actor: 'alice', reason: 'storm', start: T - H, end: T + 2 * H };
+  assert.match(listed(run(settings([practice()]), DAY, snap([], [freeze]))).skipped!, /: automation is frozen by alice \(storm\) \[ov-9\]$/);
+  // Too little capacity left with us-va out (2 of 3 units left, the run asks for 90 %).
+  assert.match(listed(run(settings([practice({ minCapacityLeft: 0.9 })]), DAY)).skipped!, /the other regions keep 67 % of the fleet's capacity, less than 90 %$/);
+  // An operator drains eu-ie half-way through the run: aborted there, us-va holds and restores from then.
+  const drainIe: Override = { id: 'ov-1', region: 'eu-ie', action: 'drain', value: 0, ramp: 0, actor: 'bob', reason: 'fibre cut', start: T + 1800 * S };
+  const aborted = run(settings([practice()]), DAY, snap([], [drainIe]));
+  assert.deepEqual(listed(aborted).aborted, { at: T + 1800 * S, why: 'practice run aborted at 2026-06-02T14:30:00.000Z: eu-ie is capped at 0' });
+  assert.equal(shape(aborted, 'us-va', T), `0:1 ${DRAINED} ${RESTORE(1800)}`);
+});

@@ -16,7 +16,9 @@ import { demandPerHome, spillLimits } from '../rules/spill.js';
 import { splitRecords } from '../rules/records.js';
 import { type RegionRecords, type RegionView, Texts, type ViewContext } from '../rules/rule.js';
 import { sameStep, staticWeightsOf, stepOf, viewAt } from './view.js';
-import { type WindowSkip, windowExpansion, windowInstants } from '../rules/windows.js';
+import { type RegionWindow, type WindowSkip, windowExpansion, windowInstants } from '../rules/windows.js';
+import { practiceOutcomes } from '../rules/practice.js';
+import type { WindowOccurrence } from '../../model/windows.js';
 import type { PlannerWindow } from '../../model/windows.js';
 
 /** canonical(settings), once per settings object (the service re-plans with the same one). */
@@ -117,7 +119,9 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   // Recurring windows over the horizon of the epoch the control loop passes (none without one).
   const allWindows = s.windows && s.windows.length > 0 ? [...s.windows, ...storeWindows] : storeWindows;
   const wx = input.horizonEpoch !== undefined && allWindows.length > 0 ? windowExpansion(s, allWindows, skips, input.horizonEpoch) : undefined;
-  const ctx: ViewContext = wx ? { freezes, texts, windows: wx.byRegion } : { freezes, texts };
+  // The plan's own map (the expansion is reused across plans): the practice pass adds the runs that go.
+  const winMap: Map<RegionId, readonly RegionWindow[]> | undefined = wx ? new Map(wx.byRegion) : undefined;
+  const ctx: ViewContext = winMap ? { freezes, texts, windows: winMap } : { freezes, texts };
   const schedule = (region: PlannerRegion, rr: RegionRecords, own: ReadonlyMap<number, number>, c: ViewContext, extra: number[] = []): { steps: RegionStep[]; grid: [number, number][] | null } => {
     const id = region.id;
     let whyAt = own;
@@ -190,6 +194,35 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     keep(id, m.steps);
     if (m.grid) gridBy.set(id, m.grid);
   }
+  // Practice runs (rules/practice.ts): decided over every region's schedule made so far; the
+  // regions of the runs that go are planned again with them, before the safety limits.
+  const extraBy = new Map<RegionId, number[]>();
+  let windowsOut: WindowOccurrence[] | undefined = wx?.occurrences;
+  if (wx && winMap && wx.practice.length > 0) {
+    const facts = new Map([...rrBy].map(([id, rr]) => [id, rr.facts]));
+    const { outcomes, add } = practiceOutcomes(wx.practice, regionsOut, facts, freezes, s);
+    const byOcc = new Map(wx.practice.map((p) => [p.occ, outcomes.get(p)!]));
+    windowsOut = wx.occurrences.map((o) => {
+      const r = byOcc.get(o);
+      if (!r) return o;
+      if (!r.run) return { ...o, skipped: r.why };
+      return r.abortAt !== undefined ? { ...o, aborted: { at: r.abortAt, why: r.why! } } : o;
+    });
+    for (const [id, ws] of add) {
+      winMap.set(id, [...(wx.byRegion.get(id) ?? []), ...ws]);
+      const extra: number[] = [];
+      windowInstants(ws, (t) => {
+        if (t > 0 && Number.isFinite(t)) extra.push(t);
+      });
+      extraBy.set(id, extra);
+      const m = memoBy.get(id)!;
+      const key = JSON.stringify(ws.map((w) => [w.occ.window, w.occ.start, w.curve.endAt, w.words]));
+      if (m.practiced?.key !== key) m.practiced = { key, ...schedule(regionById.get(id)!, m.rr, m.instants, ctx, extra) };
+      keep(id, m.practiced.steps);
+      if (m.practiced.grid) gridBy.set(id, m.practiced.grid);
+      else gridBy.delete(id);
+    }
+  }
   // Safety limits on gridPolicy (safetyFloors): the regions they hold back are planned again.
   const floors = safetyFloors(s, gridBy);
   const floorCtx = new Map<RegionId, ViewContext>();
@@ -197,7 +230,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     const c: ViewContext = {
       freezes,
       texts,
-      ...(wx ? { windows: wx.byRegion } : {}),
+      ...(winMap ? { windows: winMap } : {}),
       floor: (t) => {
         let cur: FloorSegment | undefined;
         for (const g of segs) if (g.from <= t) cur = g;
@@ -206,7 +239,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     };
     floorCtx.set(id, c);
     const m = memoBy.get(id)!;
-    const segsKey = JSON.stringify(segs);
+    const segsKey = JSON.stringify(segs) + (extraBy.has(id) ? m.practiced!.key : '');
     if (m.floored?.key !== segsKey) {
       m.floored = {
         key: segsKey,
@@ -215,7 +248,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
           m.rr,
           m.instants,
           c,
-          segs.map((g) => g.from),
+          [...segs.map((g) => g.from), ...(extraBy.get(id) ?? [])],
         ).steps,
       };
     }
@@ -300,7 +333,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   let sk = settingsKeys.get(s);
   if (sk === undefined) settingsKeys.set(s, (sk = canonical(s)));
   const version = h.update(sk).digest('hex').slice(0, 16);
-  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}), ...(wx ? { windows: wx.occurrences } : {}), lookahead: { resolverFloorS: s.drain.resolverFloorS, marginMs: s.drain.marginMs } };
+  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}), ...(windowsOut ? { windows: windowsOut } : {}), lookahead: { resolverFloorS: s.drain.resolverFloorS, marginMs: s.drain.marginMs } };
   const gridAt = (t: number) =>
     Object.fromEntries(s.regions.map((region) => [region.id, viewAt(region, rrBy.get(region.id)!, ovsBy.get(region.id)!, t, s, floorCtx.get(region.id) ?? ctx).grid]));
   return { plan: out, gridAt, made };

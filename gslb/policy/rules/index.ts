@@ -20,6 +20,7 @@ import { slowStartRule } from './slow-start.js';
 import { spillPass } from './spill.js';
 import { carbonPass } from './carbon.js';
 import { windowsRule } from './windows.js';
+import { practicePass } from './practice.js';
 
 export const VIEW_RULES: readonly ViewRule[] = [
   forceRule,
@@ -45,6 +46,7 @@ export const applyViewRules: (a: ViewAcc) => void = new Function(
 )(...VIEW_RULES) as (a: ViewAcc) => void;
 
 export const PLAN_PASSES: readonly PlanPass[] = [
+  practicePass,
   safetyPass,
   spillPass,
   carbonPass,

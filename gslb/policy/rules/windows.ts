@@ -54,6 +54,21 @@ export interface WindowExpansion {
   byRegion: Map<RegionId, RegionWindow[]>;
   /** Per region, a key of what acts on it (the plan's reuse compares it: planner/memo.ts). */
   keys: Map<RegionId, string>;
+  /** Practice runs not skipped yet: whether each runs is the practice pass's (rules/practice.ts), which sees every region's schedule. */
+  practice: PendingPractice[];
+}
+
+/** A practice run's occurrence awaiting the practice pass: `occ` is the one listed in `occurrences`. */
+export interface PendingPractice {
+  occ: WindowOccurrence;
+  learnedAt: number;
+  minCapacityLeft: number;
+}
+
+/** One region's window with its drain curve and words (the practice pass makes them for the runs it lets go). */
+export function regionWindow(o: WindowOccurrence, learnedAt: number, ttl0S: number, s: PlannerSettings, until?: number): RegionWindow {
+  const curve = drainCurve({ start: o.start, end: o.end, learnedAt, cap: o.cap, ttl0S, ...(until !== undefined ? { until } : {}) }, s.drain);
+  return { occ: o, curve, words: `${KIND_WORDS[o.kind]} ${o.window} (${o.reason}), ${iso(o.start)}–${iso(o.end)}` };
 }
 
 const KIND_WORDS: Record<WindowKind, string> = { maintenance: 'maintenance window', tariff: 'tariff window', practice: 'practice run' };
@@ -86,6 +101,7 @@ export function expandWindows(windows: readonly PlannerWindow[], skips: readonly
   const { from, to } = horizonRange(epoch, windows, s);
   const occurrences: WindowOccurrence[] = [];
   const acting: WindowOccurrence[] = [];
+  const practice: PendingPractice[] = [];
   /** When each acting occurrence's window was learned (config windows: known before any occurrence, -Infinity). */
   const learned = new Map<WindowOccurrence, number>();
   const regionIds = new Set(s.regions.map((r) => r.id));
@@ -100,6 +116,10 @@ export function expandWindows(windows: readonly PlannerWindow[], skips: readonly
       else if (skip) occ.skipped = skip.why;
       occurrences.push(occ);
       if (occ.skipped !== undefined) continue;
+      if (w.kind === 'practice') {
+        practice.push({ occ, learnedAt: w.learnedAt ?? -Infinity, minCapacityLeft: w.minCapacityLeft ?? 0.5 });
+        continue;
+      }
       const last = mine[mine.length - 1];
       if (last && occ.start < last.end) last.end = Math.max(last.end, occ.end);
       else mine.push({ ...occ });
@@ -116,14 +136,13 @@ export function expandWindows(windows: readonly PlannerWindow[], skips: readonly
     const list: RegionWindow[] = [];
     for (const o of acting) {
       if (!o.regions.includes(region.id)) continue;
-      const curve = drainCurve({ start: o.start, end: o.end, learnedAt: learned.get(o)!, cap: o.cap, ttl0S: region.ttl0S ?? s.drain.ttl0S }, s.drain);
-      list.push({ occ: o, curve, words: `${KIND_WORDS[o.kind]} ${o.window} (${o.reason}), ${iso(o.start)}–${iso(o.end)}` });
+      list.push(regionWindow(o, learned.get(o)!, region.ttl0S ?? s.drain.ttl0S, s));
     }
     if (list.length === 0) continue;
     byRegion.set(region.id, list);
     keys.set(region.id, JSON.stringify(list.map((x) => [x.occ.window, x.occ.kind, x.occ.start, x.occ.end, x.occ.cap, x.occ.reason, x.curve.input.learnedAt])));
   }
-  return { epoch, from, to, occurrences, byRegion, keys };
+  return { epoch, from, to, occurrences, byRegion, keys, practice };
 }
 
 /** The instants at which a region's windows change what they set. */
@@ -156,7 +175,7 @@ export const windowsRule: ViewRule = {
       if (p.cap >= 1) continue;
       const variant = `${p.phase}|${p.k ?? 0}|${p.cap}`;
       const text = texts.get(rw, variant) ?? texts.put(rw, variant, capWords(id, p.cap, `${rw.words}: ${curveWords(c, p)}`));
-      const inWindow = t >= o.start && t < o.end;
+      const inWindow = t >= o.start && t < c.endAt;
       if (o.kind === 'maintenance') {
         capText(a, p.cap, text);
         if (o.cap === 0 && inWindow) a.opRefuse = true;
