@@ -243,6 +243,15 @@ export class MemoryStore implements StateStore {
     return { stored: true, revision: this.bump(), record: structuredClone(next) };
   }
 
+  async removeSignals(items: readonly { id: string; observedAt: number }[]): Promise<{ removed: number; revision: number }> {
+    this.writable();
+    const gone = items.filter((x) => this.records.get(x.id)?.signal.observedAt === x.observedAt);
+    if (gone.length === 0) return { removed: 0, revision: this.rev };
+    this.reserve(this.rev + 1);
+    for (const x of gone) this.records.delete(x.id);
+    return { removed: gone.length, revision: this.bump() };
+  }
+
   private checkFence(f: { lease: string; token: number }): void {
     const l = this.leases.get(f.lease);
     if (!l || l.token !== f.token) throw new StoreError('fenced', `state: lease ${f.lease} token ${f.token} is not current${l ? ` (current token ${l.token}, held by ${l.holder})` : ''}: the write is refused`);

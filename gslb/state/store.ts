@@ -107,6 +107,13 @@ export interface StateStore {
   putSignal(signal: Signal, fence?: { lease: string; token: number }): Promise<PutResult>;
 
   /**
+   * Removes signal records (housekeeping: long-expired records, gslb/control/jobs.ts). Each is
+   * removed only if the stored record still has the given observedAt (compare-and-delete: a
+   * record refreshed meanwhile stays). Bumps the revision once when anything was removed.
+   */
+  removeSignals(items: readonly { id: string; observedAt: number }[]): Promise<{ removed: number; revision: number }>;
+
+  /**
    * Stores a new override (id assigned by the store) and its audit entry atomically;
    * durable before it resolves. `at` is the request time (ms epoch) recorded in the audit.
    */

@@ -99,6 +99,28 @@ export function storeConformance(name: string, make: () => Promise<ConformanceHa
       assert.ok(!seen.includes(e.revision), 'an unsubscribed listener is not called');
     });
 
+    it('removes signal records only as they were read (compare-and-delete), bumping the revision once', async (t) => {
+      const store = await open(t);
+      await store.putSignal(load(5, T0));
+      await store.putSignal(load(6, T0, { key: 'k2' }));
+      const kept = await store.putSignal(load(7, T0, { key: 'k3' }));
+      const r0 = await store.revision();
+      // k3 was refreshed after it was read: its old observedAt no longer matches, it stays.
+      await store.putSignal(load(8, T0 + 1, { key: 'k3' }));
+      const r1 = await store.revision();
+      const res = await store.removeSignals([
+        { id: 'aa|load.metrics|test/conformance|k1', observedAt: T0 },
+        { id: 'aa|load.metrics|test/conformance|k2', observedAt: T0 },
+        { id: kept.stored ? kept.record.id : '', observedAt: T0 },
+        { id: 'aa|load.metrics|test/conformance|nope', observedAt: T0 },
+      ]);
+      assert.equal(res.removed, 2);
+      assert.ok(r1 > r0 && res.revision === r1 + 1, `one bump: ${r0}, ${r1}, ${res.revision}`);
+      assert.deepEqual((await store.snapshot()).records.map((r) => r.id), ['aa|load.metrics|test/conformance|k3']);
+      // Nothing to remove: no bump.
+      assert.deepEqual(await store.removeSignals([{ id: 'aa|load.metrics|test/conformance|k1', observedAt: T0 }]), { removed: 0, revision: res.revision });
+    });
+
     it('keeps the latest signal per id by observedAt: older and equal ones are refused as stale', async (t) => {
       const store = await open(t);
       const first = await store.putSignal(load(5, T0));
