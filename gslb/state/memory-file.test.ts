@@ -160,7 +160,7 @@ test('a torn line that is the only one: the store starts empty', async (t) => {
 /** A file of three lines whose middle one is `bad`; each case must refuse the start. */
 const corrupt: { name: string; bad: string; says: RegExp }[] = [
   { name: 'not JSON', bad: '{"op":"create","rev":2,', says: /unreadable line \(.*JSON/ },
-  { name: 'an unknown op', bad: '{"op":"delete","rev":2,"id":"ov-1","audit":{"seq":2}}', says: /unknown op "delete" \(known: create, end, rev\)/ },
+  { name: 'an unknown op', bad: '{"op":"delete","rev":2,"id":"ov-1","audit":{"seq":2}}', says: /unknown op "delete" \(known: create, end, rev, audit\)/ },
   { name: 'no op', bad: '{"rev":2,"id":"ov-1"}', says: /unknown op undefined/ },
   { name: 'JSON but not an object', bad: '[1,2]', says: /not a JSON object/ },
   { name: 'null', bad: 'null', says: /not a JSON object/ },

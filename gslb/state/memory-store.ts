@@ -33,7 +33,8 @@ const REV_BLOCK = 1000;
 type LogLine =
   | { op: 'create'; rev: number; override: Override; audit: AuditEntry }
   | { op: 'end'; rev: number; id: string; audit: AuditEntry }
-  | { op: 'rev'; rev: number };
+  | { op: 'rev'; rev: number }
+  | { op: 'audit'; rev: number; audit: AuditEntry };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -41,8 +42,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function parseLine(line: string): LogLine {
   const e: unknown = JSON.parse(line);
   if (!isObject(e)) throw new Error('not a JSON object');
-  if (e.op !== 'create' && e.op !== 'end' && e.op !== 'rev') throw new Error(`unknown op ${JSON.stringify(e.op) ?? 'undefined'} (known: create, end, rev)`);
-  if (typeof e.rev !== 'number' || !Number.isSafeInteger(e.rev) || e.rev < 1) throw new Error('rev must be a positive integer');
+  if (e.op !== 'create' && e.op !== 'end' && e.op !== 'rev' && e.op !== 'audit') throw new Error(`unknown op ${JSON.stringify(e.op) ?? 'undefined'} (known: create, end, rev, audit)`);
+  // An audit line carries the revision it was written at (0 in a store never written to).
+  if (typeof e.rev !== 'number' || !Number.isSafeInteger(e.rev) || e.rev < (e.op === 'audit' ? 0 : 1)) throw new Error('rev must be a positive integer');
   if (e.op === 'rev') return e as LogLine;
   if (!isObject(e.audit) || typeof e.audit.seq !== 'number' || !Number.isSafeInteger(e.audit.seq)) throw new Error('audit must be an object with an integer seq');
   if (e.op === 'create') {
@@ -136,7 +138,7 @@ export class MemoryStore implements StateStore {
       } catch (e) {
         throw new StoreError(
           'invalid',
-          `state: ${file}:${i + 1}: unreadable line (${(e as Error).message}); fix or remove that line (the file is JSON lines: one override create, end or rev per line), then start again`,
+          `state: ${file}:${i + 1}: unreadable line (${(e as Error).message}); fix or remove that line (the file is JSON lines: one override create, end, rev or audit entry per line), then start again`,
         );
       }
     });
@@ -148,6 +150,11 @@ export class MemoryStore implements StateStore {
     this.rev = Math.max(this.rev, e.rev);
     this.persistedRev = Math.max(this.persistedRev, e.rev);
     if (e.op === 'rev') return;
+    if (e.op === 'audit') {
+      this.auditLog.push(e.audit);
+      this.nextAudit = Math.max(this.nextAudit, e.audit.seq + 1);
+      return;
+    }
     if (e.op === 'create') this.overrides.set(e.override.id, e.override);
     else this.overrides.delete(e.id);
     this.auditLog.push(e.audit);
@@ -287,6 +294,15 @@ export class MemoryStore implements StateStore {
   /** The memory store never sees its own data vanish while it runs: nothing to confirm. */
   confirmLoss(): Promise<never> {
     return Promise.reject(new StoreError('not_found', 'state: the memory store has seen no data loss: nothing to confirm'));
+  }
+
+  async appendAudit(entry: Omit<AuditEntry, 'seq'>): Promise<AuditEntry> {
+    this.writable();
+    const audit: AuditEntry = { ...structuredClone(entry), seq: this.nextAudit };
+    this.append({ op: 'audit', rev: this.rev, audit });
+    this.nextAudit++;
+    this.auditLog.push(audit);
+    return structuredClone(audit);
   }
 
   async audit(limit: number): Promise<AuditEntry[]> {

@@ -1077,6 +1077,13 @@ export class RedisStore implements StateStore {
     return { override, revision };
   }
 
+  async appendAudit(entry: Omit<AuditEntry, 'seq'>): Promise<AuditEntry> {
+    const k = this.keys;
+    const body = JSON.stringify(entry);
+    const [seq] = (await this.call('appendAudit', (c) => script(c, 'gsAudit', k.audit, k.auditseq, k.epoch, body, String(this.clock())))) as [number, string];
+    return { ...entry, seq: Number(seq) };
+  }
+
   async audit(limit: number): Promise<AuditEntry[]> {
     const n = Math.floor(limit);
     if (!(n > 0)) return [];

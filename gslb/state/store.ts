@@ -133,6 +133,13 @@ export interface StateStore {
    */
   confirmLoss(actor: string, reason: string, at: number): Promise<{ loss: StoreLoss; revision: number }>;
 
+  /**
+   * Appends one audit entry that is not an override's (a housekeeping job's start and finish,
+   * gslb/control/jobs.ts); durable before it resolves; no revision bump (nothing the planner
+   * reads changed). Returns the entry with its seq.
+   */
+  appendAudit(entry: Omit<AuditEntry, 'seq'>): Promise<AuditEntry>;
+
   /** The newest `limit` audit entries, newest first. */
   audit(limit: number): Promise<AuditEntry[]>;
 

@@ -99,6 +99,18 @@ export function storeConformance(name: string, make: () => Promise<ConformanceHa
       assert.ok(!seen.includes(e.revision), 'an unsubscribed listener is not called');
     });
 
+    it('appends audit entries of its own (durable, seq increasing), without a revision bump', async (t) => {
+      const store = await open(t);
+      await store.putSignal(load(5, T0));
+      const r0 = await store.revision();
+      const a = await store.appendAudit({ at: T0, actor: 'node-a', action: 'job.start', target: 'job:gc-signals@2026-12-02T06:00:00.000Z', reason: 'scheduled', before: null, after: { node: 'node-a' } });
+      const b = await store.appendAudit({ at: T0 + 1, actor: 'node-a', action: 'job.finish', target: 'job:gc-signals@2026-12-02T06:00:00.000Z', reason: 'ok: removed 3 records', before: null, after: { outcome: 'ok' } });
+      assert.ok(b.seq > a.seq);
+      assert.equal(await store.revision(), r0);
+      const log = await store.audit(2);
+      assert.deepEqual(log.map((e) => [e.action, e.seq, e.reason]), [['job.finish', b.seq, 'ok: removed 3 records'], ['job.start', a.seq, 'scheduled']]);
+    });
+
     it('removes signal records only as they were read (compare-and-delete), bumping the revision once', async (t) => {
       const store = await open(t);
       await store.putSignal(load(5, T0));
