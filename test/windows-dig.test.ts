@@ -1,15 +1,15 @@
 /**
  * A recurring maintenance window in the running server, watched with dig on a test clock
  * (issue 21, "Tests"): `windows:` in the configuration drains the home region us-va every day
- * 12:15–12:20 UTC. Nothing is posted: the control loop passes the horizon epoch, the planner
+ * 12:30–12:35 UTC. Nothing is posted: the control loop passes the horizon epoch, the planner
  * expands the window, and the drain runs as for any obligation — answers keep TTL 30 until
  * T − lead (485 s), then TTLs follow the ramp steps; clients leave us-va step by step; none
  * is sent there from T − 335 s until the end E; after E the cap holds 120 s, then clients come
  * back over the 300 s restore, and all are back by E + 420 s. The region's drain hook hears
  * each step, is told to refuse new streams at T and to take traffic again after.
  *
- * The server runs with GRIDSTEER_TEST_CLOCK at 40× (gslb/platform/clock.ts): a 30 s step takes
- * 0.75 s. Every wait is bounded in count; no assertion depends on how long anything took.
+ * The server runs with GRIDSTEER_TEST_CLOCK at 50× (gslb/platform/clock.ts): a 30 s step takes
+ * 0.6 s. Every wait is bounded in count; no assertion depends on how long anything took.
  * geoip is disabled: every client is placed at the default location (Ashburn, VA), whose
  * ranking starts us-va, us-tx.
  */
@@ -26,13 +26,13 @@ import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, with
 import { startDrainGateway, type DrainGateway } from './helpers/drain-gateway.js';
 
 const VIEWER = 'windows-dig-viewer-token-31c4';
-const RATE = 40;
+const RATE = 50;
 const FAKE0 = Date.UTC(2027, 5, 1, 12, 0, 0);
 const REAL0 = Date.now();
 const fakeNow = () => FAKE0 + (Date.now() - REAL0) * RATE;
 const S = 1000;
-/** The window's occurrence that day: 12:15–12:20 UTC. */
-const T = Date.UTC(2027, 5, 1, 12, 15, 0);
+/** The window's occurrence that day: 12:30–12:35 UTC (half an hour of test clock, 36 s, for the server to start). */
+const T = Date.UTC(2027, 5, 1, 12, 30, 0);
 const E = T + 300 * S;
 const SUBNETS = Array.from({ length: 8 }, (_, i) => `198.51.${100 + i}.0/24`);
 
@@ -49,7 +49,7 @@ before(async () => {
     c.regionsDir = 'regions-hooked';
     // S fixed at 300 s: the ramp steps are T − 455 … T − 335 s (as in test/drain-dig.test.ts).
     c.policy = { ...(c.policy as Record<string, unknown>), drain: { sessionAllowanceMaxMs: 300_000 } };
-    c.windows = [{ id: 'va-daily', kind: 'maintenance', regions: ['us-va'], cron: '15 12 * * *', timezone: 'UTC', duration: '5m', reason: 'daily patching' }];
+    c.windows = [{ id: 'va-daily', kind: 'maintenance', regions: ['us-va'], cron: '30 12 * * *', timezone: 'UTC', duration: '5m', reason: 'daily patching' }];
   });
   const dir = join(cfg.dir, 'regions-hooked');
   cpSync(exampleRegions, dir, { recursive: true });
@@ -83,11 +83,14 @@ test('a daily maintenance window from the config: TTLs shrink ahead, us-va drain
   assert.deepEqual(plan.windows?.find((o) => o.start === T), { window: 'va-daily', kind: 'maintenance', regions: ['us-va'], start: T, end: E, cap: 0, reason: 'daily patching', source: 'config' });
   const listing = (await api('GET', '/v1/windows')).body as unknown as { windows: { id: string; next: { start: number }[] }[] };
   assert.equal(listing.windows[0]?.next[0]?.start, T);
+  // The housekeeping jobs are scheduled (node-cron, on the real clock).
+  const jobs = (await api('GET', '/v1/jobs')).body as unknown as { jobs: { name: string; nextRun: number | null }[] };
+  assert.deepEqual(jobs.jobs.map((j) => [j.name, typeof j.nextRun]), [['gc-signals', 'number'], ['practice-runs', 'number']]);
 
   const samples: Sample[] = [];
   let explained: { reasons?: string[]; planStep?: { reasons: string[] } } | undefined;
-  // Bounded: at most 2,000 rounds of 8 queries, until the test clock passes E + 460 s.
-  for (let round = 0; round < 2000 && fakeNow() < E + 460 * S; round++) {
+  // Bounded: at most 2,000 rounds of 8 queries, until the test clock passes E + 560 s.
+  for (let round = 0; round < 2000 && fakeNow() < E + 560 * S; round++) {
     for (const subnet of SUBNETS) {
       const t0 = fakeNow();
       const r = await askSteered(srv.udp, 'A', subnet);
@@ -101,7 +104,7 @@ test('a daily maintenance window from the config: TTLs shrink ahead, us-va drain
   }
   const rel = (t: number) => `T${t >= T ? '+' : '−'}${Math.abs(Math.round((t - T) / S))}s`;
   const show = (xs: Sample[]) => xs.map((x) => `${rel(x.t0)} ${x.subnet} ${x.region} ttl ${x.ttl}`).join('\n');
-  assert.ok(fakeNow() >= E + 460 * S, 'the loop ran past the restore');
+  assert.ok(fakeNow() >= E + 560 * S, 'the loop ran past the restore');
 
   // Before T − lead (485 s): us-va with the full TTL.
   const early = samples.filter((x) => x.t1 < T - 485 * S);

@@ -55,6 +55,7 @@ async function hostileApp() {
     operator: { drain: reached, undrain: reached, force: reached, unforce: reached, freeze: reached, status: reached, preview: reached, enterEvent: reached },
     fleet: reached,
     windows: { list: reached, add: reached, remove: reached, skipNext: reached },
+    jobs: { status: reached, practiceRuns: reached },
     dashboardDir: false,
   });
 }
@@ -172,6 +173,7 @@ test('every route: auth refused without a token and with a weaker role; bad path
     operator: { drain: reached, undrain: reached, force: reached, unforce: reached, freeze: reached, status: reached, preview: reached, enterEvent: reached },
     fleet: reached,
     windows: { list: reached, add: reached, remove: reached, skipNext: reached },
+    jobs: { status: reached, practiceRuns: reached },
     dashboardDir: false,
   });
   t.after(() => app.close());

@@ -10,6 +10,7 @@ import type { StateApi } from './routes/state.js';
 import type { OperatorRoutesOptions } from './routes/operator.js';
 import type { FleetRoutesOptions } from './routes/fleet.js';
 import type { WindowsRoutesOptions } from './routes/windows.js';
+import type { JobsRoutesOptions } from './routes/jobs.js';
 import type { ExplainQuery, ExplainResult } from '../serve/explain.js';
 
 /** One line of /readyz. */
@@ -64,6 +65,8 @@ export interface ApiDeps {
   fleet?: FleetRoutesOptions['fleet'];
   /** Recurring windows: GET/POST /v1/windows, DELETE /v1/windows/:id, POST /v1/windows/:id/skip-next (routes/windows.ts); absent = 404. */
   windows?: WindowsRoutesOptions['windows'];
+  /** Housekeeping jobs and practice runs: GET /v1/jobs, GET /v1/practice-runs (routes/jobs.ts); absent = 404. */
+  jobs?: JobsRoutesOptions['jobs'];
   /** How often /v1/stream looks for changes, ms (default 1000; tests make it shorter). */
   streamTickMs?: number;
   /** The built web dashboard served at / (routes/dashboard.ts); default dist/dashboards/web; false = none. */

@@ -27,6 +27,7 @@ async function app() {
     operator: { drain: never, undrain: never, force: never, unforce: never, freeze: never, status: never, preview: never, enterEvent: never },
     fleet: never,
     windows: { list: never, add: never, remove: never, skipNext: never },
+    jobs: { status: never, practiceRuns: never },
   });
 }
 

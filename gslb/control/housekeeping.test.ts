@@ -1,0 +1,60 @@
+/**
+ * The practice-runs job over a real MemoryStore and StateService (the planner for real): a run
+ * nothing blocks is recorded started, then finished with the share it moved and restored; a run
+ * blocked by a grid alert is recorded skipped with the reason; recording twice writes nothing
+ * new (idempotent); GET /v1/practice-runs' view reads the records back.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { Value } from '@sinclair/typebox/value';
+import { MemoryStore } from '../state/memory-store.js';
+import { StateService } from './service.js';
+import { defaultSettings } from '../policy/planner/index.js';
+import { checkWindow } from '../config/windows.js';
+import { WindowSpecSchema, type WindowSpec } from '../model/windows.js';
+import { practiceRuns, recordPracticeRuns } from './housekeeping.js';
+
+const REGIONS = ['eu-ie', 'us-tx', 'us-va'];
+const SAFETY = { maxAutoShare: 0.5, minDrainIntervalMs: 120_000, units: {}, names: [{ name: 'api', regions: REGIONS }] };
+const T = Date.parse('2026-06-02T14:00:00Z');
+const H = 3_600_000;
+
+async function setup() {
+  let now = T - 2 * H;
+  const clock = () => now;
+  const store = new MemoryStore({ file: null, clock });
+  const spec = Value.Default(WindowSpecSchema, { id: 'va-drill', kind: 'practice', regions: ['us-va'], cron: '0 14 * * tue', duration: '1h', reason: 'weekly drill' }) as WindowSpec;
+  const settings = { ...defaultSettings(REGIONS.map((id) => ({ id }))), windows: [checkWindow(spec, new Set(REGIONS), SAFETY, 'config').window!] };
+  const svc = new StateService({ store, log: pino({ level: 'silent' }), configHash: 'cfg', settings, debounceMs: 0, onPlan: () => undefined, clock });
+  await svc.start();
+  const deps = { svc, plan: () => svc.plan, node: 'n1', clock, practiceCounts: new Map<string, number>() };
+  return { svc, store, deps, at: async (t: number) => ((now = t), await svc.replan()), close: () => svc.close() };
+}
+
+test('a practice run nothing blocks: recorded started, then finished with what moved and restored; twice writes nothing new', async (t) => {
+  const c = await setup();
+  t.after(c.close);
+  assert.deepEqual(await recordPracticeRuns(c.deps), { outcome: 'ok', detail: 'nothing new to record' });
+  await c.at(T + 60_000);
+  await recordPracticeRuns(c.deps);
+  assert.deepEqual(practiceRuns(await c.svc.audit(100)).map((r) => [r.window, r.outcome]), [['va-drill', 'started']]);
+  await c.at(T + 2 * H);
+  assert.match((await recordPracticeRuns(c.deps)).detail, /^1 outcome\(s\) recorded$/);
+  const [run] = practiceRuns(await c.svc.audit(100));
+  assert.deepEqual(run, { window: 'va-drill', regions: ['us-va'], start: T, end: T + H, outcome: 'finished', share: 0, restored: true, recordedBy: 'automation/n1' });
+  assert.deepEqual(await recordPracticeRuns(c.deps), { outcome: 'ok', detail: 'nothing new to record' });
+  assert.deepEqual([...c.deps.practiceCounts], [['practice.started', 1], ['practice.finished', 1]]);
+});
+
+test('a practice run blocked by a grid alert: recorded skipped with the reason; nothing moved', async (t) => {
+  const c = await setup();
+  t.after(c.close);
+  await c.svc.ingest([{ region: 'us-tx', kind: 'grid.alert', source: 'ercot/alerts', key: 'a1', observedAt: T - 2 * H, expiresAt: T + 6 * H, value: { type: 'watch', level: 1 } }], new Set(REGIONS));
+  await c.at(T + 60_000);
+  await recordPracticeRuns(c.deps);
+  const [run] = practiceRuns(await c.svc.audit(100));
+  assert.equal(run!.outcome, 'skipped');
+  assert.match(run!.why!, /^practice run blocked at .*: a grid alert is in force in us-tx/);
+  assert.equal(c.svc.plan!.regions['us-va'], undefined, 'us-va was never capped');
+});

@@ -1,0 +1,143 @@
+/**
+ * The housekeeping jobs (docs/schedules.md "Housekeeping jobs"), run by JobRunner (jobs.ts):
+ * - `gc-signals` (hourly): removes signal records expired for longer than their stale keep
+ *   plus a day, only those whose removal leaves the plan identical from now on
+ *   (gslb/policy/gc.ts), compare-and-delete in the store;
+ * - `practice-runs` (every minute): records each practice run's outcome in the audit log —
+ *   skipped (why), started, aborted (why), finished — from the plan in force, which decides them
+ *   (gslb/policy/rules/practice.ts); GET /v1/practice-runs reads them back.
+ * Both are idempotent: a second run of a slot (or of the next) finds nothing left to do.
+ */
+import type { Plan } from '../model/types.js';
+import type { AuditEntry } from '../model/snapshot.js';
+import type { WindowOccurrence } from '../model/windows.js';
+import { collectable } from '../policy/gc.js';
+import type { JobDef } from './jobs.js';
+import type { StateService } from './service.js';
+
+/** How long past its stale keep a record is kept at least, ms. */
+export const GC_RETENTION_MS = 24 * 3_600_000;
+
+export interface HousekeepingDeps {
+  svc: StateService;
+  plan: () => Plan | null;
+  node: string;
+  clock: () => number;
+  /** Counts of practice outcomes this node recorded (metrics). */
+  practiceCounts?: Map<string, number>;
+}
+
+/** One practice run as GET /v1/practice-runs lists it. */
+export interface PracticeRunView {
+  window: string;
+  regions: string[];
+  start: number;
+  end: number;
+  /** skipped, started (in progress), aborted, finished. */
+  outcome: 'skipped' | 'started' | 'aborted' | 'finished';
+  why?: string;
+  /** The least share the regions were planned down to during the run (1 = nothing moved). */
+  share?: number;
+  /** Every region back to full share when the run was recorded finished. */
+  restored?: boolean;
+  recordedBy: string;
+}
+
+const practiceTarget = (o: WindowOccurrence) => `practice:${o.window}@${new Date(o.start).toISOString()}`;
+
+function leastShare(p: Plan, o: WindowOccurrence, until: number): number {
+  let least = 1;
+  for (const r of o.regions) for (const st of p.regions[r] ?? []) if (st.at >= o.start - 3_600_000 && st.at < until) least = Math.min(least, st.down ? 0 : st.share);
+  return least;
+}
+
+function shareAt(p: Plan, region: string, t: number): number {
+  let cur = 1;
+  for (const st of p.regions[region] ?? []) {
+    if (st.at > t) break;
+    cur = st.down ? 0 : st.share;
+  }
+  return cur;
+}
+
+/** Records what the plan decided of each practice run that is due (idempotent: what is in the audit log already is not written again). */
+export async function recordPracticeRuns(d: HousekeepingDeps): Promise<{ outcome: 'ok'; detail: string }> {
+  const p = d.plan();
+  const now = d.clock();
+  const runs = (p?.windows ?? []).filter((o) => o.kind === 'practice');
+  if (!p || runs.length === 0) return { outcome: 'ok', detail: 'no practice run in the plan' };
+  const log = await d.svc.audit(2000);
+  const done = new Set(log.filter((e) => e.action.startsWith('practice.')).map((e) => `${e.action}|${e.target}`));
+  let written = 0;
+  const write = async (action: string, o: WindowOccurrence, reason: string, after: Record<string, unknown>) => {
+    const target = practiceTarget(o);
+    if (done.has(`${action}|${target}`)) return;
+    await d.svc.store.appendAudit({ at: now, actor: `automation/${d.node}`, action, target, reason, before: null, after: { window: o.window, regions: o.regions, start: o.start, end: o.end, ...after } });
+    done.add(`${action}|${target}`);
+    d.practiceCounts?.set(action, (d.practiceCounts.get(action) ?? 0) + 1);
+    written++;
+  };
+  for (const o of runs) {
+    if (o.start > now) continue;
+    if (o.skipped !== undefined) {
+      await write('practice.skipped', o, o.skipped, {});
+      continue;
+    }
+    await write('practice.started', o, `${o.window}: ${o.reason}`, {});
+    const stop = o.aborted?.at ?? o.end;
+    if (o.aborted && now >= o.aborted.at) await write('practice.aborted', o, o.aborted.why, { at: o.aborted.at });
+    if (now >= stop) {
+      const restored = o.regions.every((r) => shareAt(p, r, now) === 1);
+      if (restored || now >= o.end + 3_600_000) await write('practice.finished', o, restored ? 'restored' : 'not restored an hour after its end', { share: leastShare(p, o, stop), restored, aborted: o.aborted ?? null });
+    }
+  }
+  return { outcome: 'ok', detail: written === 0 ? 'nothing new to record' : `${written} outcome(s) recorded` };
+}
+
+/** Practice runs from the audit log, newest first. */
+export function practiceRuns(entries: readonly AuditEntry[]): PracticeRunView[] {
+  const by = new Map<string, PracticeRunView>();
+  for (const e of [...entries].sort((a, b) => a.seq - b.seq)) {
+    if (!e.action.startsWith('practice.')) continue;
+    const a = e.after as { window: string; regions: string[]; start: number; end: number; share?: number; restored?: boolean };
+    const cur = by.get(e.target) ?? { window: a.window, regions: a.regions, start: a.start, end: a.end, outcome: 'started' as const, recordedBy: e.actor };
+    switch (e.action) {
+      case 'practice.skipped':
+        Object.assign(cur, { outcome: 'skipped', why: e.reason });
+        break;
+      case 'practice.aborted':
+        Object.assign(cur, { outcome: 'aborted', why: e.reason });
+        break;
+      case 'practice.finished':
+        Object.assign(cur, { ...(cur.outcome === 'aborted' ? {} : { outcome: 'finished' }), share: a.share, restored: a.restored });
+        break;
+    }
+    by.set(e.target, cur);
+  }
+  return [...by.values()].sort((x, y) => y.start - x.start);
+}
+
+/** The housekeeping jobs of a node. */
+export function housekeepingJobs(d: HousekeepingDeps): JobDef[] {
+  return [
+    {
+      name: 'gc-signals',
+      cron: '17 * * * *',
+      what: 'remove signal records expired a day past their stale keep whose removal leaves the plan identical from now on',
+      async run() {
+        const now = d.clock();
+        const { configHash, settings, horizonEpoch } = d.svc.planInputs();
+        const snapshot = await d.svc.snapshot();
+        const { remove, candidates, kept } = collectable({ configHash, snapshot, settings, horizonEpoch }, now, GC_RETENTION_MS);
+        const { removed } = remove.length > 0 ? await d.svc.store.removeSignals(remove) : { removed: 0 };
+        return { outcome: 'ok', detail: `removed ${removed} of ${candidates} long-expired record(s)${kept > 0 ? `; ${kept} kept (removing them would change the plan)` : ''}` };
+      },
+    },
+    {
+      name: 'practice-runs',
+      cron: '* * * * *',
+      what: 'record each practice run\'s outcome (skipped, started, aborted, finished) from the plan in the audit log',
+      run: () => recordPracticeRuns(d),
+    },
+  ];
+}
