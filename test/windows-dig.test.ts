@@ -144,3 +144,27 @@ test('a daily maintenance window from the config: TTLs shrink ahead, us-va drain
   assert.equal(shares.at(-1), 1, 'the last call gives the region all its traffic back');
   assert.deepEqual(gw.enforced.get('us-va')?.refuseNewStreams, false);
 });
+
+test('a node started in the middle of an occurrence answers inside it: its first plan holds the window (no clock read in the planner, the horizon reaches back)', async (t) => {
+  // A second server on the same configuration whose test clock starts 100 s into the window, at 1×.
+  // Its own folder (its own state file), the same window.
+  const inside = T + 100 * S;
+  const real = Date.now();
+  const cfg2 = writeTestConfig((c) => {
+    c.http = { ...(c.http ?? {}), tokensFile: 'tokens.yaml' };
+    c.policy = { ...(c.policy as Record<string, unknown>), drain: { sessionAllowanceMaxMs: 300_000 } };
+    c.windows = [{ id: 'va-daily', kind: 'maintenance', regions: ['us-va'], cron: '30 12 * * *', timezone: 'UTC', duration: '5m', reason: 'daily patching' }];
+  });
+  t.after(() => cfg2.cleanup());
+  writeTokensFile(cfg2.dir, [{ name: 'vic', role: 'viewer', token: VIEWER }]);
+  const late = await spawnServer({ configFile: cfg2.file, env: { GRIDSTEER_TEST_CLOCK: `${inside}@1@${real}` } });
+  t.after(() => late.stop());
+  for (const subnet of SUBNETS) {
+    const r = await askSteered(late.udp, 'A', subnet);
+    assert.equal(r.region, 'us-tx', `${subnet} answered inside the window`);
+  }
+  const st = (await apiCall(late.http, 'GET', '/v1/status', VIEWER)).body as unknown as { regions: { id: string; share: number; refuse: boolean; reasons: string[] }[] };
+  const va = st.regions.find((r) => r.id === 'us-va')!;
+  assert.deepEqual([va.share, va.refuse], [0, true], JSON.stringify(va));
+  assert.ok(va.reasons.some((x) => x.includes('maintenance window va-daily (daily patching)')), JSON.stringify(va.reasons));
+});

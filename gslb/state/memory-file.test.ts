@@ -293,3 +293,20 @@ test('audit(limit): newest first, at most limit, none for 0 or less', async (t) 
   ];
   for (const [limit, seqs] of cases) assert.deepEqual((await s.audit(limit)).map((e) => e.seq), seqs, `audit(${limit})`);
 });
+
+test('audit entries of housekeeping jobs survive a restart, in order with the overrides\' (a store never written to as well)', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'state.jsonl');
+  const a = await open(t, file);
+  // Before any revision: an audit line at revision 0.
+  await a.appendAudit({ at: T0, actor: 'n1', action: 'job.start', target: 'job:gc-signals@x', reason: 'scheduled', before: null, after: { job: 'gc-signals' } });
+  await a.createOverride(ov('eu-west', 'one'), T0);
+  await a.appendAudit({ at: T0 + 1, actor: 'n1', action: 'job.finish', target: 'job:gc-signals@x', reason: 'ok: removed 0', before: null, after: { outcome: 'ok' } });
+  const rev = await a.revision();
+  await a.close();
+  const b = await open(t, file);
+  assert.deepEqual((await b.audit(10)).map((e) => [e.seq, e.action]), [[3, 'job.finish'], [2, 'override.create'], [1, 'job.start']]);
+  assert.equal(await b.revision(), rev, 'audit lines do not move the revision');
+  const c = await b.appendAudit({ at: T0 + 2, actor: 'n1', action: 'job.start', target: 'job:gc-signals@y', reason: 'scheduled', before: null, after: null });
+  assert.equal(c.seq, 4, 'seqs go on after a restart');
+});

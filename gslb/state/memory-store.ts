@@ -46,6 +46,10 @@ function parseLine(line: string): LogLine {
   // An audit line carries the revision it was written at (0 in a store never written to).
   if (typeof e.rev !== 'number' || !Number.isSafeInteger(e.rev) || e.rev < (e.op === 'audit' ? 0 : 1)) throw new Error('rev must be a positive integer');
   if (e.op === 'rev') return e as LogLine;
+  if (e.op === 'audit') {
+    if (!isObject(e.audit) || typeof e.audit.seq !== 'number' || !Number.isSafeInteger(e.audit.seq)) throw new Error('audit must be an object with an integer seq');
+    return e as LogLine;
+  }
   if (!isObject(e.audit) || typeof e.audit.seq !== 'number' || !Number.isSafeInteger(e.audit.seq)) throw new Error('audit must be an object with an integer seq');
   if (e.op === 'create') {
     const o = e.override;
