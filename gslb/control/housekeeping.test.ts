@@ -58,3 +58,37 @@ test('a practice run blocked by a grid alert: recorded skipped with the reason; 
   assert.match(run!.why!, /^practice run blocked at .*: a grid alert is in force in us-tx/);
   assert.equal(c.svc.plan!.regions['us-va'], undefined, 'us-va was never capped');
 });
+
+test('a per-node job (geoip-check) runs on every node for the same slot, unaudited; a fleet job on one', async (t) => {
+  const { JobRunner } = await import('./jobs.js');
+  const store = new MemoryStore({ file: null });
+  const seen: string[] = [];
+  const mk = (node: string) =>
+    new JobRunner({
+      store,
+      node,
+      log: pino({ level: 'silent' }),
+      clock: Date.now,
+      leaseMs: 500,
+      jobs: [
+        { name: 'local', cron: '* * * * * *', perNode: true, what: 'per node', run: async () => (seen.push(`local ${node}`), { outcome: 'ok', detail: node }) },
+        { name: 'fleet', cron: '* * * * * *', what: 'once', run: async () => (seen.push(`fleet ${node}`), { outcome: 'ok', detail: node }) },
+      ],
+    });
+  const runners = [mk('n1'), mk('n2')];
+  for (const r of runners) r.start();
+  t.after(async () => {
+    for (const r of runners) await r.close(true);
+  });
+  // Bounded: at most 60 checks 50 ms apart, until both nodes ran the per-node job.
+  for (let i = 0; i < 60 && !(seen.includes('local n1') && seen.includes('local n2')); i++) await new Promise((r) => setTimeout(r, 50));
+  for (const r of runners) await r.close(true);
+  assert.ok(seen.includes('local n1') && seen.includes('local n2'), seen.join(', '));
+  const views = await runners[0]!.status();
+  assert.equal(views.find((v) => v.name === 'local')!.lastRun?.node, 'n1', "a per-node job lists this node's runs");
+  const audit = await store.audit(100);
+  assert.ok(audit.every((e) => !e.target.startsWith('job:local@')), 'per-node runs are not audited');
+  const fleetStarts = audit.filter((e) => e.action === 'job.start' && e.target.startsWith('job:fleet@')).map((e) => e.target);
+  assert.ok(fleetStarts.length > 0);
+  assert.equal(fleetStarts.length, new Set(fleetStarts).size, 'each fleet slot started once');
+});

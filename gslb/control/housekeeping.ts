@@ -6,7 +6,9 @@
  * - `practice-runs` (every minute): records each practice run's outcome in the audit log —
  *   skipped (why), started, aborted (why), finished — from the plan in force, which decides them
  *   (gslb/policy/rules/practice.ts); GET /v1/practice-runs reads them back.
- * Both are idempotent: a second run of a slot (or of the next) finds nothing left to do.
+ * - `geoip-check` (hourly, on every node: each has its own copy): re-checks this node's GeoIP
+ *   database file and compiles a new table in the background when the file changed.
+ * All are idempotent: a second run of a slot (or of the next) finds nothing left to do.
  */
 import type { Plan } from '../model/types.js';
 import type { AuditEntry } from '../model/snapshot.js';
@@ -18,7 +20,15 @@ import type { StateService } from './service.js';
 /** How long past its stale keep a record is kept at least, ms. */
 export const GC_RETENTION_MS = 24 * 3_600_000;
 
+/** The GeoIP service as the geoip-check job sees it. */
+export interface GeoCheck {
+  readonly state: { version: string; error: string | null; building: number | null; database: string | null };
+  refresh(why: string): Promise<void>;
+}
+
 export interface HousekeepingDeps {
+  /** This node's GeoIP service (geoip-check); absent = no such job. */
+  geo?: GeoCheck;
   svc: StateService;
   plan: () => Plan | null;
   node: string;
@@ -133,6 +143,25 @@ export function housekeepingJobs(d: HousekeepingDeps): JobDef[] {
         return { outcome: 'ok', detail: `removed ${removed} of ${candidates} long-expired record(s)${kept > 0 ? `; ${kept} kept (removing them would change the plan)` : ''}` };
       },
     },
+    ...(d.geo
+      ? [
+          {
+            name: 'geoip-check',
+            cron: '41 * * * *',
+            perNode: true,
+            what: "re-check this node's GeoIP database file; a changed file is compiled into a new table in the background",
+            async run() {
+              const geo = d.geo!;
+              if (geo.state.database === null && geo.state.error === null) return { outcome: 'ok' as const, detail: 'no GeoIP database configured (geoip.enabled false)' };
+              const before = geo.state.version;
+              await geo.refresh('housekeeping: geoip-check');
+              const s = geo.state;
+              if (s.error) return { outcome: 'failed' as const, detail: s.error };
+              return { outcome: 'ok' as const, detail: s.version !== before ? `a newer database: table ${s.version} in force` : s.building !== null ? 'a newer database: compiling' : `unchanged (table ${s.version})` };
+            },
+          } satisfies JobDef,
+        ]
+      : []),
     {
       name: 'practice-runs',
       cron: '* * * * *',

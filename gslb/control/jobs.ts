@@ -30,6 +30,11 @@ export interface JobDef {
   what: string;
   /** Does the work; idempotent. A throw counts as `failed` with its message. */
   run(): Promise<{ outcome: JobOutcome; detail: string }>;
+  /**
+   * A job about this node's own files (the GeoIP database): runs on every node, without the
+   * coordinator; its runs are kept by the node (not audited) and listed as this node's.
+   */
+  perNode?: boolean;
 }
 
 export interface JobRunView {
@@ -102,6 +107,8 @@ export class JobRunner {
   private readonly counts = new Map<string, Counts>();
   private readonly leaseMs: number;
   private readonly heartbeats = new Set<NodeJS.Timeout>();
+  /** Per-node jobs' runs on this node, newest first (at most 11). */
+  private readonly local = new Map<string, JobRunView[]>();
   private closed = false;
 
   constructor(private readonly o: JobRunnerOptions) {
@@ -123,13 +130,11 @@ export class JobRunner {
     for (const def of this.o.jobs) {
       const c = this.counts.get(def.name)!;
       const coordinator = storeRunCoordinator(this.o.store, this.o.node, () => undefined);
-      const task = cron.createTask(def.cron, (ctx) => this.runSlot(def, ctx.date, c, log), {
+      const task = cron.createTask(def.cron, (ctx) => (def.perNode ? this.runLocal(def, ctx.date, c, log) : this.runSlot(def, ctx.date, c, log)), {
         name: `gridsteer-${def.name}`,
         timezone: 'UTC',
         noOverlap: true,
-        distributed: true,
-        runCoordinator: coordinator,
-        distributedLease: this.leaseMs,
+        ...(def.perNode ? {} : { distributed: true, runCoordinator: coordinator, distributedLease: this.leaseMs }),
         unref: true,
         logger: { info: () => undefined, warn: (m) => log.warn(m), error: (m) => log.error({ err: String(m) }, 'jobs: node-cron'), debug: () => undefined },
       });
@@ -176,11 +181,30 @@ export class JobRunner {
     (result.outcome === 'ok' ? log.info.bind(log) : log.warn.bind(log))({ job: def.name, slot, outcome: result.outcome, detail: result.detail }, `jobs: ${def.name} ${result.outcome}: ${result.detail}`);
   }
 
+  /** One slot of a per-node job: run here, kept here. */
+  private async runLocal(def: JobDef, slotDate: Date, c: Counts, log: Logger): Promise<void> {
+    if (this.closed) return;
+    c.started++;
+    const run: JobRunView = { slot: slotDate.getTime(), node: this.o.node, startedAt: this.o.clock(), outcome: 'running', detail: 'running' };
+    const list = this.local.get(def.name) ?? [];
+    list.unshift(run);
+    this.local.set(def.name, list.slice(0, 11));
+    let result: { outcome: JobOutcome; detail: string };
+    try {
+      result = await def.run();
+    } catch (e) {
+      result = { outcome: 'failed', detail: (e as Error).message };
+    }
+    c[result.outcome]++;
+    Object.assign(run, { finishedAt: this.o.clock(), outcome: result.outcome, detail: result.detail });
+    if (result.outcome !== 'ok') log.warn({ job: def.name, detail: result.detail }, `jobs: ${def.name} failed: ${result.detail}`);
+  }
+
   /** Every job with the fleet's last runs (from the audit log's newest `scan` entries) and this node's counts. */
   async status(scan = 2000): Promise<JobView[]> {
     const runs = jobRuns(await this.o.store.audit(scan));
     return this.o.jobs.map((def) => {
-      const mine = runs.get(def.name) ?? [];
+      const mine = def.perNode ? (this.local.get(def.name) ?? []).map((r) => ({ ...r })) : (runs.get(def.name) ?? []);
       const next = this.tasks.get(def.name)?.getNextRun();
       return { name: def.name, cron: def.cron, what: def.what, nextRun: next ? next.getTime() : null, lastRun: mine[0] ?? null, earlier: mine.slice(1, 11), thisNode: { ...this.counts.get(def.name)! } };
     });
