@@ -1,12 +1,15 @@
 /**
- * A recurring maintenance window in the running server, watched with dig on a test clock
+ * Recurring windows in the running server, watched with dig on a test clock
  * (issue 21, "Tests"): `windows:` in the configuration drains the home region us-va every day
  * 12:30–12:35 UTC. Nothing is posted: the control loop passes the horizon epoch, the planner
  * expands the window, and the drain runs as for any obligation — answers keep TTL 30 until
  * T − lead (485 s), then TTLs follow the ramp steps; clients leave us-va step by step; none
  * is sent there from T − 335 s until the end E; after E the cap holds 120 s, then clients come
  * back over the 300 s restore, and all are back by E + 420 s. The region's drain hook hears
- * each step, is told to refuse new streams at T and to take traffic again after.
+ * each step, is told to refuse new streams at T and to take traffic again after. A node started
+ * in the middle of the window answers inside it. Two practice runs later that day: one moves
+ * us-va's clients and restores them, one a grid alert blocks; the practice-runs job's records
+ * (GET /v1/practice-runs) say the same.
  *
  * The server runs with GRIDSTEER_TEST_CLOCK at 50× (gslb/platform/clock.ts): a 30 s step takes
  * 0.6 s. Every wait is bounded in count; no assertion depends on how long anything took.
@@ -26,6 +29,7 @@ import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, with
 import { startDrainGateway, type DrainGateway } from './helpers/drain-gateway.js';
 
 const VIEWER = 'windows-dig-viewer-token-31c4';
+const INGEST = 'windows-dig-ingest-token-8d2a';
 const RATE = 50;
 const FAKE0 = Date.UTC(2027, 5, 1, 12, 0, 0);
 const REAL0 = Date.now();
@@ -49,14 +53,19 @@ before(async () => {
     c.regionsDir = 'regions-hooked';
     // S fixed at 300 s: the ramp steps are T − 455 … T − 335 s (as in test/drain-dig.test.ts).
     c.policy = { ...(c.policy as Record<string, unknown>), drain: { sessionAllowanceMaxMs: 300_000 } };
-    c.windows = [{ id: 'va-daily', kind: 'maintenance', regions: ['us-va'], cron: '30 12 * * *', timezone: 'UTC', duration: '5m', reason: 'daily patching' }];
+    c.windows = [
+      { id: 'va-daily', kind: 'maintenance', regions: ['us-va'], cron: '30 12 * * *', timezone: 'UTC', duration: '5m', reason: 'daily patching' },
+      // Practice runs (the third test): one that goes, one a grid alert blocks.
+      { id: 'drill-a', kind: 'practice', regions: ['us-va'], cron: '55 12 * * *', timezone: 'UTC', duration: '5m', reason: 'failover drill' },
+      { id: 'drill-b', kind: 'practice', regions: ['us-va'], cron: '10 13 * * *', timezone: 'UTC', duration: '5m', reason: 'failover drill' },
+    ];
   });
   const dir = join(cfg.dir, 'regions-hooked');
   cpSync(exampleRegions, dir, { recursive: true });
   const va = parse(readFileSync(join(dir, 'us-va.yaml'), 'utf8')) as Record<string, unknown>;
   va.drainHook = { url: gw.url, tokenEnv: 'GRIDSTEER_TEST_HOOK_TOKEN', timeoutMs: 1000, retries: 2, retryBaseMs: 50 };
   writeFileSync(join(dir, 'us-va.yaml'), stringify(va));
-  writeTokensFile(cfg.dir, [{ name: 'vic', role: 'viewer', token: VIEWER }]);
+  writeTokensFile(cfg.dir, [{ name: 'vic', role: 'viewer', token: VIEWER }, { name: 'iso', role: 'ingest', token: INGEST }]);
   srv = await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_TEST_CLOCK: `${FAKE0}@${RATE}@${REAL0}`, GRIDSTEER_TEST_HOOK_TOKEN: 'hook-secret-2' } });
 });
 
@@ -167,4 +176,44 @@ test('a node started in the middle of an occurrence answers inside it: its first
   const va = st.regions.find((r) => r.id === 'us-va')!;
   assert.deepEqual([va.share, va.refuse], [0, true], JSON.stringify(va));
   assert.ok(va.reasons.some((x) => x.includes('maintenance window va-daily (daily patching)')), JSON.stringify(va.reasons));
+});
+
+
+test('practice runs in the running server: one moves us-va\'s clients and restores them, one a grid alert blocks; the recorded outcomes match what dig saw', async () => {
+  const TA = Date.UTC(2027, 5, 1, 12, 55, 0);
+  const TB = Date.UTC(2027, 5, 1, 13, 10, 0);
+  assert.ok(fakeNow() < TA - 500 * S, `the first test left time before drill-a (test clock at ${new Date(fakeNow()).toISOString()})`);
+  // A grid alert in us-tx from 13:00 to 13:30 (a watch: it caps nothing, it blocks practice runs).
+  const alert = await apiCall(srv.http, 'POST', '/v1/signals', INGEST, {
+    signals: [{ region: 'us-tx', kind: 'grid.alert', source: 'ercot/alerts', key: 'watch-1', observedAt: Math.floor(fakeNow() / S) * S, expiresAt: TB + 3600 * S, value: { type: 'watch', level: 1, start: TB - 600 * S, end: TB + 1200 * S } }],
+  });
+  assert.equal(alert.status, 200, JSON.stringify(alert.body));
+  const samples: Sample[] = [];
+  // Bounded: at most 2,000 rounds of 4 queries, until the test clock passes drill-b's end + 10 min.
+  for (let round = 0; round < 2000 && fakeNow() < TB + 900 * S; round++) {
+    for (const subnet of SUBNETS.slice(0, 4)) {
+      const t0 = fakeNow();
+      const r = await askSteered(srv.udp, 'A', subnet);
+      samples.push({ t0, t1: fakeNow(), subnet, region: r.region, ttl: 0 });
+    }
+    await sleep(40);
+  }
+  const at = (from: number, to: number) => samples.filter((x) => x.t0 >= from && x.t1 < to);
+  const moved = at(TA - 334 * S, TA + 420 * S);
+  assert.ok(moved.length >= 20 && moved.every((x) => x.region === 'us-tx'), 'drill-a moved every client to us-tx');
+  const back = at(TA + 721 * S, TB + 900 * S);
+  assert.ok(back.length >= 20 && back.every((x) => x.region === 'us-va'), 'restored after drill-a, and drill-b moved nobody');
+  // The practice-runs job (node-cron, every real minute) records what the plan decided: bounded wait.
+  type Runs = { runs: { window: string; outcome: string; why?: string; share?: number; restored?: boolean }[] };
+  let runs: Runs['runs'] = [];
+  for (let i = 0; i < 90; i++) {
+    runs = ((await api('GET', '/v1/practice-runs')).body as unknown as Runs).runs;
+    if (runs.some((r) => r.window === 'drill-a' && r.outcome === 'finished') && runs.some((r) => r.window === 'drill-b')) break;
+    await sleep(1000);
+  }
+  const a = runs.find((r) => r.window === 'drill-a');
+  const b = runs.find((r) => r.window === 'drill-b');
+  assert.deepEqual([a?.outcome, a?.share, a?.restored], ['finished', 0, true], JSON.stringify(runs));
+  assert.equal(b?.outcome, 'skipped', JSON.stringify(runs));
+  assert.match(b!.why!, /a grid alert is in force in us-tx/);
 });

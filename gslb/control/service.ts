@@ -158,7 +158,7 @@ export class StateService {
         this.frozen = true;
         this.o.log.warn({ module: 'state' }, 'state: the store is unreachable: answering from the last plan with signal expiry frozen');
         this.adopt(plan({ configHash: this.configHash, snapshot: this.lastSnapshot, settings: this.settings, frozen: true, horizonEpoch: this.epoch() }), this.lastSnapshot.revision);
-      } else if (this.epoch() !== this.plannedEpoch && this.started) {
+      } else if (this.started && !Number.isNaN(this.plannedEpoch) && this.epoch() !== this.plannedEpoch) {
         // The horizon epoch advanced: recurring windows are expanded over the next one.
         if (this.frozen && this.lastSnapshot) this.adopt(plan({ configHash: this.configHash, snapshot: this.lastSnapshot, settings: this.settings, frozen: true, horizonEpoch: this.epoch() }), this.lastSnapshot.revision);
         else {
