@@ -18,8 +18,7 @@ import { type RegionRecords, type RegionView, Texts, type ViewContext } from '..
 import { sameStep, staticWeightsOf, stepOf, viewAt } from './view.js';
 import { type RegionWindow, type WindowSkip, windowExpansion, windowInstants } from '../rules/windows.js';
 import { practiceOutcomes } from '../rules/practice.js';
-import type { WindowOccurrence } from '../../model/windows.js';
-import type { PlannerWindow } from '../../model/windows.js';
+import type { PlannerWindow, WindowOccurrence } from '../../model/windows.js';
 
 /** canonical(settings), once per settings object (the service re-plans with the same one). */
 const settingsKeys = new WeakMap<PlannerSettings, string>();
