@@ -163,7 +163,18 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   });
   // Housekeeping jobs (docs/schedules.md): node-cron, each slot on one node of the fleet.
   const practiceCounts = new Map<string, number>();
-  const jobs = new JobRunner({ store, node: nodeId, log, clock: clockNow, jobs: housekeepingJobs({ svc: stateSvc, plan: () => serving.prepared.state.plan, node: nodeId, clock: clockNow, practiceCounts, geo }) });
+  const jobs = new JobRunner({ store, node: nodeId, log, clock: clockNow, jobs: housekeepingJobs({
+      svc: stateSvc,
+      plan: () => serving.prepared.state.plan,
+      node: nodeId,
+      clock: clockNow,
+      practiceCounts,
+      geo,
+      auditTrim: () => {
+        const hk = serving.prepared.loaded.config.housekeeping;
+        return { retentionMs: hk.auditRetentionDays * 86_400_000, ...(hk.auditExport ? { exportFile: resolve(dirname(serving.prepared.loaded.file), hk.auditExport) } : {}) };
+      },
+    }) });
   jobs.start();
   registerJobMetrics(registry, jobs, practiceCounts);
   const operator = new OperatorService(stateSvc, regionIds, () => serving.prepared.state.plan, clockNow, () => hooks?.runner.status());

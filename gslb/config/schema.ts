@@ -338,6 +338,20 @@ export const ConfigSchema = Type.Object(
       default: [],
       description: 'recurring windows (docs/schedules.md): maintenance windows, tariff and coincident-peak windows, failover practice runs; each a cron expression in a time zone with a duration, drained ahead like a grid event',
     }),
+    housekeeping: Type.Object(
+      {
+        auditRetentionDays: Type.Integer({
+          minimum: 0,
+          maximum: 36_500,
+          default: 0,
+          description: 'the audit-trim job (daily) removes audit entries older than this many days; 0 keeps everything (the job does nothing)',
+        }),
+        auditExport: Type.Optional(
+          Type.String({ minLength: 1, description: 'audit-trim: before removing entries, append them to this file as JSON lines (relative to this file; at least once: an entry may appear twice after a crash, its seq tells); absent = no export' }),
+        ),
+      },
+      { ...strict, default: {}, description: 'housekeeping jobs (docs/schedules.md "Housekeeping jobs")' },
+    ),
     collectors: Type.Object(Object.fromEntries(collectors.map((c) => [c.name, Type.Optional(c.configSchema)])), {
       ...strict,
       default: {},

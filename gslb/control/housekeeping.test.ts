@@ -92,3 +92,24 @@ test('a per-node job (geoip-check) runs on every node for the same slot, unaudit
   assert.ok(fleetStarts.length > 0);
   assert.equal(fleetStarts.length, new Set(fleetStarts).size, 'each fleet slot started once');
 });
+
+test('audit-trim: nothing with retention 0; with a retention, what is older is exported (JSON lines) first, then trimmed; twice changes nothing', async (t) => {
+  const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { tmpdir } = await import('node:os');
+  const { trimAudit } = await import('./housekeeping.js');
+  const c = await setup();
+  t.after(c.close);
+  const dir = mkdtempSync(join(tmpdir(), 'gridsteer-trim-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const DAY = 24 * H;
+  for (const age of [40, 35, 20, 1]) await c.store.appendAudit({ at: T - 2 * H - age * DAY, actor: 'n1', action: 'job.start', target: `job:x@${age}`, reason: 'r', before: null, after: null });
+  assert.match((await trimAudit(c.deps, { retentionMs: 0 })).detail, /everything is kept/);
+  const file = join(dir, 'export', 'audit.jsonl');
+  const r = await trimAudit(c.deps, { retentionMs: 30 * DAY, exportFile: file });
+  assert.match(r.detail, /^removed 2 audit entries older than .* \(exported first to /);
+  assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { target: string }).target), ['job:x@40', 'job:x@35']);
+  assert.deepEqual((await c.svc.audit(10)).map((e) => e.target), ['job:x@1', 'job:x@20']);
+  assert.match((await trimAudit(c.deps, { retentionMs: 30 * DAY, exportFile: file })).detail, /^nothing older than /);
+  assert.equal(readFileSync(file, 'utf8').trim().split('\n').length, 2, 'nothing exported twice');
+});

@@ -6,10 +6,14 @@
  * - `practice-runs` (every minute): records each practice run's outcome in the audit log —
  *   skipped (why), started, aborted (why), finished — from the plan in force, which decides them
  *   (gslb/policy/rules/practice.ts); GET /v1/practice-runs reads them back.
+ * - `audit-trim` (daily): removes audit entries older than `housekeeping.auditRetentionDays`,
+ *   appending them first to `housekeeping.auditExport` when set (fsync'd before the trim);
  * - `geoip-check` (hourly, on every node: each has its own copy): re-checks this node's GeoIP
  *   database file and compiles a new table in the background when the file changed.
  * All are idempotent: a second run of a slot (or of the next) finds nothing left to do.
  */
+import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Plan } from '../model/types.js';
 import type { AuditEntry } from '../model/snapshot.js';
 import type { WindowOccurrence } from '../model/windows.js';
@@ -26,7 +30,17 @@ export interface GeoCheck {
   refresh(why: string): Promise<void>;
 }
 
+/** audit-trim's settings (config `housekeeping`). */
+export interface AuditTrim {
+  /** Keep this long, ms (0: the job does nothing). */
+  retentionMs: number;
+  /** Append what goes to this file first (absolute path); absent = no export. */
+  exportFile?: string;
+}
+
 export interface HousekeepingDeps {
+  /** audit-trim's settings, read at each run (a reload changes them); absent = no such job. */
+  auditTrim?: () => AuditTrim;
   /** This node's GeoIP service (geoip-check); absent = no such job. */
   geo?: GeoCheck;
   svc: StateService;
@@ -127,6 +141,34 @@ export function practiceRuns(entries: readonly AuditEntry[]): PracticeRunView[] 
   return [...by.values()].sort((x, y) => y.start - x.start);
 }
 
+/** How many audit entries audit-trim reads at most per run (the rest go at the next run). */
+const TRIM_SCAN = 200_000;
+
+/** audit-trim's run: export what is older than the retention (if configured), then trim it. */
+export async function trimAudit(d: HousekeepingDeps, a: AuditTrim): Promise<{ outcome: 'ok' | 'failed'; detail: string }> {
+  if (!(a.retentionMs > 0)) return { outcome: 'ok', detail: 'housekeeping.auditRetentionDays is 0: everything is kept' };
+  const cutoff = d.clock() - a.retentionMs;
+  const all = await d.svc.audit(TRIM_SCAN);
+  // The oldest entries come last: with more than the scan reads, they could go unexported.
+  if (a.exportFile && all.length >= TRIM_SCAN) return { outcome: 'failed', detail: `the audit log holds more than ${TRIM_SCAN} entries: export them by hand (GET /v1/audit) and trim, or raise the retention` };
+  const old = all.filter((e) => e.at < cutoff).sort((x, y) => x.seq - y.seq);
+  if (old.length === 0) return { outcome: 'ok', detail: `nothing older than ${new Date(cutoff).toISOString()}` };
+  if (a.exportFile) {
+    mkdirSync(dirname(a.exportFile), { recursive: true });
+    appendFileSync(a.exportFile, old.map((e) => JSON.stringify(e)).join('\n') + '\n');
+    const fd = openSync(a.exportFile, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  // Trim up to the newest exported entry only: one written meanwhile is not lost unexported.
+  const upTo = Math.min(cutoff, Math.max(...old.map((e) => e.at)) + 1);
+  const { removed } = await d.svc.store.trimAudit(upTo);
+  return { outcome: 'ok', detail: `removed ${removed} audit entr${removed === 1 ? 'y' : 'ies'} older than ${new Date(cutoff).toISOString()}${a.exportFile ? ` (exported first to ${a.exportFile})` : ''}` };
+}
+
 /** The housekeeping jobs of a node. */
 export function housekeepingJobs(d: HousekeepingDeps): JobDef[] {
   return [
@@ -143,6 +185,16 @@ export function housekeepingJobs(d: HousekeepingDeps): JobDef[] {
         return { outcome: 'ok', detail: `removed ${removed} of ${candidates} long-expired record(s)${kept > 0 ? `; ${kept} kept (removing them would change the plan)` : ''}` };
       },
     },
+    ...(d.auditTrim
+      ? [
+          {
+            name: 'audit-trim',
+            cron: '23 3 * * *',
+            what: 'remove audit entries older than housekeeping.auditRetentionDays, exported first to housekeeping.auditExport when set',
+            run: () => trimAudit(d, d.auditTrim!()),
+          } satisfies JobDef,
+        ]
+      : []),
     ...(d.geo
       ? [
           {

@@ -160,7 +160,7 @@ test('a torn line that is the only one: the store starts empty', async (t) => {
 /** A file of three lines whose middle one is `bad`; each case must refuse the start. */
 const corrupt: { name: string; bad: string; says: RegExp }[] = [
   { name: 'not JSON', bad: '{"op":"create","rev":2,', says: /unreadable line \(.*JSON/ },
-  { name: 'an unknown op', bad: '{"op":"delete","rev":2,"id":"ov-1","audit":{"seq":2}}', says: /unknown op "delete" \(known: create, end, rev, audit\)/ },
+  { name: 'an unknown op', bad: '{"op":"delete","rev":2,"id":"ov-1","audit":{"seq":2}}', says: /unknown op "delete" \(known: create, end, rev, audit, trim\)/ },
   { name: 'no op', bad: '{"rev":2,"id":"ov-1"}', says: /unknown op undefined/ },
   { name: 'JSON but not an object', bad: '[1,2]', says: /not a JSON object/ },
   { name: 'null', bad: 'null', says: /not a JSON object/ },
@@ -309,4 +309,18 @@ test('audit entries of housekeeping jobs survive a restart, in order with the ov
   assert.equal(await b.revision(), rev, 'audit lines do not move the revision');
   const c = await b.appendAudit({ at: T0 + 2, actor: 'n1', action: 'job.start', target: 'job:gc-signals@y', reason: 'scheduled', before: null, after: null });
   assert.equal(c.seq, 4, 'seqs go on after a restart');
+});
+
+test('an audit trim survives a restart (the trimmed entries stay gone); overrides are untouched', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'state.jsonl');
+  const a = await open(t, file);
+  await a.createOverride(ov('eu-west', 'old one'), T0);
+  await a.appendAudit({ at: T0 + 10, actor: 'n1', action: 'job.start', target: 'job:x@1', reason: 'r', before: null, after: null });
+  await a.appendAudit({ at: T0 + 20, actor: 'n1', action: 'job.start', target: 'job:x@2', reason: 'r', before: null, after: null });
+  assert.deepEqual(await a.trimAudit(T0 + 15), { removed: 2 });
+  await a.close();
+  const b = await open(t, file);
+  assert.deepEqual((await b.audit(10)).map((e) => e.target), ['job:x@2']);
+  assert.deepEqual((await b.snapshot()).overrides.map((o) => o.reason), ['old one']);
 });

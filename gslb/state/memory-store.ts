@@ -34,7 +34,8 @@ type LogLine =
   | { op: 'create'; rev: number; override: Override; audit: AuditEntry }
   | { op: 'end'; rev: number; id: string; audit: AuditEntry }
   | { op: 'rev'; rev: number }
-  | { op: 'audit'; rev: number; audit: AuditEntry };
+  | { op: 'audit'; rev: number; audit: AuditEntry }
+  | { op: 'trim'; rev: number; before: number };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -42,9 +43,13 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function parseLine(line: string): LogLine {
   const e: unknown = JSON.parse(line);
   if (!isObject(e)) throw new Error('not a JSON object');
-  if (e.op !== 'create' && e.op !== 'end' && e.op !== 'rev' && e.op !== 'audit') throw new Error(`unknown op ${JSON.stringify(e.op) ?? 'undefined'} (known: create, end, rev, audit)`);
-  // An audit line carries the revision it was written at (0 in a store never written to).
-  if (typeof e.rev !== 'number' || !Number.isSafeInteger(e.rev) || e.rev < (e.op === 'audit' ? 0 : 1)) throw new Error('rev must be a positive integer');
+  if (e.op !== 'create' && e.op !== 'end' && e.op !== 'rev' && e.op !== 'audit' && e.op !== 'trim') throw new Error(`unknown op ${JSON.stringify(e.op) ?? 'undefined'} (known: create, end, rev, audit, trim)`);
+  // Audit and trim lines carry the revision they were written at (0 in a store never written to).
+  if (typeof e.rev !== 'number' || !Number.isSafeInteger(e.rev) || e.rev < (e.op === 'audit' || e.op === 'trim' ? 0 : 1)) throw new Error('rev must be a positive integer');
+  if (e.op === 'trim') {
+    if (typeof e.before !== 'number' || !Number.isFinite(e.before)) throw new Error('before must be a number (ms epoch)');
+    return e as LogLine;
+  }
   if (e.op === 'rev') return e as LogLine;
   if (e.op === 'audit') {
     if (!isObject(e.audit) || typeof e.audit.seq !== 'number' || !Number.isSafeInteger(e.audit.seq)) throw new Error('audit must be an object with an integer seq');
@@ -142,7 +147,7 @@ export class MemoryStore implements StateStore {
       } catch (e) {
         throw new StoreError(
           'invalid',
-          `state: ${file}:${i + 1}: unreadable line (${(e as Error).message}); fix or remove that line (the file is JSON lines: one override create, end, rev or audit entry per line), then start again`,
+          `state: ${file}:${i + 1}: unreadable line (${(e as Error).message}); fix or remove that line (the file is JSON lines: one override create, end, rev, audit entry or audit trim per line), then start again`,
         );
       }
     });
@@ -154,6 +159,10 @@ export class MemoryStore implements StateStore {
     this.rev = Math.max(this.rev, e.rev);
     this.persistedRev = Math.max(this.persistedRev, e.rev);
     if (e.op === 'rev') return;
+    if (e.op === 'trim') {
+      this.trimLog(e.before);
+      return;
+    }
     if (e.op === 'audit') {
       this.auditLog.push(e.audit);
       this.nextAudit = Math.max(this.nextAudit, e.audit.seq + 1);
@@ -307,6 +316,21 @@ export class MemoryStore implements StateStore {
     this.nextAudit++;
     this.auditLog.push(audit);
     return structuredClone(audit);
+  }
+
+  private trimLog(before: number): number {
+    const n = this.auditLog.length;
+    const kept = this.auditLog.filter((e) => e.at >= before);
+    this.auditLog.length = 0;
+    this.auditLog.push(...kept);
+    return n - kept.length;
+  }
+
+  async trimAudit(before: number): Promise<{ removed: number }> {
+    this.writable();
+    if (!this.auditLog.some((e) => e.at < before)) return { removed: 0 };
+    this.append({ op: 'trim', rev: this.rev, before });
+    return { removed: this.trimLog(before) };
   }
 
   async audit(limit: number): Promise<AuditEntry[]> {

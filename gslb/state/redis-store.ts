@@ -203,6 +203,26 @@ return {n, rev}
 `;
 
 /**
+ * gsTrimAudit — drop the audit entries older than a cutoff from the list's old end (the list is
+ * newest first: LPUSH); stops at the first entry at or after it. No revision bump.
+ * KEYS[1] audit list
+ * ARGV[1] the cutoff (ms epoch)
+ * Returns the number removed.
+ */
+const TRIM_AUDIT = `
+local n = 0
+while true do
+  local last = redis.call('LINDEX', KEYS[1], -1)
+  if not last then break end
+  local ok, e = pcall(cjson.decode, last)
+  if not ok or type(e) ~= 'table' or type(e['at']) ~= 'number' or e['at'] >= tonumber(ARGV[1]) then break end
+  redis.call('RPOP', KEYS[1])
+  n = n + 1
+end
+return n
+`;
+
+/**
  * The deadline guard of the override scripts: a write that reaches Redis after the caller
  * gave up on it (its connection was cut, the bytes sat in a TCP send queue and arrived when
  * the path healed) must not apply — the caller told its user "nothing was changed".
@@ -405,6 +425,7 @@ export function formatProblem(stored: string | null, where: string, keys: StoreK
 const SCRIPTS: Record<string, { lua: string; numberOfKeys: number | null; readOnly?: boolean }> = {
   gsPutSignal: { lua: PUT_SIGNAL, numberOfKeys: null },
   gsRemoveSignals: { lua: REMOVE_SIGNALS, numberOfKeys: 2 },
+  gsTrimAudit: { lua: TRIM_AUDIT, numberOfKeys: 1 },
   gsCreateOverride: { lua: CREATE_OVERRIDE, numberOfKeys: 6 },
   gsEndOverride: { lua: END_OVERRIDE, numberOfKeys: 5 },
   gsSnapshot: { lua: SNAPSHOT, numberOfKeys: 4, readOnly: true },
@@ -1082,6 +1103,11 @@ export class RedisStore implements StateStore {
     const body = JSON.stringify(entry);
     const [seq] = (await this.call('appendAudit', (c) => script(c, 'gsAudit', k.audit, k.auditseq, k.epoch, body, String(this.clock())))) as [number, string];
     return { ...entry, seq: Number(seq) };
+  }
+
+  async trimAudit(before: number): Promise<{ removed: number }> {
+    const n = (await this.call('trimAudit', (c) => script(c, 'gsTrimAudit', this.keys.audit, String(before)))) as number;
+    return { removed: Number(n) };
   }
 
   async audit(limit: number): Promise<AuditEntry[]> {

@@ -140,6 +140,13 @@ export interface StateStore {
    */
   appendAudit(entry: Omit<AuditEntry, 'seq'>): Promise<AuditEntry>;
 
+  /**
+   * Removes the audit entries older than `before` (ms epoch, by their `at`) — the housekeeping
+   * job `audit-trim`, after exporting them when configured. No revision bump. Returns how many
+   * went. (The memory store records the trim in its file; the file itself is not compacted.)
+   */
+  trimAudit(before: number): Promise<{ removed: number }>;
+
   /** The newest `limit` audit entries, newest first. */
   audit(limit: number): Promise<AuditEntry[]>;
 

@@ -111,6 +111,16 @@ export function storeConformance(name: string, make: () => Promise<ConformanceHa
       assert.deepEqual(log.map((e) => [e.action, e.seq, e.reason]), [['job.finish', b.seq, 'ok: removed 3 records'], ['job.start', a.seq, 'scheduled']]);
     });
 
+    it('trims audit entries older than a cutoff, newest kept, without a revision bump', async (t) => {
+      const store = await open(t);
+      for (let i = 0; i < 5; i++) await store.appendAudit({ at: T0 + i * HOUR, actor: 'n1', action: 'job.start', target: `job:x@${i}`, reason: 'r', before: null, after: null });
+      const r0 = await store.revision();
+      assert.deepEqual(await store.trimAudit(T0 + 2 * HOUR), { removed: 2 });
+      assert.deepEqual((await store.audit(10)).map((e) => e.target), ['job:x@4', 'job:x@3', 'job:x@2']);
+      assert.deepEqual(await store.trimAudit(T0 + 2 * HOUR), { removed: 0 }, 'again: nothing more');
+      assert.equal(await store.revision(), r0);
+    });
+
     it('removes signal records only as they were read (compare-and-delete), bumping the revision once', async (t) => {
       const store = await open(t);
       await store.putSignal(load(5, T0));
