@@ -94,7 +94,7 @@ test('a daily maintenance window from the config: TTLs shrink ahead, us-va drain
   assert.equal(listing.windows[0]?.next[0]?.start, T);
   // The housekeeping jobs are scheduled (node-cron, on the real clock).
   const jobs = (await api('GET', '/v1/jobs')).body as unknown as { jobs: { name: string; nextRun: number | null }[] };
-  assert.deepEqual(jobs.jobs.map((j) => [j.name, typeof j.nextRun]), [['gc-signals', 'number'], ['audit-trim', 'number'], ['geoip-check', 'number'], ['practice-runs', 'number']]);
+  assert.deepEqual(jobs.jobs.map((j) => [j.name, typeof j.nextRun]), [['gc-signals', 'number'], ['audit-trim', 'number'], ['verify-hooks', 'number'], ['geoip-check', 'number'], ['practice-runs', 'number']]);
 
   const samples: Sample[] = [];
   let explained: { reasons?: string[]; planStep?: { reasons: string[] } } | undefined;

@@ -14,6 +14,7 @@ import { defaultSettings } from '../policy/planner/index.js';
 import { checkWindow } from '../config/windows.js';
 import { WindowSpecSchema, type WindowSpec } from '../model/windows.js';
 import { practiceRuns, recordPracticeRuns } from './housekeeping.js';
+import type { DrainHookConfig } from '../config/drain-hook.js';
 
 const REGIONS = ['eu-ie', 'us-tx', 'us-va'];
 const SAFETY = { maxAutoShare: 0.5, minDrainIntervalMs: 120_000, units: {}, names: [{ name: 'api', regions: REGIONS }] };
@@ -112,4 +113,32 @@ test('audit-trim: nothing with retention 0; with a retention, what is older is e
   assert.deepEqual((await c.svc.audit(10)).map((e) => e.target), ['job:x@1', 'job:x@20']);
   assert.match((await trimAudit(c.deps, { retentionMs: 30 * DAY, exportFile: file })).detail, /^nothing older than /);
   assert.equal(readFileSync(file, 'utf8').trim().split('\n').length, 2, 'nothing exported twice');
+});
+
+test('verify-hooks: each hooked region is re-sent its state in force with the runner\'s id (applied once by the gateway); a hook that does not answer fails the run, named', async (t) => {
+  const { startDrainGateway, closedPort } = await import('../../test/helpers/drain-gateway.js');
+  const { verifyHooks } = await import('./housekeeping.js');
+  const gw = await startDrainGateway();
+  t.after(() => gw.close());
+  const c = await setup();
+  t.after(c.close);
+  await c.svc.createOverride({ region: 'eu-ie', action: 'drain', value: 0, reason: 'fibre work' }, 'alice', new Set(REGIONS));
+  await c.at(T - 2 * H + 1000);
+  const dead = `http://127.0.0.1:${await closedPort()}/hook`;
+  const hooks = new Map<string, DrainHookConfig>([
+    ['eu-ie', { url: gw.url, tokenEnv: 'HOOK_TOKEN', timeoutMs: 1000, retries: 0, retryBaseMs: 10 }],
+    ['us-tx', { url: dead, timeoutMs: 1000, retries: 0, retryBaseMs: 10 }],
+  ]);
+  const check = { hooks: () => hooks, env: { HOOK_TOKEN: 'hook-secret-3' } };
+  const r = await verifyHooks(c.deps, check);
+  assert.equal(r.outcome, 'failed');
+  assert.match(r.detail, /^eu-ie ok \(HTTP 204, eu-ie@\d+\); us-tx error: /);
+  const call = gw.calls.find((x) => x.body?.region === 'eu-ie')!;
+  assert.deepEqual([call.body!.share, call.body!.phase, call.headers.authorization], [0, 'drain', 'Bearer hook-secret-3']);
+  // Again: the same id, so the gateway applies it once.
+  await verifyHooks(c.deps, check);
+  const ids = gw.calls.filter((x) => x.body?.region === 'eu-ie').map((x) => x.body!.id);
+  assert.equal(ids.length, 2);
+  assert.equal(ids[0], ids[1]);
+  assert.equal(gw.enforced.get('eu-ie')?.applied, 1);
 });

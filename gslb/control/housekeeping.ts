@@ -8,6 +8,9 @@
  *   (gslb/policy/rules/practice.ts); GET /v1/practice-runs reads them back.
  * - `audit-trim` (daily): removes audit entries older than `housekeeping.auditRetentionDays`,
  *   appending them first to `housekeeping.auditExport` when set (fsync'd before the trim);
+ * - `verify-hooks` (every 15 minutes): re-sends each hooked region's state in force to its drain
+ *   hook — the same payload and id the hook runner sent (`<region>@<at>`), so a gateway applies
+ *   it once — and reports any hook that does not answer 2xx;
  * - `geoip-check` (hourly, on every node: each has its own copy): re-checks this node's GeoIP
  *   database file and compiles a new table in the background when the file changed.
  * All are idempotent: a second run of a slot (or of the next) finds nothing left to do.
@@ -19,6 +22,8 @@ import type { AuditEntry } from '../model/snapshot.js';
 import type { WindowOccurrence } from '../model/windows.js';
 import { collectable } from '../policy/gc.js';
 import type { JobDef } from './jobs.js';
+import type { DrainHookConfig } from '../config/drain-hook.js';
+import { bearerToken, DRAIN_HOOK_DEFAULTS, dueDrainHookCall, postOnce, RESERVED_HEADERS } from './hooks.js';
 import type { StateService } from './service.js';
 
 /** How long past its stale keep a record is kept at least, ms. */
@@ -38,7 +43,15 @@ export interface AuditTrim {
   exportFile?: string;
 }
 
+/** The regions' drain hooks (verify-hooks), read at each run. */
+export interface HookCheck {
+  hooks: () => ReadonlyMap<string, DrainHookConfig>;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
 export interface HousekeepingDeps {
+  /** The regions' drain hooks; absent = no verify-hooks job. */
+  hookCheck?: HookCheck;
   /** audit-trim's settings, read at each run (a reload changes them); absent = no such job. */
   auditTrim?: () => AuditTrim;
   /** This node's GeoIP service (geoip-check); absent = no such job. */
@@ -169,6 +182,35 @@ export async function trimAudit(d: HousekeepingDeps, a: AuditTrim): Promise<{ ou
   return { outcome: 'ok', detail: `removed ${removed} audit entr${removed === 1 ? 'y' : 'ies'} older than ${new Date(cutoff).toISOString()}${a.exportFile ? ` (exported first to ${a.exportFile})` : ''}` };
 }
 
+/** verify-hooks' run: one attempt per hooked region (its timeout), all regions in parallel. */
+export async function verifyHooks(d: HousekeepingDeps, h: HookCheck): Promise<{ outcome: 'ok' | 'failed'; detail: string }> {
+  const hooks = h.hooks();
+  if (hooks.size === 0) return { outcome: 'ok', detail: 'no region has a drain hook' };
+  const p = d.plan();
+  if (!p) return { outcome: 'ok', detail: 'no plan yet' };
+  const now = d.clock();
+  const results = await Promise.all(
+    [...hooks].sort(([a], [b]) => (a < b ? -1 : 1)).map(async ([region, hook]) => {
+      const call = dueDrainHookCall(p, region, null, now)!;
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(hook.headers ?? {})) if (!RESERVED_HEADERS.includes(k.toLowerCase())) headers[k] = v;
+      headers['content-type'] = 'application/json';
+      headers['idempotency-key'] = call.payload.id;
+      headers['user-agent'] ??= 'gridsteer-drain-hook';
+      if (hook.tokenEnv !== undefined) {
+        const token = bearerToken(h.env, hook.tokenEnv);
+        if (token.error !== undefined) return { region, ok: false, words: `${region}: ${token.error}` };
+        headers.authorization = `Bearer ${token.token}`;
+      }
+      const r = await postOnce(hook.url, headers, JSON.stringify(call.payload), hook.timeoutMs ?? DRAIN_HOOK_DEFAULTS.timeoutMs, new AbortController().signal);
+      if (r.outcome === 'ok') return { region, ok: true, words: `${region} ok (HTTP ${r.status}, ${call.payload.id})` };
+      return { region, ok: false, words: `${region} ${r.outcome}: ${'error' in r ? r.error : 'stopped'}` };
+    }),
+  );
+  const bad = results.filter((r) => !r.ok);
+  return { outcome: bad.length === 0 ? 'ok' : 'failed', detail: results.map((r) => r.words).join('; ') };
+}
+
 /** The housekeeping jobs of a node. */
 export function housekeepingJobs(d: HousekeepingDeps): JobDef[] {
   return [
@@ -192,6 +234,16 @@ export function housekeepingJobs(d: HousekeepingDeps): JobDef[] {
             cron: '23 3 * * *',
             what: 'remove audit entries older than housekeeping.auditRetentionDays, exported first to housekeeping.auditExport when set',
             run: () => trimAudit(d, d.auditTrim!()),
+          } satisfies JobDef,
+        ]
+      : []),
+    ...(d.hookCheck
+      ? [
+          {
+            name: 'verify-hooks',
+            cron: '*/15 * * * *',
+            what: "re-send each hooked region's state in force to its drain hook (the runner's id: applied once) and report a hook that does not answer 2xx",
+            run: () => verifyHooks(d, d.hookCheck!),
           } satisfies JobDef,
         ]
       : []),
