@@ -170,7 +170,10 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       clock: clockNow,
       practiceCounts,
       geo,
-      hookCheck: { hooks: () => new Map(serving.prepared.loaded.regions.filter((r) => r.drainHook).map((r) => [r.id, r.drainHook!])), env },
+      hookCheck: {
+        hooks: () => (serving.prepared.loaded.config.housekeeping.verifyHooks ? new Map(serving.prepared.loaded.regions.filter((r) => r.drainHook).map((r) => [r.id, r.drainHook!])) : new Map()),
+        env,
+      },
       auditTrim: () => {
         const hk = serving.prepared.loaded.config.housekeeping;
         return { retentionMs: hk.auditRetentionDays * 86_400_000, ...(hk.auditExport ? { exportFile: resolve(dirname(serving.prepared.loaded.file), hk.auditExport) } : {}) };

@@ -52,7 +52,8 @@ test('each slot starts once fleet-wide; a node dying mid-run leaves its slot inc
             name: 'tick',
             cron: '* * * * * *',
             what: 'a test job',
-            async run() {
+            async run(ctx) {
+              await ctx.changing();
               const slot = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString();
               ran.push([slot, node]);
               // The third run anywhere hangs: its node is then dropped mid-run.

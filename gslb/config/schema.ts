@@ -346,6 +346,10 @@ export const ConfigSchema = Type.Object(
           default: 0,
           description: 'the audit-trim job (daily) removes audit entries older than this many days; 0 keeps everything (the job does nothing)',
         }),
+        verifyHooks: Type.Boolean({
+          default: true,
+          description: "the verify-hooks job (every 15 minutes, on one node): re-send each hooked region's state in force to its drain hook and report one that does not answer 2xx; false = off",
+        }),
         auditExport: Type.Optional(
           Type.String({ minLength: 1, description: 'audit-trim: before removing entries, append them to this file as JSON lines (relative to this file; at least once: an entry may appear twice after a crash, its seq tells); absent = no export' }),
         ),

@@ -73,7 +73,7 @@ test('a per-node job (geoip-check) runs on every node for the same slot, unaudit
       leaseMs: 500,
       jobs: [
         { name: 'local', cron: '* * * * * *', perNode: true, what: 'per node', run: async () => (seen.push(`local ${node}`), { outcome: 'ok', detail: node }) },
-        { name: 'fleet', cron: '* * * * * *', what: 'once', run: async () => (seen.push(`fleet ${node}`), { outcome: 'ok', detail: node }) },
+        { name: 'fleet', cron: '* * * * * *', what: 'once', run: async (ctx) => (await ctx.changing(), seen.push(`fleet ${node}`), { outcome: 'ok', detail: node }) },
       ],
     });
   const runners = [mk('n1'), mk('n2')];

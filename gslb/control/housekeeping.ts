@@ -21,7 +21,7 @@ import type { Plan } from '../model/types.js';
 import type { AuditEntry } from '../model/snapshot.js';
 import type { WindowOccurrence } from '../model/windows.js';
 import { collectable } from '../policy/gc.js';
-import type { JobDef } from './jobs.js';
+import type { JobContext, JobDef } from './jobs.js';
 import type { DrainHookConfig } from '../config/drain-hook.js';
 import { bearerToken, DRAIN_HOOK_DEFAULTS, dueDrainHookCall, postOnce, RESERVED_HEADERS } from './hooks.js';
 import type { StateService } from './service.js';
@@ -45,6 +45,7 @@ export interface AuditTrim {
 
 /** The regions' drain hooks (verify-hooks), read at each run. */
 export interface HookCheck {
+  /** The hooks to check now (empty when housekeeping.verifyHooks is false). */
   hooks: () => ReadonlyMap<string, DrainHookConfig>;
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -158,7 +159,7 @@ export function practiceRuns(entries: readonly AuditEntry[]): PracticeRunView[] 
 const TRIM_SCAN = 200_000;
 
 /** audit-trim's run: export what is older than the retention (if configured), then trim it. */
-export async function trimAudit(d: HousekeepingDeps, a: AuditTrim): Promise<{ outcome: 'ok' | 'failed'; detail: string }> {
+export async function trimAudit(d: HousekeepingDeps, a: AuditTrim, ctx?: JobContext): Promise<{ outcome: 'ok' | 'failed'; detail: string }> {
   if (!(a.retentionMs > 0)) return { outcome: 'ok', detail: 'housekeeping.auditRetentionDays is 0: everything is kept' };
   const cutoff = d.clock() - a.retentionMs;
   const all = await d.svc.audit(TRIM_SCAN);
@@ -166,6 +167,7 @@ export async function trimAudit(d: HousekeepingDeps, a: AuditTrim): Promise<{ ou
   if (a.exportFile && all.length >= TRIM_SCAN) return { outcome: 'failed', detail: `the audit log holds more than ${TRIM_SCAN} entries: export them by hand (GET /v1/audit) and trim, or raise the retention` };
   const old = all.filter((e) => e.at < cutoff).sort((x, y) => x.seq - y.seq);
   if (old.length === 0) return { outcome: 'ok', detail: `nothing older than ${new Date(cutoff).toISOString()}` };
+  await ctx?.changing();
   if (a.exportFile) {
     mkdirSync(dirname(a.exportFile), { recursive: true });
     appendFileSync(a.exportFile, old.map((e) => JSON.stringify(e)).join('\n') + '\n');
@@ -185,7 +187,7 @@ export async function trimAudit(d: HousekeepingDeps, a: AuditTrim): Promise<{ ou
 /** verify-hooks' run: one attempt per hooked region (its timeout), all regions in parallel. */
 export async function verifyHooks(d: HousekeepingDeps, h: HookCheck): Promise<{ outcome: 'ok' | 'failed'; detail: string }> {
   const hooks = h.hooks();
-  if (hooks.size === 0) return { outcome: 'ok', detail: 'no region has a drain hook' };
+  if (hooks.size === 0) return { outcome: 'ok', detail: 'no drain hook to check (none configured, or housekeeping.verifyHooks is false)' };
   const p = d.plan();
   if (!p) return { outcome: 'ok', detail: 'no plan yet' };
   const now = d.clock();
@@ -218,11 +220,12 @@ export function housekeepingJobs(d: HousekeepingDeps): JobDef[] {
       name: 'gc-signals',
       cron: '17 * * * *',
       what: 'remove signal records expired a day past their stale keep whose removal leaves the plan identical from now on',
-      async run() {
+      async run(ctx) {
         const now = d.clock();
         const { configHash, settings, horizonEpoch } = d.svc.planInputs();
         const snapshot = await d.svc.snapshot();
         const { remove, candidates, kept } = collectable({ configHash, snapshot, settings, horizonEpoch }, now, GC_RETENTION_MS);
+        if (remove.length > 0) await ctx.changing();
         const { removed } = remove.length > 0 ? await d.svc.store.removeSignals(remove) : { removed: 0 };
         return { outcome: 'ok', detail: `removed ${removed} of ${candidates} long-expired record(s)${kept > 0 ? `; ${kept} kept (removing them would change the plan)` : ''}` };
       },
@@ -233,7 +236,7 @@ export function housekeepingJobs(d: HousekeepingDeps): JobDef[] {
             name: 'audit-trim',
             cron: '23 3 * * *',
             what: 'remove audit entries older than housekeeping.auditRetentionDays, exported first to housekeeping.auditExport when set',
-            run: () => trimAudit(d, d.auditTrim!()),
+            run: (ctx) => trimAudit(d, d.auditTrim!(), ctx),
           } satisfies JobDef,
         ]
       : []),

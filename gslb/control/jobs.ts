@@ -7,10 +7,12 @@
  * and the lease makes it fleet-wide (a slot that comes while the last run still holds the
  * lease is skipped, and said so). Every job is idempotent.
  *
- * Each start and finish is an audit entry (`job.start`, `job.finish`, target
- * `job:<name>@<slot ISO>`): GET /v1/jobs reads them, so every node reports the fleet's last run
- * of each job. A start without a finish is `running` until a later slot of the job starts;
- * then it is `incomplete` (its node died or lost the store mid-run).
+ * A run that changes shared state says so (JobContext.changing) before it does: its start and
+ * finish are then audit entries (`job.start`, `job.finish`, target `job:<name>@<slot ISO>`),
+ * so every node reports the fleet's runs that changed something; a start without a finish is
+ * `running` until a later slot of the job starts, then `incomplete` (its node died or lost the
+ * store mid-run). A run that found nothing to do leaves no audit entry (the audit log is for
+ * changes): the node that ran it keeps it, and GET /v1/jobs on that node lists it.
  *
  * Jobs run on this process's real clock (node-cron's timers), not on GRIDSTEER_TEST_CLOCK.
  */
@@ -28,13 +30,25 @@ export interface JobDef {
   cron: string;
   /** What it does, in words. */
   what: string;
-  /** Does the work; idempotent. A throw counts as `failed` with its message. */
-  run(): Promise<{ outcome: JobOutcome; detail: string }>;
+  /**
+   * Does the work; idempotent. A throw counts as `failed` with its message. Calls
+   * `ctx.changing()` right before its first side effect on shared state: only such runs are
+   * audited (`job.start` then, `job.finish` after), so a run that found nothing to do leaves no
+   * trace in the audit log (it is kept by the node that ran it), and a run that died after
+   * `changing()` is reported incomplete.
+   */
+  run(ctx: JobContext): Promise<{ outcome: JobOutcome; detail: string }>;
   /**
    * A job about this node's own files (the GeoIP database): runs on every node, without the
    * coordinator; its runs are kept by the node (not audited) and listed as this node's.
    */
   perNode?: boolean;
+}
+
+/** What a job's run is handed. */
+export interface JobContext {
+  /** Records (audits) that the run starts changing shared state; idempotent within a run. */
+  changing(): Promise<void>;
 }
 
 export interface JobRunView {
@@ -152,7 +166,14 @@ export class JobRunner {
     }
   }
 
-  /** One slot of a job, on the node elected for it: audited start, heartbeat on the lease, audited finish. */
+  /** This node's run of a job, newest first (at most 11 kept). */
+  private keepLocal(name: string, run: JobRunView): void {
+    const list = this.local.get(name) ?? [];
+    list.unshift(run);
+    this.local.set(name, list.slice(0, 11));
+  }
+
+  /** One slot of a job, on the node elected for it: heartbeat on the lease; audited start and finish when it changes something. */
   private async runSlot(def: JobDef, slotDate: Date, c: Counts, log: Logger): Promise<void> {
     if (this.closed) return;
     const slot = slotDate.toISOString();
@@ -160,14 +181,23 @@ export class JobRunner {
     const holder = `${this.o.node}@${slot}`;
     c.started++;
     const startedAt = this.o.clock();
-    await this.o.store.appendAudit({ at: startedAt, actor: this.o.node, action: 'job.start', target, reason: def.what, before: null, after: { job: def.name, slot: slotDate.getTime(), node: this.o.node } });
+    const local: JobRunView = { slot: slotDate.getTime(), node: this.o.node, startedAt, outcome: 'running', detail: 'running' };
+    this.keepLocal(def.name, local);
+    let audited = false;
+    const ctx: JobContext = {
+      changing: async () => {
+        if (audited) return;
+        audited = true;
+        await this.o.store.appendAudit({ at: this.o.clock(), actor: this.o.node, action: 'job.start', target, reason: def.what, before: null, after: { job: def.name, slot: slotDate.getTime(), node: this.o.node } });
+      },
+    };
     // Renew the lease while the run lasts: no other node takes the next slot meanwhile.
     const hb = setInterval(() => void this.o.store.acquireLease(jobLease(def.name), holder, this.leaseMs).catch(() => undefined), Math.max(100, Math.floor(this.leaseMs / 3)));
     hb.unref?.();
     this.heartbeats.add(hb);
     let result: { outcome: JobOutcome; detail: string };
     try {
-      result = await def.run();
+      result = await def.run(ctx);
     } catch (e) {
       result = { outcome: 'failed', detail: (e as Error).message };
     } finally {
@@ -177,6 +207,11 @@ export class JobRunner {
     if (this.closed) return;
     c[result.outcome]++;
     const finishedAt = this.o.clock();
+    Object.assign(local, { finishedAt, outcome: result.outcome, detail: result.detail });
+    if (!audited) {
+      if (result.outcome !== 'ok') log.warn({ job: def.name, slot, detail: result.detail }, `jobs: ${def.name} failed: ${result.detail}`);
+      return;
+    }
     await this.o.store.appendAudit({ at: finishedAt, actor: this.o.node, action: 'job.finish', target, reason: `${result.outcome}: ${result.detail}`, before: null, after: { job: def.name, slot: slotDate.getTime(), node: this.o.node, outcome: result.outcome, detail: result.detail, ms: finishedAt - startedAt } });
     (result.outcome === 'ok' ? log.info.bind(log) : log.warn.bind(log))({ job: def.name, slot, outcome: result.outcome, detail: result.detail }, `jobs: ${def.name} ${result.outcome}: ${result.detail}`);
   }
@@ -186,12 +221,10 @@ export class JobRunner {
     if (this.closed) return;
     c.started++;
     const run: JobRunView = { slot: slotDate.getTime(), node: this.o.node, startedAt: this.o.clock(), outcome: 'running', detail: 'running' };
-    const list = this.local.get(def.name) ?? [];
-    list.unshift(run);
-    this.local.set(def.name, list.slice(0, 11));
+    this.keepLocal(def.name, run);
     let result: { outcome: JobOutcome; detail: string };
     try {
-      result = await def.run();
+      result = await def.run({ changing: async () => undefined });
     } catch (e) {
       result = { outcome: 'failed', detail: (e as Error).message };
     }
@@ -204,7 +237,11 @@ export class JobRunner {
   async status(scan = 2000): Promise<JobView[]> {
     const runs = jobRuns(await this.o.store.audit(scan));
     return this.o.jobs.map((def) => {
-      const mine = def.perNode ? (this.local.get(def.name) ?? []).map((r) => ({ ...r })) : (runs.get(def.name) ?? []);
+      // The fleet's audited runs and this node's own (those that changed nothing are kept here only).
+      const here = (this.local.get(def.name) ?? []).map((r) => ({ ...r }));
+      const fleet = def.perNode ? [] : (runs.get(def.name) ?? []);
+      const seen = new Set(fleet.map((r) => `${r.slot}@${r.node}`));
+      const mine = [...fleet, ...here.filter((r) => !seen.has(`${r.slot}@${r.node}`))].sort((a, b) => b.slot - a.slot);
       const next = this.tasks.get(def.name)?.getNextRun();
       return { name: def.name, cron: def.cron, what: def.what, nextRun: next ? next.getTime() : null, lastRun: mine[0] ?? null, earlier: mine.slice(1, 11), thisNode: { ...this.counts.get(def.name)! } };
     });
