@@ -30,6 +30,11 @@ import { CollectorHost } from './control/collectors.js';
 import { plannerSettings, storeFor } from './control/setup.js';
 import { startDrainHooks, type DrainHooks } from './control/drain-hooks.js';
 import { OperatorService } from './control/operator.js';
+import { WindowsService } from './control/windows.js';
+import { JobRunner } from './control/jobs.js';
+import { housekeepingJobs, practiceRuns } from './control/housekeeping.js';
+import { registerJobMetrics } from './control/job-metrics.js';
+import { safetyFactsOf } from './config/windows.js';
 import { buildApi } from './api/app.js';
 import { loadTokens } from './api/auth.js';
 import { logHttps } from './api/https.js';
@@ -149,6 +154,33 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     registry,
     env,
   });
+  const windows = new WindowsService({
+    svc: stateSvc,
+    regions: regionIds,
+    safety: () => safetyFactsOf(serving.prepared.loaded.config, serving.prepared.loaded.regions),
+    plan: () => serving.prepared.state.plan,
+    clock: clockNow,
+  });
+  // Housekeeping jobs (docs/schedules.md): node-cron, each slot on one node of the fleet.
+  const practiceCounts = new Map<string, number>();
+  const jobs = new JobRunner({ store, node: nodeId, log, clock: clockNow, jobs: housekeepingJobs({
+      svc: stateSvc,
+      plan: () => serving.prepared.state.plan,
+      node: nodeId,
+      clock: clockNow,
+      practiceCounts,
+      geo,
+      hookCheck: {
+        hooks: () => (serving.prepared.loaded.config.housekeeping.verifyHooks ? new Map(serving.prepared.loaded.regions.filter((r) => r.drainHook).map((r) => [r.id, r.drainHook!])) : new Map()),
+        env,
+      },
+      auditTrim: () => {
+        const hk = serving.prepared.loaded.config.housekeeping;
+        return { retentionMs: hk.auditRetentionDays * 86_400_000, ...(hk.auditExport ? { exportFile: resolve(dirname(serving.prepared.loaded.file), hk.auditExport) } : {}) };
+      },
+    }) });
+  jobs.start();
+  registerJobMetrics(registry, jobs, practiceCounts);
   const operator = new OperatorService(stateSvc, regionIds, () => serving.prepared.state.plan, clockNow, () => hooks?.runner.status());
   registerNodeMetrics(registry, { collectors, host: collectorHost, plan: () => serving.prepared.state.plan, store: () => stateSvc.status() });
   // Region share, next change, state, health and power, signal age, collector freshness (fleet-metrics.ts).
@@ -224,6 +256,8 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       },
       confirmLoss: (actor, reason) => stateSvc.confirmLoss(actor, reason),
     },
+    windows,
+    jobs: { status: () => jobs.status(), practiceRuns: async () => practiceRuns(await stateSvc.audit(2000)) },
   });
   const httpAddr = parseListen(o.httpListen ?? cfg.http.listen);
   let httpUrl: string;
@@ -261,6 +295,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       log.info({ module: 'lifecycle', why: why ?? 'close()' }, `shutting down (${why ?? 'close()'}): no new queries or requests are taken`);
       geo.close();
       demand.stop();
+      await jobs.close();
       await collectorHost.stop();
       await hooks?.close();
       await api.close();

@@ -34,7 +34,12 @@ let browser: TestBrowser;
 const pageErrors: string[] = [];
 
 before(async () => {
-  cfg = writeTestConfig();
+  // A recurring window drawn ahead on the timeline; its occurrences fall on blocked dates, so
+  // it is shown (skipped) and never acts on what the rest of this suite checks.
+  const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
+  cfg = writeTestConfig((c) => {
+    c.windows = [{ id: 'tyo-night', regions: ['ap-tyo'], cron: '0 3 * * *', timezone: 'UTC', duration: '1h', reason: 'kernel updates', blockedDates: [day(-1), day(0), day(1), day(2), day(3)] }];
+  });
   srv = await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_TOKENS: `operator:olga:${OPERATOR},viewer:victor:${VIEWER},ingest:feeder:${INGEST}` } });
   browser = await launchBrowser('dashboard');
 });
@@ -100,6 +105,9 @@ test('a viewer sees every region, its signals, the grid events, runs an explain,
   await p.waitForSelector('#timeline rect.event-grid-event[data-event="shed-1"]');
   await p.waitForSelector('#timeline rect.event-grid-alert[data-event="alert"]');
   assert.match((await p.textContent('#timeline ul.events')) ?? '', /sa-sao: event load-shed, .* from openadr\/vtn-br \(ONS load shed\)/);
+  // The recurring window, drawn ahead on its region's row and listed (skipped: a blocked date).
+  await p.waitForSelector('#timeline rect.window.window-maintenance.skipped[data-window="tyo-night"]');
+  assert.match((await p.textContent('#timeline ul.windows')) ?? '', /ap-tyo: maintenance window tyo-night \(kernel updates\), .* drained — skipped: blocked date \d{4}-\d\d-\d\d \(UTC\)/);
   // A region's detail: its signals with source, and the reasons of its step.
   await p.click('#regions tbody tr[data-region="ca-ab"]');
   await p.waitForSelector('#detail-info table.signals');

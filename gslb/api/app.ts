@@ -29,6 +29,8 @@ import { explainRoutes } from './routes/explain.js';
 import { stateRoutes } from './routes/state.js';
 import { operatorRoutes } from './routes/operator.js';
 import { fleetRoutes } from './routes/fleet.js';
+import { windowsRoutes } from './routes/windows.js';
+import { jobsRoutes } from './routes/jobs.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import type { ApiDeps } from './deps.js';
 
@@ -274,6 +276,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   if (deps.state) await app.register(stateRoutes, { state: deps.state });
   if (deps.operator) await app.register(operatorRoutes, { operator: deps.operator });
   if (deps.fleet) await app.register(fleetRoutes, { fleet: deps.fleet, ...(deps.streamTickMs !== undefined ? { streamTickMs: deps.streamTickMs } : {}) });
+  if (deps.windows) await app.register(windowsRoutes, { windows: deps.windows });
+  if (deps.jobs) await app.register(jobsRoutes, { jobs: deps.jobs });
   if (deps.dashboardDir !== false) await app.register(dashboardRoutes, deps.dashboardDir === undefined ? {} : { dir: deps.dashboardDir });
   return fastify;
 }

@@ -54,6 +54,8 @@ async function hostileApp() {
     state: { ingest: reached, overrides: reached, createOverride: reached, endOverride: reached, audit: reached, demand: reached, plan: () => { throw new Error('a handler ran') }, store: () => { throw new Error('a handler ran') }, confirmLoss: reached },
     operator: { drain: reached, undrain: reached, force: reached, unforce: reached, freeze: reached, distrust: reached, status: reached, preview: reached, enterEvent: reached },
     fleet: reached,
+    windows: { list: reached, add: reached, remove: reached, skipNext: reached },
+    jobs: { status: reached, practiceRuns: reached },
     dashboardDir: false,
   });
 }
@@ -170,6 +172,8 @@ test('every route: auth refused without a token and with a weaker role; bad path
     state: { ingest: reached, overrides: reached, createOverride: reached, endOverride: reached, audit: reached, demand: reached, plan: () => { throw new Error('a handler ran') }, store: () => { throw new Error('a handler ran') }, confirmLoss: reached },
     operator: { drain: reached, undrain: reached, force: reached, unforce: reached, freeze: reached, distrust: reached, status: reached, preview: reached, enterEvent: reached },
     fleet: reached,
+    windows: { list: reached, add: reached, remove: reached, skipNext: reached },
+    jobs: { status: reached, practiceRuns: reached },
     dashboardDir: false,
   });
   t.after(() => app.close());

@@ -9,6 +9,8 @@ import type { TokenStore } from './auth.js';
 import type { StateApi } from './routes/state.js';
 import type { OperatorRoutesOptions } from './routes/operator.js';
 import type { FleetRoutesOptions } from './routes/fleet.js';
+import type { WindowsRoutesOptions } from './routes/windows.js';
+import type { JobsRoutesOptions } from './routes/jobs.js';
 import type { ExplainQuery, ExplainResult } from '../serve/explain.js';
 
 /** One line of /readyz. */
@@ -61,6 +63,10 @@ export interface ApiDeps {
   operator?: OperatorRoutesOptions['operator'];
   /** The fleet for operators: GET /v1/regions, /v1/grid-events, /v1/stream (routes/fleet.ts); absent = 404. */
   fleet?: FleetRoutesOptions['fleet'];
+  /** Recurring windows: GET/POST /v1/windows, DELETE /v1/windows/:id, POST /v1/windows/:id/skip-next (routes/windows.ts); absent = 404. */
+  windows?: WindowsRoutesOptions['windows'];
+  /** Housekeeping jobs and practice runs: GET /v1/jobs, GET /v1/practice-runs (routes/jobs.ts); absent = 404. */
+  jobs?: JobsRoutesOptions['jobs'];
   /** How often /v1/stream looks for changes, ms (default 1000; tests make it shorter). */
   streamTickMs?: number;
   /** The built web dashboard served at / (routes/dashboard.ts); default dist/dashboards/web; false = none. */

@@ -26,6 +26,8 @@ async function app() {
     state: { ingest: never, overrides: never, createOverride: never, endOverride: never, audit: never, demand: never, plan: () => ({ version: 'v', configHash: 'c', storeRevision: 0, computedAt: 0, regions: {} }), store: () => ({ backend: 'memory', ready: true, stale: false, detail: '', loss: null, losses: 0 }), confirmLoss: never },
     operator: { drain: never, undrain: never, force: never, unforce: never, freeze: never, distrust: never, status: never, preview: never, enterEvent: never },
     fleet: never,
+    windows: { list: never, add: never, remove: never, skipNext: never },
+    jobs: { status: never, practiceRuns: never },
   });
 }
 

@@ -45,6 +45,9 @@ operating (against a running server; each takes --server URL --token T --json --
                    | force <region> up|down [--until] | freeze | shadow
                    | event <region> --type load-shed [--start WHEN] --end WHEN
                  durations: 90s, 2m, 1h30m; WHEN: ISO 8601 with a zone (2026-12-01T14:00Z) or +30m
+  windows        recurring windows: windows list | add <id> --regions R --cron EXPR --duration D
+                   --reason TEXT [--kind --timezone --cap --blocked --from --until --force]
+                   | remove <id> --reason TEXT | skip-next <id> --reason TEXT
 `;
 
 /** A usage error: the message and the usage on stderr, exit 2. */

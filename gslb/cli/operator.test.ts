@@ -566,3 +566,31 @@ test('end to end: freeze on and off, force down and clear, bad usage, unreachabl
   assert.equal(gone.code, 1, show(gone));
   assert.equal(gone.stderr, `gridsteer: cannot reach the GridSteer API at http://127.0.0.1:${port} (ECONNREFUSED); is the server running? (--server or $GRIDSTEER_SERVER)\n`);
 });
+
+test('end to end: windows add, list, skip-next, remove; a bad cron expression named by field; usage', async () => {
+  const add = await cli(['windows', 'add', 'eu-ie-sunday', '--regions', 'eu-ie', '--cron', '0 2 * * sun', '--timezone', 'Europe/Dublin', '--duration', '2h', '--reason', 'patching', '--blocked', '2026-12-27']);
+  assert.equal(add.code, 0, show(add));
+  assert.match(add.stdout, /^created ov-\S+: maintenance window eu-ie-sunday: eu-ie drained at "0 2 \* \* sun" \(Europe\/Dublin\) for 2h\n {2}by alice: "patching"\n$/);
+  const list = await cli(['windows', 'list'], VIEWER);
+  assert.equal(list.code, 0, show(list));
+  assert.match(list.stdout, /^window +kind +regions +cron \(time zone\) +for +cap +source$/m);
+  assert.match(list.stdout, /^eu-ie-sunday +maintenance +eu-ie +0 2 \* \* sun \(Europe\/Dublin\) +2h +0% +api, by alice$/m);
+  assert.match(list.stdout, /^eu-ie-sunday: patching; blocked 2026-12-27$/m);
+  assert.match(list.stdout, /^ {2}\d{4}-\d\d-\d\dT0[12]:00:00Z \(in [^)]+\) for 2h/m);
+  const skip = await cli(['windows', 'skip-next', 'eu-ie-sunday', '--reason', 'release week']);
+  assert.equal(skip.code, 0, show(skip));
+  assert.match(skip.stdout, /^skipped eu-ie-sunday: \S+Z \(in [^)]+\) for 2h\n {2}ov-\S+ by alice: "release week"\n$/);
+  const listed = await cli(['windows', 'list'], VIEWER);
+  assert.match(listed.stdout, / — skipped: skipped by alice \(release week\) \[ov-/);
+  const bad = await cli(['windows', 'add', 'w2', '--regions', 'us-va', '--cron', '0 2 * 13 sun', '--duration', '2h', '--reason', 'x']);
+  assert.equal(bad.code, 1, show(bad));
+  assert.match(bad.stderr, /its month field \("13"\).*\(GSLB_ERR_VALIDATION, field body\.cron\)$/m);
+  const usage = await cli(['windows', 'add', 'w3', '--regions', 'us-va', '--reason', 'x']);
+  assert.equal(usage.code, 2, show(usage));
+  assert.match(usage.stderr, /^gridsteer: windows add needs --cron\nusage: gridsteer windows list/);
+  const remove = await cli(['windows', 'remove', 'eu-ie-sunday', '--reason', 'done']);
+  assert.equal(remove.code, 0, show(remove));
+  assert.match(remove.stdout, /^ended ov-\S+: maintenance window eu-ie-sunday/);
+  const none = await cli(['windows', 'list'], VIEWER);
+  assert.equal(none.stdout, 'no recurring windows (windows: in the configuration, or gridsteer windows add)\n');
+});

@@ -10,6 +10,7 @@
  *   gridsteer status
  *   gridsteer store [confirm-loss --reason TEXT]
  *   gridsteer preview drain|undrain|force|event|freeze …
+ *   gridsteer windows list | add <id> … | remove <id> --reason TEXT | skip-next <id> --reason TEXT
  *
  * (POST/DELETE /v1/regions/:id/drain, POST/DELETE /v1/regions/:id/force, POST /v1/automation/freeze,
  * GET /v1/status, GET /v1/store, POST /v1/store/confirm-loss, POST /v1/plan/preview.) Each takes --server, --token, --json and --help like
@@ -22,6 +23,8 @@
 import { parseArgs } from 'node:util';
 import type { Override } from '../model/types.js';
 import type { FleetStatus, Preview } from '../control/operator.js';
+import type { WindowListing } from '../control/windows.js';
+import type { WindowOccurrence } from '../model/windows.js';
 import { CONNECTION_OPTIONS, callApi, connection, connectionUsage, defaultIo, type ApiRequest, type CliIo, type Connection } from './http.js';
 
 // ---------------------------------------------------------------------------------------
@@ -212,6 +215,13 @@ export function describeOverride(o: OverrideView, now: number): string {
     case 'distrust':
       what = `distrust grid source ${o.source ?? '?'} (its claims of physical loss no longer bypass the safety limits)`;
       break;
+    case 'window': {
+      const w = o.window;
+      what = w ? `${w.kind} window ${w.id}: ${w.regions.join(', ')} ${w.cap > 0 ? `capped at ${formatShare(w.cap)}` : 'drained'} at "${w.cron}" (${w.timezone}) for ${formatDuration(w.durationMs)}` : 'window';
+      return what;
+    }
+    case 'window-skip':
+      return o.skip ? `skip window ${o.skip.window}'s occurrence at ${when(o.skip.at)}` : 'window skip';
     default:
       what = `${o.action} ${o.region}`;
   }
@@ -352,6 +362,23 @@ export function renderPreview(p: PreviewView, asked: string, now: number): strin
 // Usage
 
 const USAGES: Record<string, string> = {
+  windows: `usage: gridsteer windows list
+       gridsteer windows add <id> --regions R[,R…] --cron EXPR --duration D --reason TEXT
+                             [--kind maintenance|tariff|practice] [--timezone TZ] [--cap SHARE]
+                             [--blocked YYYY-MM-DD[,…]] [--from YYYY-MM-DD] [--until YYYY-MM-DD] [--force]
+       gridsteer windows remove <id> --reason TEXT
+       gridsteer windows skip-next <id> --reason TEXT
+
+  Recurring windows (docs/schedules.md): maintenance windows, tariff windows, practice runs.
+  list: every window (the configuration's and those added here) with its next occurrences
+  (GET /v1/windows). add: a window as windows: in the configuration takes it, checked the same
+  way (POST /v1/windows; audited): --cron is node-cron syntax in --timezone (default UTC), e.g.
+  "0 2 * * sun"; --duration 2h, 90m, 3h30m; --cap the share kept (default 0: drained); --force
+  confirms a maintenance window past the automation's safety limits. remove: a window added
+  here (DELETE /v1/windows/:id). skip-next: the next occurrence that has not started does not
+  act (POST /v1/windows/:id/skip-next; audited).
+
+${connectionUsage('operator')}`,
   drain: `usage: gridsteer drain <region> --reason TEXT [--cap SHARE] [--ramp DURATION] [--by WHEN]
 
   Take traffic away from a region (POST /v1/regions/<region>/drain).
@@ -440,6 +467,7 @@ export const OPERATOR_COMMANDS: Record<string, string> = {
   status: 'status',
   store: 'store [confirm-loss --reason TEXT] (the state store; confirm a data loss)',
   preview: 'preview drain|undrain|force|event|freeze|shadow … (what would change)',
+  windows: 'windows list | add <id> --regions R --cron EXPR --duration D --reason TEXT … | remove <id> | skip-next <id>',
 };
 
 // ---------------------------------------------------------------------------------------
@@ -457,6 +485,14 @@ const OPTIONS = {
   end: { type: 'string' },
   level: { type: 'string' },
   'limit-w': { type: 'string' },
+  regions: { type: 'string' },
+  cron: { type: 'string' },
+  timezone: { type: 'string' },
+  duration: { type: 'string' },
+  kind: { type: 'string' },
+  blocked: { type: 'string' },
+  from: { type: 'string' },
+  force: { type: 'boolean' },
 } as const;
 
 type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
@@ -471,6 +507,7 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   status: [],
   store: ['reason'],
   preview: ['reason', 'cap', 'ramp', 'by', 'until', 'type', 'start', 'end', 'level', 'limit-w'],
+  windows: ['reason', 'cap', 'regions', 'cron', 'timezone', 'duration', 'kind', 'blocked', 'from', 'until', 'force'],
 };
 
 /** Usage problem: written with the command's usage, exit 2. */
@@ -670,6 +707,8 @@ function build(cmd: string, pos: string[], v: Values, now: number, columns: numb
       };
     case 'preview':
       return buildPreview(pos, v, now, when);
+    case 'windows':
+      return buildWindows(pos, v, columns);
     default:
       throw new Usage(`unknown command "${cmd}"`);
   }
@@ -757,4 +796,83 @@ function buildPreview(pos: string[], v: Values, now: number, when: (name: 'by' |
     request: { method: 'POST', path: '/v1/plan/preview', body },
     render: (b, t) => renderPreview(b as PreviewView, asked, t),
   };
+}
+
+// ---------------------------------------------------------------------------------------
+// gridsteer windows (docs/schedules.md)
+
+/** An occurrence in words: `2026-10-25T02:00:00Z (in 13h) for 2h` and why it is skipped. */
+function occurrenceWords(o: WindowOccurrence, now: number): string {
+  const state = o.start <= now && now < o.end ? ' (in progress)' : '';
+  return `${formatInstant(o.start)} (${formatRelative(o.start, now)}) for ${formatDuration(o.end - o.start)}${state}${o.skipped ? ` — skipped: ${o.skipped}` : ''}`;
+}
+
+/** The listing of `gridsteer windows list`: one row per window, then its next occurrences. */
+export function renderWindows(l: WindowListing, columns?: number): string {
+  if (l.windows.length === 0) return 'no recurring windows (windows: in the configuration, or gridsteer windows add)\n';
+  const rows = [['window', 'kind', 'regions', 'cron (time zone)', 'for', 'cap', 'source']];
+  for (const w of l.windows) {
+    rows.push([w.id, w.kind, w.regions.join(','), `${w.cron} (${w.timezone})`, formatDuration(w.durationMs), formatShare(w.cap), w.source === 'api' ? `api, by ${w.addedBy ?? '?'}` : 'config']);
+  }
+  const lines = alignTable(rows).map((x) => cut(x, columns));
+  for (const w of l.windows) {
+    lines.push('', `${w.id}: ${w.reason}${w.force ? ' (forced past the safety limits)' : ''}${w.blockedDates.length > 0 ? `; blocked ${w.blockedDates.join(', ')}` : ''}${w.from ? `; from ${w.from}` : ''}${w.until ? `; until ${w.until}` : ''}`);
+    if (w.next.length === 0) lines.push('  no occurrence in the next 62 days');
+    for (const o of w.next) lines.push(cut(`  ${occurrenceWords(o, l.now)}`, columns));
+  }
+  return render(lines);
+}
+
+function buildWindows(pos: string[], v: Values, columns: number | undefined): Plan {
+  const [what, ...rest] = pos;
+  const only = (allowed: (keyof typeof OPTIONS)[]) => {
+    for (const k of ALLOWED.windows!) if (v[k] !== undefined && !allowed.includes(k)) throw new Usage(`windows ${what} does not take --${k}`);
+  };
+  const path = (id: string, tail = '') => `/v1/windows/${encodeURIComponent(id)}${tail}`;
+  switch (what) {
+    case 'list':
+      positionals('windows list', rest, []);
+      only([]);
+      return { role: 'viewer', request: { path: '/v1/windows' }, render: (b) => renderWindows(b as WindowListing, columns) };
+    case 'add': {
+      const [id] = positionals('windows add', rest, ['id']) as [string];
+      only(['reason', 'cap', 'regions', 'cron', 'timezone', 'duration', 'kind', 'blocked', 'from', 'until', 'force']);
+      for (const k of ['regions', 'cron', 'duration'] as const) if (v[k] === undefined) throw new Usage(`windows add needs --${k}`);
+      const list = (s: string) => s.split(',').map((x) => x.trim()).filter((x) => x !== '');
+      const body = {
+        id,
+        regions: list(v.regions!),
+        cron: v.cron!,
+        duration: v.duration!,
+        reason: reasonOf('windows add', v),
+        ...(v.kind !== undefined ? { kind: v.kind } : {}),
+        ...(v.timezone !== undefined ? { timezone: v.timezone } : {}),
+        ...(v.cap !== undefined ? { cap: option('cap', v.cap, parseShare) } : {}),
+        ...(v.blocked !== undefined ? { blockedDates: list(v.blocked) } : {}),
+        ...(v.from !== undefined ? { from: v.from } : {}),
+        ...(v.until !== undefined ? { until: v.until } : {}),
+        ...(v.force ? { force: true } : {}),
+      };
+      return { role: 'operator', request: { method: 'POST', path: '/v1/windows', body }, render: (b, t) => render(overrideLines('created', b as OverrideView, t)) };
+    }
+    case 'remove': {
+      const [id] = positionals('windows remove', rest, ['id']) as [string];
+      only(['reason']);
+      return { role: 'operator', request: { method: 'DELETE', path: path(id), query: { reason: reasonOf('windows remove', v) } }, render: (b, t) => render(overrideLines('ended', b as OverrideView, t)) };
+    }
+    case 'skip-next': {
+      const [id] = positionals('windows skip-next', rest, ['id']) as [string];
+      only(['reason']);
+      return {
+        role: 'operator',
+        request: { method: 'POST', path: path(id, '/skip-next'), body: { reason: reasonOf('windows skip-next', v) } },
+        render: (b, t) => {
+          const { skip, occurrence } = b as { skip: OverrideView; occurrence: WindowOccurrence };
+          return render([`skipped ${id}: ${occurrenceWords({ ...occurrence, skipped: undefined } as WindowOccurrence, t)}`, `  ${skip.id} by ${skip.actor}: "${skip.reason}"`]);
+        },
+      };
+    }
+    default:
+      throw new Usage(`windows takes list, add, remove or skip-next (got ${what === undefined ? 'nothing' : `"${what}"`})`);
+  }
 }

@@ -87,7 +87,7 @@ const cases: Case[] = [
     file: CONFIG,
     at: 'colour: blue',
     path: 'colour',
-    message: [/^unknown key "colour"/, /remove it or fix its spelling/, /the keys allowed here are dns, http, workers, regionsDir, policy, zones, names, geoip, networks, state, collectors, log$/],
+    message: [/^unknown key "colour"/, /remove it or fix its spelling/, /the keys allowed here are dns, http, workers, regionsDir, policy, zones, names, geoip, networks, state, windows, housekeeping, collectors, log$/],
   },
   {
     name: 'unknown key inside dns.tcp (a near miss is named)',
@@ -335,6 +335,62 @@ const cases: Case[] = [
     at: 'dns:', // regionsDir is not in the file: its first key
     path: 'regionsDir',
     message: [/no region files \(\*\.yaml\) in the regions folder \S+\/regions/, /add one file per region, e\.g\. us-va\.yaml \(format: regions\/README\.md\)/],
+  },  // Recurring windows (issue 21): node-cron's detailed validation names the cron field and the bad part.
+  {
+    name: 'a window whose cron expression has an hour out of range',
+    edit: (f) => (f[CONFIG] = f[CONFIG] + 'windows:\n  - { id: ie-sunday, kind: tariff, regions: [us-va], cron: "0 25 * * sun", timezone: Europe/Dublin, duration: 2h, reason: patching }\n'),
+    file: CONFIG,
+    at: 'cron: "0 25 * * sun"',
+    path: 'windows[0].cron',
+    message: [/^"0 25 \* \* sun" is not a cron expression node-cron accepts: its hour field \("25"\)/, /write minute hour day-of-month month day-of-week/],
+  },
+  {
+    name: 'a window whose cron expression has too many fields',
+    edit: (f) => (f[CONFIG] = f[CONFIG] + 'windows:\n  - { id: ie-sunday, kind: tariff, regions: [us-va], cron: "0 0 2 * * sun 1", duration: 2h, reason: patching }\n'),
+    file: CONFIG,
+    at: 'cron: "0 0 2 * * sun 1"',
+    path: 'windows[0].cron',
+    message: [/the expression: expected 5 or 6 fields but got 7/],
+  },
+  {
+    name: 'a window in a time zone the build does not know',
+    edit: (f) => (f[CONFIG] = f[CONFIG] + 'windows:\n  - { id: ie-sunday, kind: tariff, regions: [us-va], cron: "0 2 * * sun", timezone: Europe/Dubln, duration: 2h, reason: patching }\n'),
+    file: CONFIG,
+    at: 'timezone: Europe/Dubln',
+    path: 'windows[0].timezone',
+    message: [/"Europe\/Dubln" is not a time zone this build knows \(tz data /, /use an IANA name such as Europe\/Dublin/],
+  },
+  {
+    name: 'a window on an unknown region',
+    edit: (f) => (f[CONFIG] = f[CONFIG] + 'windows:\n  - { id: ie-sunday, regions: [eu-ei], cron: "0 2 * * sun", duration: 2h, reason: patching }\n'),
+    file: CONFIG,
+    at: 'regions: [eu-ei]',
+    path: 'windows[0].regions[0]',
+    message: [/unknown region "eu-ei": use one of eu-ie, us-va/],
+  },
+  {
+    name: 'a maintenance window over the safety limits without force',
+    edit: (f) => (f[CONFIG] = f[CONFIG] + 'windows:\n  - { id: all, regions: [eu-ie, us-va], cron: "0 2 * * sun", duration: 2h, reason: patching }\n'),
+    file: CONFIG,
+    at: 'id: all',
+    path: 'windows[0].force',
+    message: [/exceeds the automation's safety limits: it drains 2 regions at once/, /set force: true to confirm it \(audited\)/],
+  },
+  {
+    name: 'a window whose duration is not one',
+    edit: (f) => (f[CONFIG] = f[CONFIG] + 'windows:\n  - { id: ie-sunday, kind: tariff, regions: [us-va], cron: "0 2 * * sun", duration: 2 hours, reason: patching }\n'),
+    file: CONFIG,
+    at: 'duration: 2 hours',
+    path: 'windows[0].duration',
+    message: [/2h, 90m, 3h30m or 1d/],
+  },
+  {
+    name: 'two windows with one id',
+    edit: (f) => (f[CONFIG] = f[CONFIG] + 'windows:\n  - { id: w, kind: tariff, regions: [us-va], cron: "0 2 * * sun", duration: 2h, reason: a }\n  - { id: w, kind: tariff, regions: [us-va], cron: "0 3 * * sun", duration: 2h, reason: b }\n'),
+    file: CONFIG,
+    at: 'reason: b',
+    path: 'windows[1].id',
+    message: [/window id "w" is also used by windows\[0\]: give each window its own id/],
   },
 ];
 
@@ -599,4 +655,19 @@ test('the shipped example (gridsteer.yaml and regions/) loads: seven regions on 
     loaded.config.names.map((n) => n.name),
     ['api.gslb.example.com'],
   );
+});
+
+test('docs/schedules.md: each example windows: section loads with the shipped example, as copied', (t) => {
+  const doc = readFileSync(join(REPO, 'docs/schedules.md'), 'utf8');
+  const blocks = [...doc.matchAll(/```yaml\n(windows:\n[\s\S]*?)```/g)].map((m) => m[1]!);
+  assert.equal(blocks.length, 3, 'the three examples: maintenance, tariff, practice');
+  const kinds: string[] = [];
+  for (const block of blocks) {
+    const dir = tempFleet(t, { [CONFIG]: readFileSync(join(REPO, 'gridsteer.yaml'), 'utf8') + '\n' + block });
+    cpSync(join(REPO, 'regions'), join(dir, 'regions'), { recursive: true });
+    const loaded = loadConfig(join(dir, CONFIG));
+    assert.equal(loaded.config.windows.length, 1);
+    kinds.push(loaded.config.windows[0]!.kind);
+  }
+  assert.deepEqual(kinds, ['maintenance', 'tariff', 'practice']);
 });

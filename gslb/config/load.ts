@@ -15,6 +15,7 @@ import { parsePrefix } from '../geo/addr.js';
 import { ConfigSchema, RegionSchema, type Config, type RegionConfig } from './schema.js';
 import { expected, type SchemaLike } from './describe.js';
 import { readHttpTls } from './tls.js';
+import { checkWindow, safetyFactsOf } from './windows.js';
 
 export { formatIssue, renderPath, type ConfigIssue } from './yaml.js';
 
@@ -344,6 +345,18 @@ export function loadConfig(configFile: string): LoadedConfig {
       checkRegion(home, ['policy', 'weights', home]);
       for (const target of Object.keys(targets)) checkRegion(target, ['policy', 'weights', home, target]);
     }
+    // Recurring windows: ids once each, the cron expression (node-cron), time zone, regions, safety limits.
+    const windowIds = new Map<string, number>();
+    const safety = safetyFactsOf(config, regions);
+    config.windows.forEach((w, i) => {
+      const first = windowIds.get(w.id);
+      if (first !== undefined) issues.push({ file, ...locateIn(pf, ['windows', i, 'id']), path: renderPath(['windows', i, 'id']), message: `window id "${w.id}" is also used by windows[${first}]: give each window its own id` });
+      else windowIds.set(w.id, i);
+      for (const p of checkWindow(w, new Set([...seenIds.keys(), ...brokenIds]), safety, 'config').problems) {
+        const path = ['windows', i, ...p.path];
+        issues.push({ file, ...locateIn(pf, path), path: renderPath(path), message: p.message });
+      }
+    });
     // The TLS files are read here too, so that check-config and a reload report them like the rest.
     if (config.http.tls) {
       for (const p of readHttpTls(config.http.tls, dirname(file)).problems) {
@@ -359,6 +372,9 @@ export function loadConfig(configFile: string): LoadedConfig {
   for (const [name, p] of [...files.entries()].map(([f, p]) => [relative(base, f), p] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     h.update(name).update('\0').update(p.raw).update('\0');
   }
+  // The build's time zone data: recurring windows read wall time through it, so nodes with
+  // different tz data never share a config version (they would place windows differently).
+  h.update(`tz ${process.versions.tz ?? 'unknown'}`);
   const loaded: LoadedConfig = {
     file,
     config: deepFreeze(config),

@@ -8,6 +8,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { collectors } from '../../collectors/index.js';
 import { PolicySchema, Ttl, WhenAllDown } from '../model/policy.js';
 import { DrainHookSchema } from './drain-hook.js';
+import { WindowSpecSchema } from '../model/windows.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -333,6 +334,28 @@ export const ConfigSchema = Type.Object(
       description: 'network overrides (like gdnsd nets, Route 53 CIDR collections): CIDR → ordered regions',
     }),
     state: StateSchema,
+    windows: Type.Array(WindowSpecSchema, {
+      default: [],
+      description: 'recurring windows (docs/schedules.md): maintenance windows, tariff and coincident-peak windows, failover practice runs; each a cron expression in a time zone with a duration, drained ahead like a grid event',
+    }),
+    housekeeping: Type.Object(
+      {
+        auditRetentionDays: Type.Integer({
+          minimum: 0,
+          maximum: 36_500,
+          default: 0,
+          description: 'the audit-trim job (daily) removes audit entries older than this many days; 0 keeps everything (the job does nothing)',
+        }),
+        verifyHooks: Type.Boolean({
+          default: true,
+          description: "the verify-hooks job (every 15 minutes, on one node): re-send each hooked region's state in force to its drain hook and report one that does not answer 2xx; false = off",
+        }),
+        auditExport: Type.Optional(
+          Type.String({ minLength: 1, description: 'audit-trim: before removing entries, append them to this file as JSON lines (relative to this file; at least once: an entry may appear twice after a crash, its seq tells); absent = no export' }),
+        ),
+      },
+      { ...strict, default: {}, description: 'housekeeping jobs (docs/schedules.md "Housekeeping jobs")' },
+    ),
     collectors: Type.Object(Object.fromEntries(collectors.map((c) => [c.name, Type.Optional(c.configSchema)])), {
       ...strict,
       default: {},

@@ -290,7 +290,7 @@ interface InFlight {
   settled: boolean;
 }
 
-type Attempt =
+export type Attempt =
   | { outcome: 'ok'; status: number }
   | { outcome: 'error'; status: number | null; error: string }
   | { outcome: 'timeout'; error: string }
@@ -584,7 +584,8 @@ const ERROR_BODY_BYTES = 200;
  * body), aborted when `stop` aborts; never follows a redirect (the request carries a token).
  * A 2xx body is not read; of an error body the first ERROR_BODY_BYTES are kept.
  */
-async function postOnce(url: string, headers: Record<string, string>, body: string, timeoutMs: number, stop: AbortSignal): Promise<Attempt> {
+/** One POST of a hook call (bounded; the answer's body read only on an error). Also used by the verify-hooks job (housekeeping.ts). */
+export async function postOnce(url: string, headers: Record<string, string>, body: string, timeoutMs: number, stop: AbortSignal): Promise<Attempt> {
   let status: number;
   let text = '';
   try {

@@ -162,9 +162,9 @@ export class OperatorService {
   /** The plan with `req` applied to the live snapshot, and traffic shares over its schedule. */
   async preview(req: PreviewRequest, actor: string): Promise<Preview> {
     const now = this.clock();
-    const { configHash, settings } = this.svc.planInputs();
+    const { configHash, settings, horizonEpoch } = this.svc.planInputs();
     const snap = await this.svc.snapshot();
-    const before = planOf({ configHash, snapshot: snap, settings });
+    const before = planOf({ configHash, snapshot: snap, settings, horizonEpoch });
     const overrides = [...snap.overrides];
     let records = snap.records;
     if (!req.override && !req.event && !req.freeze && !req.applyShadow) throw new OverrideError('body', 'must hold override, event, freeze or applyShadow: what to preview');
@@ -217,11 +217,11 @@ export class OperatorService {
       records = [...records, reduce(undefined, sig)!];
     }
     if (req.freeze) {
-      const hold = gridSharesAt({ configHash, snapshot: snap, settings }, now);
+      const hold = gridSharesAt({ configHash, snapshot: snap, settings, horizonEpoch }, now);
       overrides.push({ id: '~preview-freeze', region: FLEET, action: 'freeze', ramp: 0, hold, actor, reason: 'preview', start: now });
     }
     const applied = req.applyShadow ? { ...settings, gridMode: 'apply' as const, gridShadow: [] } : settings;
-    const after = planOf({ configHash, snapshot: { ...snap, records, overrides }, settings: applied });
+    const after = planOf({ configHash, snapshot: { ...snap, records, overrides }, settings: applied, horizonEpoch });
     const changed = [...this.regions()].sort().filter((r) => JSON.stringify(before.regions[r] ?? null) !== JSON.stringify(after.regions[r] ?? null));
     const instants = [now, ...new Set(changed.flatMap((r) => (after.regions[r] ?? []).map((s) => s.at)).filter((t) => t > now))].sort((a, b) => a - b).slice(0, PREVIEW_INSTANTS);
     const demand = demandPerHome(snap.demand);

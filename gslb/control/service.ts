@@ -15,6 +15,7 @@ import { gridSharesAt, operatorShareAt, plan, type PlannerSettings } from '../po
 import { SignalError, validateSignal, type ValidateOptions } from '../state/signals.js';
 import type { SignalRecord, AuditEntry, StoreSnapshot } from '../model/snapshot.js';
 import { StoreError, type StateStore, type StoreLoss, type StoreStatus } from '../state/store.js';
+import { HORIZON_MS } from '../policy/rules/windows.js';
 
 /** Largest clock difference between this node and the store before the node is not ready. */
 export const MAX_CLOCK_SKEW_MS = 250;
@@ -77,6 +78,8 @@ export class StateService {
   private readonly clock: () => number;
   private configHash: string;
   private settings: PlannerSettings;
+  /** The horizon epoch of the plan in force (recurring windows are expanded over it). */
+  private plannedEpoch = NaN;
 
   constructor(private readonly o: StateServiceOptions) {
     this.clock = o.clock ?? Date.now;
@@ -154,7 +157,14 @@ export class StateService {
       if (stale && !this.frozen && this.lastSnapshot) {
         this.frozen = true;
         this.o.log.warn({ module: 'state' }, 'state: the store is unreachable: answering from the last plan with signal expiry frozen');
-        this.adopt(plan({ configHash: this.configHash, snapshot: this.lastSnapshot, settings: this.settings, frozen: true }), this.lastSnapshot.revision);
+        this.adopt(plan({ configHash: this.configHash, snapshot: this.lastSnapshot, settings: this.settings, frozen: true, horizonEpoch: this.epoch() }), this.lastSnapshot.revision);
+      } else if (this.started && !Number.isNaN(this.plannedEpoch) && this.epoch() !== this.plannedEpoch) {
+        // The horizon epoch advanced: recurring windows are expanded over the next one.
+        if (this.frozen && this.lastSnapshot) this.adopt(plan({ configHash: this.configHash, snapshot: this.lastSnapshot, settings: this.settings, frozen: true, horizonEpoch: this.epoch() }), this.lastSnapshot.revision);
+        else {
+          this.snapshotRev = -1;
+          this.schedule(0);
+        }
       } else if (!stale && this.frozen) {
         this.snapshotRev = -1;
         this.schedule(0);
@@ -163,8 +173,14 @@ export class StateService {
     this.watch.unref?.();
   }
 
+  /** The horizon epoch now: E = floor(now / HORIZON_MS), the plan input recurring windows are expanded over (rules/windows.ts). */
+  epoch(): number {
+    return Math.floor(this.clock() / HORIZON_MS);
+  }
+
   private adopt(p: Plan, revision: number): void {
     this.snapshotRev = revision;
+    this.plannedEpoch = this.epoch();
     if (this.current && this.current.version === p.version) return;
     this.current = p;
     this.o.log.info({ module: 'state', revision, version: p.version, frozen: this.frozen, steps: Object.values(p.regions).reduce((n, xs) => n + xs.length, 0) }, 'state: new plan');
@@ -201,7 +217,7 @@ export class StateService {
         if (this.lastSnapshot && !this.frozen) {
           this.frozen = true;
           this.o.log.error({ module: 'state', loss: this.o.store.status().loss }, 'state: the store lost data: answering from the last plan until an operator confirms');
-          this.adopt(plan({ configHash: this.configHash, snapshot: this.lastSnapshot, settings: this.settings, frozen: true }), this.lastSnapshot.revision);
+          this.adopt(plan({ configHash: this.configHash, snapshot: this.lastSnapshot, settings: this.settings, frozen: true, horizonEpoch: this.epoch() }), this.lastSnapshot.revision);
         }
         return;
       }
@@ -219,7 +235,7 @@ export class StateService {
       this.lastSnapshot = snap;
       if (this.frozen) this.o.log.info({ module: 'state', revision: snap.revision }, 'state: the store answers again: planning from a full snapshot');
       this.frozen = false;
-      this.adopt(plan({ configHash: this.configHash, snapshot: snap, settings: this.settings }), snap.revision);
+      this.adopt(plan({ configHash: this.configHash, snapshot: snap, settings: this.settings, horizonEpoch: this.epoch() }), snap.revision);
     })();
     try {
       await this.planning;
@@ -407,7 +423,7 @@ export class StateService {
       return { frozen: null, ended };
     }
     if (live.length > 0) throw new OverrideError('body.frozen', `automation is already frozen by ${live[0]!.actor} (${live[0]!.reason}) [${live[0]!.id}]; switch it off first`);
-    const hold = gridSharesAt({ configHash: this.configHash, snapshot: snap, settings: this.settings }, now);
+    const hold = gridSharesAt({ configHash: this.configHash, snapshot: snap, settings: this.settings, horizonEpoch: this.epoch() }, now);
     const { override } = await this.o.store.createOverride(
       { region: FLEET, action: 'freeze', ramp: 0, hold, actor, reason, start: now, ...(until !== undefined ? { end: until } : {}) },
       now,
@@ -462,8 +478,8 @@ export class StateService {
   }
 
   /** The planner's settings and config hash in force. */
-  planInputs(): { configHash: string; settings: PlannerSettings } {
-    return { configHash: this.configHash, settings: this.settings };
+  planInputs(): { configHash: string; settings: PlannerSettings; horizonEpoch: number } {
+    return { configHash: this.configHash, settings: this.settings, horizonEpoch: this.epoch() };
   }
 
   async overrides(): Promise<Override[]> {

@@ -5,6 +5,8 @@
 import { dirname, resolve } from 'node:path';
 import type { Config, RegionConfig } from '../config/schema.js';
 import { settingsFromPolicy, type PlannerSettings } from '../policy/planner/index.js';
+import { checkWindow, safetyFactsOf } from '../config/windows.js';
+import type { PlannerWindow } from '../model/windows.js';
 import type { ReduceRules } from '../state/reducer.js';
 import { MemoryStore } from '../state/memory-store.js';
 import type { StateStore } from '../state/store.js';
@@ -14,7 +16,7 @@ export function plannerSettings(c: Config, regions: RegionConfig[]): PlannerSett
   const names = c.names.map((n) => ({ name: n.name, regions: n.regions ?? allIds, ttl: n.ttl }));
   // TTL0 per region for drain planning: the largest TTL of the names it serves.
   const ttl0 = (id: string) => Math.max(0, ...names.filter((n) => n.regions.includes(id)).map((n) => n.ttl));
-  return settingsFromPolicy(
+  const s = settingsFromPolicy(
     c.policy,
     regions.map((r) => ({
       ttl0S: ttl0(r.id),
@@ -28,6 +30,12 @@ export function plannerSettings(c: Config, regions: RegionConfig[]): PlannerSett
     })),
     names,
   );
+  // Recurring windows, parsed by node-cron here (the planner reads plain data); the config
+  // loader has reported any problem already.
+  const safety = safetyFactsOf(c, regions);
+  const ids = new Set(allIds);
+  const windows = (c.windows ?? []).map((w) => checkWindow(w, ids, safety, 'config').window).filter((w): w is PlannerWindow => w !== undefined);
+  return windows.length > 0 ? { ...s, windows } : s;
 }
 
 export function reduceRules(c: Config): ReduceRules {

@@ -9,6 +9,7 @@
  * the HTTP layer describes and serialises them from this one declaration.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { PlannerWindowSchema, WindowOccurrenceSchema } from './windows.js';
 
 /** Region identifier: the `id` of a file in regions/ (lowercase, [a-z0-9-]). */
 export type RegionId = string;
@@ -39,7 +40,7 @@ export interface Signal<V = unknown> {
 }
 
 /** What an operator (or automation acting for one) asks of a region. */
-export const OVERRIDE_ACTIONS = ['drain', 'undrain', 'force-up', 'force-down', 'weight', 'freeze', 'distrust'] as const;
+export const OVERRIDE_ACTIONS = ['drain', 'undrain', 'force-up', 'force-down', 'weight', 'freeze', 'distrust', 'window', 'window-skip'] as const;
 export type OverrideAction = (typeof OVERRIDE_ACTIONS)[number];
 
 /** The region of a fleet-wide override (`freeze`, `distrust`). */
@@ -56,7 +57,7 @@ export const OverrideSchema = Type.Object({
   region: Type.String({ description: `a region id, or ${FLEET} for a fleet-wide override (freeze, distrust)` }),
   action: Type.Union(
     OVERRIDE_ACTIONS.map((a) => Type.Literal(a)),
-    { description: 'drain, undrain, force-up, force-down, weight, freeze or distrust (a grid source\'s facts of physical loss are no longer trusted)' },
+    { description: 'drain, undrain, force-up, force-down, weight or freeze; distrust (a grid source\'s facts of physical loss are no longer trusted); window (a recurring window added through the API) and window-skip (one occurrence skipped); freeze, distrust, window and window-skip are fleet-wide' },
   ),
   value: Type.Optional(
     Type.Number({ description: "drain: the cap to reach (0 = full drain, 0.3 = keep 30 %); weight: the weight; undrain: the cap it restores from (the drain's level when it was ended); else absent" }),
@@ -67,6 +68,8 @@ export const OverrideSchema = Type.Object({
   ),
   hold: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'freeze: the gridPolicy share held per region (the automated cap in force when automation was frozen)' })),
   source: Type.Optional(Type.String({ description: 'distrust: the source prefix whose facts of physical loss are no longer trusted' })),
+  window: Type.Optional(PlannerWindowSchema),
+  skip: Type.Optional(Type.Object({ window: Type.String(), at: Type.Integer({ description: "the skipped occurrence's start, ms epoch" }) }, { additionalProperties: false, description: 'window-skip: the occurrence it skips' })),
   actor: Type.String({ description: "who: a token's subject or automation/<rule>" }),
   reason: Type.String({ description: 'why, in words; shown in explain, audit and the dashboard' }),
   start: Type.Integer({ description: 'in force from, ms epoch' }),
@@ -137,6 +140,7 @@ export const PlanSchema = Type.Object({
     }),
   ),
   alerts: Type.Optional(Type.Array(PlanAlertSchema, { description: 'what the plan wants an operator to know now or before an event: trusted losses beyond the safety limits, losses waiting for corroboration, held untrusted facts (ADR 0014)' })),
+  windows: Type.Optional(Type.Array(WindowOccurrenceSchema, { description: "recurring windows' occurrences over the plan's horizon (docs/schedules.md), skipped ones with why; absent = no window" })),
   lookahead: Type.Optional(
     Type.Object(
       {

@@ -5,6 +5,7 @@
 import type { LatLon } from '../geo/distance.js';
 import type { RegionId, SignalKind } from '../model/types.js';
 import type { SignalRecord, StoreSnapshot } from '../model/snapshot.js';
+import type { PlannerWindow } from '../model/windows.js';
 import { Value } from '@sinclair/typebox/value';
 import { PolicySchema, type GridRule, type PolicyConfig } from '../model/policy.js';
 
@@ -77,6 +78,8 @@ export interface PlannerSettings {
   drain: DrainSettings;
   /** The steered names and the regions serving each (for the safety limit per name); absent = one name served by every region. */
   names?: { name: string; regions: RegionId[] }[];
+  /** Recurring windows from the configuration (rules/windows.ts), parsed at the edge; absent = none. */
+  windows?: PlannerWindow[];
 }
 
 /**
@@ -181,6 +184,13 @@ export interface PlanInput {
    * of the plan's version.
    */
   exhaustive?: boolean;
+  /**
+   * The horizon epoch E = floor(now / HORIZON_MS) (rules/windows.ts): recurring windows are
+   * expanded over E's horizon. The control loop passes it and plans again when it advances;
+   * the planner never reads a clock. Absent: windows do not act. Part of the plan's version
+   * when any window exists.
+   */
+  horizonEpoch?: number;
 }
 
 /** Rounds a share to 4 decimals so plans stay small and stable. */

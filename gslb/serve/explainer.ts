@@ -10,6 +10,7 @@ import type { GeoService } from '../geo/service.js';
 import type { ExplainQuery, ExplainResult } from './explain.js';
 import type { ServingHolder } from './current.js';
 import { explainQuery, tableOf } from './serving.js';
+import { now } from '../platform/clock.js';
 
 export function explainer(serving: ServingHolder, geo: GeoService, log: Logger): (q: ExplainQuery) => Promise<ExplainResult> {
   const locator = new DatabaseLocator(() => {
@@ -41,7 +42,8 @@ export function explainer(serving: ServingHolder, geo: GeoService, log: Logger):
         geoNote: geoNote(),
       },
       q,
-      Date.now(),
+      // The process clock the DNS path answers by (the test clock when one is set).
+      now(),
     );
     if (lookupError !== null) result.notes.push(`located: the GeoIP database could not be read: ${lookupError}`);
     return result;

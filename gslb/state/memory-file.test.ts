@@ -160,7 +160,7 @@ test('a torn line that is the only one: the store starts empty', async (t) => {
 /** A file of three lines whose middle one is `bad`; each case must refuse the start. */
 const corrupt: { name: string; bad: string; says: RegExp }[] = [
   { name: 'not JSON', bad: '{"op":"create","rev":2,', says: /unreadable line \(.*JSON/ },
-  { name: 'an unknown op', bad: '{"op":"delete","rev":2,"id":"ov-1","audit":{"seq":2}}', says: /unknown op "delete" \(known: create, end, rev\)/ },
+  { name: 'an unknown op', bad: '{"op":"delete","rev":2,"id":"ov-1","audit":{"seq":2}}', says: /unknown op "delete" \(known: create, end, rev, audit, trim\)/ },
   { name: 'no op', bad: '{"rev":2,"id":"ov-1"}', says: /unknown op undefined/ },
   { name: 'JSON but not an object', bad: '[1,2]', says: /not a JSON object/ },
   { name: 'null', bad: 'null', says: /not a JSON object/ },
@@ -292,4 +292,35 @@ test('audit(limit): newest first, at most limit, none for 0 or less', async (t) 
     [10, [3, 2, 1]],
   ];
   for (const [limit, seqs] of cases) assert.deepEqual((await s.audit(limit)).map((e) => e.seq), seqs, `audit(${limit})`);
+});
+
+test('audit entries of housekeeping jobs survive a restart, in order with the overrides\' (a store never written to as well)', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'state.jsonl');
+  const a = await open(t, file);
+  // Before any revision: an audit line at revision 0.
+  await a.appendAudit({ at: T0, actor: 'n1', action: 'job.start', target: 'job:gc-signals@x', reason: 'scheduled', before: null, after: { job: 'gc-signals' } });
+  await a.createOverride(ov('eu-west', 'one'), T0);
+  await a.appendAudit({ at: T0 + 1, actor: 'n1', action: 'job.finish', target: 'job:gc-signals@x', reason: 'ok: removed 0', before: null, after: { outcome: 'ok' } });
+  const rev = await a.revision();
+  await a.close();
+  const b = await open(t, file);
+  assert.deepEqual((await b.audit(10)).map((e) => [e.seq, e.action]), [[3, 'job.finish'], [2, 'override.create'], [1, 'job.start']]);
+  assert.equal(await b.revision(), rev, 'audit lines do not move the revision');
+  const c = await b.appendAudit({ at: T0 + 2, actor: 'n1', action: 'job.start', target: 'job:gc-signals@y', reason: 'scheduled', before: null, after: null });
+  assert.equal(c.seq, 4, 'seqs go on after a restart');
+});
+
+test('an audit trim survives a restart (the trimmed entries stay gone); overrides are untouched', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'state.jsonl');
+  const a = await open(t, file);
+  await a.createOverride(ov('eu-west', 'old one'), T0);
+  await a.appendAudit({ at: T0 + 10, actor: 'n1', action: 'job.start', target: 'job:x@1', reason: 'r', before: null, after: null });
+  await a.appendAudit({ at: T0 + 20, actor: 'n1', action: 'job.start', target: 'job:x@2', reason: 'r', before: null, after: null });
+  assert.deepEqual(await a.trimAudit(T0 + 15), { removed: 2 });
+  await a.close();
+  const b = await open(t, file);
+  assert.deepEqual((await b.audit(10)).map((e) => e.target), ['job:x@2']);
+  assert.deepEqual((await b.snapshot()).overrides.map((o) => o.reason), ['old one']);
 });

@@ -33,7 +33,9 @@ const REV_BLOCK = 1000;
 type LogLine =
   | { op: 'create'; rev: number; override: Override; audit: AuditEntry }
   | { op: 'end'; rev: number; id: string; audit: AuditEntry }
-  | { op: 'rev'; rev: number };
+  | { op: 'rev'; rev: number }
+  | { op: 'audit'; rev: number; audit: AuditEntry }
+  | { op: 'trim'; rev: number; before: number };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -41,9 +43,18 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function parseLine(line: string): LogLine {
   const e: unknown = JSON.parse(line);
   if (!isObject(e)) throw new Error('not a JSON object');
-  if (e.op !== 'create' && e.op !== 'end' && e.op !== 'rev') throw new Error(`unknown op ${JSON.stringify(e.op) ?? 'undefined'} (known: create, end, rev)`);
-  if (typeof e.rev !== 'number' || !Number.isSafeInteger(e.rev) || e.rev < 1) throw new Error('rev must be a positive integer');
+  if (e.op !== 'create' && e.op !== 'end' && e.op !== 'rev' && e.op !== 'audit' && e.op !== 'trim') throw new Error(`unknown op ${JSON.stringify(e.op) ?? 'undefined'} (known: create, end, rev, audit, trim)`);
+  // Audit and trim lines carry the revision they were written at (0 in a store never written to).
+  if (typeof e.rev !== 'number' || !Number.isSafeInteger(e.rev) || e.rev < (e.op === 'audit' || e.op === 'trim' ? 0 : 1)) throw new Error('rev must be a positive integer');
+  if (e.op === 'trim') {
+    if (typeof e.before !== 'number' || !Number.isFinite(e.before)) throw new Error('before must be a number (ms epoch)');
+    return e as LogLine;
+  }
   if (e.op === 'rev') return e as LogLine;
+  if (e.op === 'audit') {
+    if (!isObject(e.audit) || typeof e.audit.seq !== 'number' || !Number.isSafeInteger(e.audit.seq)) throw new Error('audit must be an object with an integer seq');
+    return e as LogLine;
+  }
   if (!isObject(e.audit) || typeof e.audit.seq !== 'number' || !Number.isSafeInteger(e.audit.seq)) throw new Error('audit must be an object with an integer seq');
   if (e.op === 'create') {
     const o = e.override;
@@ -136,7 +147,7 @@ export class MemoryStore implements StateStore {
       } catch (e) {
         throw new StoreError(
           'invalid',
-          `state: ${file}:${i + 1}: unreadable line (${(e as Error).message}); fix or remove that line (the file is JSON lines: one override create, end or rev per line), then start again`,
+          `state: ${file}:${i + 1}: unreadable line (${(e as Error).message}); fix or remove that line (the file is JSON lines: one override create, end, rev, audit entry or audit trim per line), then start again`,
         );
       }
     });
@@ -148,6 +159,15 @@ export class MemoryStore implements StateStore {
     this.rev = Math.max(this.rev, e.rev);
     this.persistedRev = Math.max(this.persistedRev, e.rev);
     if (e.op === 'rev') return;
+    if (e.op === 'trim') {
+      this.trimLog(e.before);
+      return;
+    }
+    if (e.op === 'audit') {
+      this.auditLog.push(e.audit);
+      this.nextAudit = Math.max(this.nextAudit, e.audit.seq + 1);
+      return;
+    }
     if (e.op === 'create') this.overrides.set(e.override.id, e.override);
     else this.overrides.delete(e.id);
     this.auditLog.push(e.audit);
@@ -243,6 +263,15 @@ export class MemoryStore implements StateStore {
     return { stored: true, revision: this.bump(), record: structuredClone(next) };
   }
 
+  async removeSignals(items: readonly { id: string; observedAt: number }[]): Promise<{ removed: number; revision: number }> {
+    this.writable();
+    const gone = items.filter((x) => this.records.get(x.id)?.signal.observedAt === x.observedAt);
+    if (gone.length === 0) return { removed: 0, revision: this.rev };
+    this.reserve(this.rev + 1);
+    for (const x of gone) this.records.delete(x.id);
+    return { removed: gone.length, revision: this.bump() };
+  }
+
   private checkFence(f: { lease: string; token: number }): void {
     const l = this.leases.get(f.lease);
     if (!l || l.token !== f.token) throw new StoreError('fenced', `state: lease ${f.lease} token ${f.token} is not current${l ? ` (current token ${l.token}, held by ${l.holder})` : ''}: the write is refused`);
@@ -278,6 +307,30 @@ export class MemoryStore implements StateStore {
   /** The memory store never sees its own data vanish while it runs: nothing to confirm. */
   confirmLoss(): Promise<never> {
     return Promise.reject(new StoreError('not_found', 'state: the memory store has seen no data loss: nothing to confirm'));
+  }
+
+  async appendAudit(entry: Omit<AuditEntry, 'seq'>): Promise<AuditEntry> {
+    this.writable();
+    const audit: AuditEntry = { ...structuredClone(entry), seq: this.nextAudit };
+    this.append({ op: 'audit', rev: this.rev, audit });
+    this.nextAudit++;
+    this.auditLog.push(audit);
+    return structuredClone(audit);
+  }
+
+  private trimLog(before: number): number {
+    const n = this.auditLog.length;
+    const kept = this.auditLog.filter((e) => e.at >= before);
+    this.auditLog.length = 0;
+    this.auditLog.push(...kept);
+    return n - kept.length;
+  }
+
+  async trimAudit(before: number): Promise<{ removed: number }> {
+    this.writable();
+    if (!this.auditLog.some((e) => e.at < before)) return { removed: 0 };
+    this.append({ op: 'trim', rev: this.rev, before });
+    return { removed: this.trimLog(before) };
   }
 
   async audit(limit: number): Promise<AuditEntry[]> {

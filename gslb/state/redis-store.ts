@@ -180,6 +180,49 @@ return {'ok', rev}
 `;
 
 /**
+ * gsRemoveSignals — compare-and-delete signal records, then bump and publish the revision once.
+ * KEYS[1] sig hash; KEYS[2] rev
+ * ARGV[1] the revision channel; then pairs: ARGV[2k] record id, ARGV[2k+1] its observedAt
+ * Returns {removed, revision}
+ */
+const REMOVE_SIGNALS = `
+local n = 0
+for i = 2, #ARGV, 2 do
+  local cur = redis.call('HGET', KEYS[1], ARGV[i])
+  if cur and cjson.decode(cur)['signal']['observedAt'] == tonumber(ARGV[i + 1]) then
+    redis.call('HDEL', KEYS[1], ARGV[i])
+    n = n + 1
+  end
+end
+local rev = tonumber(redis.call('GET', KEYS[2]) or '0')
+if n > 0 then
+  rev = redis.call('INCR', KEYS[2])
+  redis.call('PUBLISH', ARGV[1], rev)
+end
+return {n, rev}
+`;
+
+/**
+ * gsTrimAudit — drop the audit entries older than a cutoff from the list's old end (the list is
+ * newest first: LPUSH); stops at the first entry at or after it. No revision bump.
+ * KEYS[1] audit list
+ * ARGV[1] the cutoff (ms epoch)
+ * Returns the number removed.
+ */
+const TRIM_AUDIT = `
+local n = 0
+while true do
+  local last = redis.call('LINDEX', KEYS[1], -1)
+  if not last then break end
+  local ok, e = pcall(cjson.decode, last)
+  if not ok or type(e) ~= 'table' or type(e['at']) ~= 'number' or e['at'] >= tonumber(ARGV[1]) then break end
+  redis.call('RPOP', KEYS[1])
+  n = n + 1
+end
+return n
+`;
+
+/**
  * The deadline guard of the override scripts: a write that reaches Redis after the caller
  * gave up on it (its connection was cut, the bytes sat in a TCP send queue and arrived when
  * the path healed) must not apply — the caller told its user "nothing was changed".
@@ -381,6 +424,8 @@ export function formatProblem(stored: string | null, where: string, keys: StoreK
 /** numberOfKeys null: the caller passes the key count first (putSignal has 2 or 3 keys). */
 const SCRIPTS: Record<string, { lua: string; numberOfKeys: number | null; readOnly?: boolean }> = {
   gsPutSignal: { lua: PUT_SIGNAL, numberOfKeys: null },
+  gsRemoveSignals: { lua: REMOVE_SIGNALS, numberOfKeys: 2 },
+  gsTrimAudit: { lua: TRIM_AUDIT, numberOfKeys: 1 },
   gsCreateOverride: { lua: CREATE_OVERRIDE, numberOfKeys: 6 },
   gsEndOverride: { lua: END_OVERRIDE, numberOfKeys: 5 },
   gsSnapshot: { lua: SNAPSHOT, numberOfKeys: 4, readOnly: true },
@@ -953,6 +998,16 @@ export class RedisStore implements StateStore {
     return { revision: Number(revision), records, overrides, demand };
   }
 
+  async removeSignals(items: readonly { id: string; observedAt: number }[]): Promise<{ removed: number; revision: number }> {
+    const k = this.keys;
+    if (items.length === 0) return { removed: 0, revision: await this.revision() };
+    const args = [k.channel, ...items.flatMap((x) => [x.id, String(x.observedAt)])];
+    const res = (await this.call('removeSignals', (c) => script(c, 'gsRemoveSignals', k.sig, k.rev, ...args))) as [number, number | string];
+    const revision = Number(res[1]);
+    if (Number(res[0]) > 0) this.observe(revision, false);
+    return { removed: Number(res[0]), revision };
+  }
+
   async putSignal(signal: Signal, fence?: { lease: string; token: number }): Promise<PutResult> {
     const k = this.keys;
     const id = signalId(signal);
@@ -1041,6 +1096,18 @@ export class RedisStore implements StateStore {
     this.observe(revision, false);
     this.checkAcked(acked, `the end of override ${id}`);
     return { override, revision };
+  }
+
+  async appendAudit(entry: Omit<AuditEntry, 'seq'>): Promise<AuditEntry> {
+    const k = this.keys;
+    const body = JSON.stringify(entry);
+    const [seq] = (await this.call('appendAudit', (c) => script(c, 'gsAudit', k.audit, k.auditseq, k.epoch, body, String(this.clock())))) as [number, string];
+    return { ...entry, seq: Number(seq) };
+  }
+
+  async trimAudit(before: number): Promise<{ removed: number }> {
+    const n = (await this.call('trimAudit', (c) => script(c, 'gsTrimAudit', this.keys.audit, String(before)))) as number;
+    return { removed: Number(n) };
   }
 
   async audit(limit: number): Promise<AuditEntry[]> {

@@ -107,6 +107,13 @@ export interface StateStore {
   putSignal(signal: Signal, fence?: { lease: string; token: number }): Promise<PutResult>;
 
   /**
+   * Removes signal records (housekeeping: long-expired records, gslb/control/jobs.ts). Each is
+   * removed only if the stored record still has the given observedAt (compare-and-delete: a
+   * record refreshed meanwhile stays). Bumps the revision once when anything was removed.
+   */
+  removeSignals(items: readonly { id: string; observedAt: number }[]): Promise<{ removed: number; revision: number }>;
+
+  /**
    * Stores a new override (id assigned by the store) and its audit entry atomically;
    * durable before it resolves. `at` is the request time (ms epoch) recorded in the audit.
    */
@@ -125,6 +132,20 @@ export interface StateStore {
    * when there is no loss to confirm (the memory store never has one).
    */
   confirmLoss(actor: string, reason: string, at: number): Promise<{ loss: StoreLoss; revision: number }>;
+
+  /**
+   * Appends one audit entry that is not an override's (a housekeeping job's start and finish,
+   * gslb/control/jobs.ts); durable before it resolves; no revision bump (nothing the planner
+   * reads changed). Returns the entry with its seq.
+   */
+  appendAudit(entry: Omit<AuditEntry, 'seq'>): Promise<AuditEntry>;
+
+  /**
+   * Removes the audit entries older than `before` (ms epoch, by their `at`) — the housekeeping
+   * job `audit-trim`, after exporting them when configured. No revision bump. Returns how many
+   * went. (The memory store records the trim in its file; the file itself is not compacted.)
+   */
+  trimAudit(before: number): Promise<{ removed: number }>;
 
   /** The newest `limit` audit entries, newest first. */
   audit(limit: number): Promise<AuditEntry[]>;

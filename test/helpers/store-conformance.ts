@@ -99,6 +99,50 @@ export function storeConformance(name: string, make: () => Promise<ConformanceHa
       assert.ok(!seen.includes(e.revision), 'an unsubscribed listener is not called');
     });
 
+    it('appends audit entries of its own (durable, seq increasing), without a revision bump', async (t) => {
+      const store = await open(t);
+      await store.putSignal(load(5, T0));
+      const r0 = await store.revision();
+      const a = await store.appendAudit({ at: T0, actor: 'node-a', action: 'job.start', target: 'job:gc-signals@2026-12-02T06:00:00.000Z', reason: 'scheduled', before: null, after: { node: 'node-a' } });
+      const b = await store.appendAudit({ at: T0 + 1, actor: 'node-a', action: 'job.finish', target: 'job:gc-signals@2026-12-02T06:00:00.000Z', reason: 'ok: removed 3 records', before: null, after: { outcome: 'ok' } });
+      assert.ok(b.seq > a.seq);
+      assert.equal(await store.revision(), r0);
+      const log = await store.audit(2);
+      assert.deepEqual(log.map((e) => [e.action, e.seq, e.reason]), [['job.finish', b.seq, 'ok: removed 3 records'], ['job.start', a.seq, 'scheduled']]);
+    });
+
+    it('trims audit entries older than a cutoff, newest kept, without a revision bump', async (t) => {
+      const store = await open(t);
+      for (let i = 0; i < 5; i++) await store.appendAudit({ at: T0 + i * HOUR, actor: 'n1', action: 'job.start', target: `job:x@${i}`, reason: 'r', before: null, after: null });
+      const r0 = await store.revision();
+      assert.deepEqual(await store.trimAudit(T0 + 2 * HOUR), { removed: 2 });
+      assert.deepEqual((await store.audit(10)).map((e) => e.target), ['job:x@4', 'job:x@3', 'job:x@2']);
+      assert.deepEqual(await store.trimAudit(T0 + 2 * HOUR), { removed: 0 }, 'again: nothing more');
+      assert.equal(await store.revision(), r0);
+    });
+
+    it('removes signal records only as they were read (compare-and-delete), bumping the revision once', async (t) => {
+      const store = await open(t);
+      await store.putSignal(load(5, T0));
+      await store.putSignal(load(6, T0, { key: 'k2' }));
+      const kept = await store.putSignal(load(7, T0, { key: 'k3' }));
+      const r0 = await store.revision();
+      // k3 was refreshed after it was read: its old observedAt no longer matches, it stays.
+      await store.putSignal(load(8, T0 + 1, { key: 'k3' }));
+      const r1 = await store.revision();
+      const res = await store.removeSignals([
+        { id: 'aa|load.metrics|test/conformance|k1', observedAt: T0 },
+        { id: 'aa|load.metrics|test/conformance|k2', observedAt: T0 },
+        { id: kept.stored ? kept.record.id : '', observedAt: T0 },
+        { id: 'aa|load.metrics|test/conformance|nope', observedAt: T0 },
+      ]);
+      assert.equal(res.removed, 2);
+      assert.ok(r1 > r0 && res.revision === r1 + 1, `one bump: ${r0}, ${r1}, ${res.revision}`);
+      assert.deepEqual((await store.snapshot()).records.map((r) => r.id), ['aa|load.metrics|test/conformance|k3']);
+      // Nothing to remove: no bump.
+      assert.deepEqual(await store.removeSignals([{ id: 'aa|load.metrics|test/conformance|k1', observedAt: T0 }]), { removed: 0, revision: res.revision });
+    });
+
     it('keeps the latest signal per id by observedAt: older and equal ones are refused as stale', async (t) => {
       const store = await open(t);
       const first = await store.putSignal(load(5, T0));

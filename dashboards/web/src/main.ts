@@ -8,7 +8,7 @@
 import { ApiFailure, call, setToken, stream, token } from './api.js';
 import { fill, h, pct, span, utc, utcFull, watts, withTimes } from './dom.js';
 import { placeLabels } from './labels.js';
-import type { Explain, Fleet, GridEventView, Override, Plan, Preview, RegionView, Status } from './types.js';
+import type { Explain, Fleet, GridEventView, Override, Plan, Preview, RegionView, Status, WindowOccurrence } from './types.js';
 
 interface Me {
   name: string | null;
@@ -667,6 +667,9 @@ function renderTimeline(): void {
   let end = now + 3 * 3_600_000;
   for (const e of f.events) if (e.end !== undefined && e.end > end) end = e.end + 1_800_000;
   for (const list of Object.values(steps)) for (const s of list) if (s.at > end && s.at < now + 48 * 3_600_000) end = s.at + 1_800_000;
+  // Upcoming recurring windows are drawn ahead (the plan holds the next two days of them).
+  const windows = (state.plan?.windows ?? []).filter((w) => w.end > now);
+  for (const w of windows) if (w.end > end && w.start < now + 48 * 3_600_000) end = w.end + 1_800_000;
   end = Math.min(end, now + 48 * 3_600_000);
   const start = now - 1_800_000;
   const W = 1000;
@@ -700,6 +703,16 @@ function renderTimeline(): void {
       );
       if (e.learnedAt >= start) svg.append(h('line', { x1: x(e.learnedAt), x2: x(e.learnedAt), y1: y0 + 2, y2: y0 + ROW - 2, class: 'learned' }, h('title', {}, `learned ${utcFull(e.learnedAt)}`)));
     }
+    for (const w of windows.filter((o) => o.regions.includes(r.id))) {
+      if (w.start > end) continue;
+      svg.append(
+        h(
+          'rect',
+          { x: x(w.start), y: y0 + 3, width: Math.max(2, x(w.aborted?.at ?? w.end) - x(w.start)), height: ROW - 6, class: `window window-${w.kind}${w.skipped ? ' skipped' : ''}`, 'data-window': w.window },
+          h('title', {}, windowWords(w)),
+        ),
+      );
+    }
     // The admission share from now on, from the plan's schedule (a step line, 1 at the top of
     // the row). The plan holds no history: nothing is drawn before now.
     const list = steps[r.id] ?? [];
@@ -725,7 +738,15 @@ function renderTimeline(): void {
     'timeline',
     svg,
     h('ul', { class: 'events' }, ...(upcoming.length ? upcoming.map((e) => h('li', { 'data-event': e.key }, eventWords(e))) : [h('li', { class: 'muted' }, 'no grid events or alerts in force or announced')])),
+    ...(windows.length ? [h('ul', { class: 'events windows' }, ...windows.map((w) => h('li', { 'data-window': w.window }, windowWords(w))))] : []),
   );
+}
+
+function windowWords(w: WindowOccurrence): string {
+  const what = w.kind === 'practice' ? 'practice run' : `${w.kind} window`;
+  const cap = w.cap > 0 ? `capped at ${pct(w.cap)}` : 'drained';
+  const state = w.skipped ? ` — skipped: ${w.skipped}` : w.aborted ? ` — aborted at ${utc(w.aborted.at)}: ${w.aborted.why}` : '';
+  return `${w.regions.join(', ')}: ${what} ${w.window} (${w.reason}), ${utcFull(w.start)} – ${utc(w.end)}, ${cap}${state}`;
 }
 
 function eventWords(e: GridEventView): string {

@@ -83,6 +83,21 @@ export interface Plan {
   regions: Record<string, PlanStep[]>;
   unplaced?: Record<string, number>;
   alerts?: PlanAlert[];
+  /** Recurring windows' occurrences over the plan's horizon (docs/schedules.md). */
+  windows?: WindowOccurrence[];
+}
+
+export interface WindowOccurrence {
+  window: string;
+  kind: 'maintenance' | 'tariff' | 'practice';
+  regions: string[];
+  start: number;
+  end: number;
+  cap: number;
+  reason: string;
+  source: 'config' | 'api';
+  skipped?: string;
+  aborted?: { at: number; why: string };
 }
 
 export interface Override {

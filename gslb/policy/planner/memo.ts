@@ -16,6 +16,8 @@ import type { RegionRecords } from '../rules/rule.js';
 export class RegionMemo {
   /** The schedule again under the safety pass's floors, for the floor segments (as JSON) it was made for. */
   floored?: { key: string; steps: RegionStep[] };
+  /** The schedule again with the practice runs that go (rules/practice.ts), for the runs (as JSON) it was made for. */
+  practiced?: { key: string; steps: RegionStep[]; grid: [number, number][] | null };
   readonly steps: RegionStep[];
   readonly grid: [number, number][] | null;
   readonly loss: [number, number][] | null;

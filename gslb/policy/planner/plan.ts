@@ -17,6 +17,9 @@ import { splitRecords } from '../rules/records.js';
 import { type RegionRecords, type RegionView, Texts, type ViewContext } from '../rules/rule.js';
 import { sameStep, staticWeightsOf, stepOf, viewAt } from './view.js';
 import { lossAlerts, lossVerdicts, verdictKey } from '../rules/loss.js';
+import { type RegionWindow, type WindowSkip, windowExpansion, windowInstants } from '../rules/windows.js';
+import { practiceOutcomes } from '../rules/practice.js';
+import type { PlannerWindow, WindowOccurrence } from '../../model/windows.js';
 
 /** canonical(settings), once per settings object (the service re-plans with the same one). */
 const settingsKeys = new WeakMap<PlannerSettings, string>();
@@ -85,7 +88,18 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   }
   // Fleet-wide freezes of automation; every region is re-evaluated where one starts or ends.
   const freezes: Override[] = [];
+  // Recurring windows added through the API, and operators' skips of one occurrence (rules/windows.ts).
+  const storeWindows: PlannerWindow[] = [];
+  const skips: WindowSkip[] = [];
   for (const o of snapshot.overrides) {
+    if (o.region === FLEET && o.action === 'window' && o.window) {
+      storeWindows.push(o.window);
+      continue;
+    }
+    if (o.region === FLEET && o.action === 'window-skip' && o.skip) {
+      skips.push({ window: o.skip.window, at: o.skip.at, why: `skipped by ${o.actor} (${o.reason}) [${o.id}]` });
+      continue;
+    }
     if (o.region === FLEET && o.action === 'freeze') {
       freezes.push(o);
       newest = Math.max(newest, o.start);
@@ -102,7 +116,12 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   const regionsOut: Record<RegionId, RegionStep[]> = {};
   const skipVotes = input.exhaustive !== true;
   const texts = new Texts();
-  const ctx: ViewContext = { freezes, texts };
+  // Recurring windows over the horizon of the epoch the control loop passes (none without one).
+  const allWindows = s.windows && s.windows.length > 0 ? [...s.windows, ...storeWindows] : storeWindows;
+  const wx = input.horizonEpoch !== undefined && allWindows.length > 0 ? windowExpansion(s, allWindows, skips, input.horizonEpoch) : undefined;
+  // The plan's own map (the expansion is reused across plans): the practice pass adds the runs that go.
+  const winMap: Map<RegionId, readonly RegionWindow[]> | undefined = wx ? new Map(wx.byRegion) : undefined;
+  const ctx: ViewContext = winMap ? { freezes, texts, windows: winMap } : { freezes, texts };
   const schedule = (
     region: PlannerRegion,
     rr: RegionRecords,
@@ -184,13 +203,16 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     const id = region.id;
     const recs = recsBy.get(id)!;
     const ovs = ovsBy.get(id)!;
-    const ovsKey = ovs.length === 0 ? '' : JSON.stringify(ovs);
+    const ovsKey = (ovs.length === 0 ? '' : JSON.stringify(ovs)) + (wx?.keys.get(id) ?? '');
     const rr = rrBy.get(id)!;
     const lossKey = verdicts.size === 0 ? freezeKey : `${freezeKey}\n${verdictKey(rr.facts, verdicts)}`;
     let m = reuse.get(id);
     if (!m || !m.sameKeys(ovsKey, lossKey, frozen)) {
       made++;
       const own = regionInstants(region, recs, rr, ovs, freezes, s);
+      windowInstants(wx?.byRegion.get(id), (t) => {
+        if (t > 0 && Number.isFinite(t)) own.set(t, (own.get(t) ?? 0) | ANY_CHANGE);
+      });
       m = new RegionMemo(recs, ovsKey, lossKey, frozen, rr, own, schedule(region, rr, own, ctx));
       memos.set(id, m);
     }
@@ -198,6 +220,35 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     keep(id, m.steps);
     if (m.grid) gridBy.set(id, m.grid);
     if (m.loss) lossBy.set(id, m.loss);
+  }
+  // Practice runs (rules/practice.ts): decided over every region's schedule made so far; the
+  // regions of the runs that go are planned again with them, before the safety limits.
+  const extraBy = new Map<RegionId, number[]>();
+  let windowsOut: WindowOccurrence[] | undefined = wx?.occurrences;
+  if (wx && winMap && wx.practice.length > 0) {
+    const facts = new Map([...rrBy].map(([id, rr]) => [id, rr.facts]));
+    const { outcomes, add } = practiceOutcomes(wx.practice, regionsOut, facts, freezes, s);
+    const byOcc = new Map(wx.practice.map((p) => [p.occ, outcomes.get(p)!]));
+    windowsOut = wx.occurrences.map((o) => {
+      const r = byOcc.get(o);
+      if (!r) return o;
+      if (!r.run) return { ...o, skipped: r.why };
+      return r.abortAt !== undefined ? { ...o, aborted: { at: r.abortAt, why: r.why! } } : o;
+    });
+    for (const [id, ws] of add) {
+      winMap.set(id, [...(wx.byRegion.get(id) ?? []), ...ws]);
+      const extra: number[] = [];
+      windowInstants(ws, (t) => {
+        if (t > 0 && Number.isFinite(t)) extra.push(t);
+      });
+      extraBy.set(id, extra);
+      const m = memoBy.get(id)!;
+      const key = JSON.stringify(ws.map((w) => [w.occ.window, w.occ.start, w.curve.endAt, w.words]));
+      if (m.practiced?.key !== key) m.practiced = { key, ...schedule(regionById.get(id)!, m.rr, m.instants, ctx, extra) };
+      keep(id, m.practiced.steps);
+      if (m.practiced.grid) gridBy.set(id, m.practiced.grid);
+      else gridBy.delete(id);
+    }
   }
   // Safety limits on gridPolicy (safetyFloors): the regions they hold back are planned again.
   const pierced = new Map<RegionId, string>();
@@ -208,6 +259,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
       freezes,
       texts,
       ...(ctx.loss ? { loss: ctx.loss } : {}),
+      ...(winMap ? { windows: winMap } : {}),
       floor: (t) => {
         let cur: FloorSegment | undefined;
         for (const g of segs) if (g.from <= t) cur = g;
@@ -216,7 +268,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     };
     floorCtx.set(id, c);
     const m = memoBy.get(id)!;
-    const segsKey = JSON.stringify(segs);
+    const segsKey = JSON.stringify(segs) + (extraBy.has(id) ? m.practiced!.key : '');
     if (m.floored?.key !== segsKey) {
       m.floored = {
         key: segsKey,
@@ -225,7 +277,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
           m.rr,
           m.instants,
           c,
-          segs.map((g) => g.from),
+          [...segs.map((g) => g.from), ...(extraBy.get(id) ?? [])],
         ).steps,
       };
     }
@@ -309,10 +361,11 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   h.update(ids4hash.length > 0 ? `${ids4hash.join('\n')}\n` : '').update(JSON.stringify(snapshot.overrides));
   h.update(spillKey);
   h.update(JSON.stringify(prefer ?? null));
+  if (wx) h.update(`windows@${wx.epoch}\n`);
   let sk = settingsKeys.get(s);
   if (sk === undefined) settingsKeys.set(s, (sk = canonical(s)));
   const version = h.update(sk).digest('hex').slice(0, 16);
-  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}), ...(overflow ? { overflow } : {}), ...(alerts.length > 0 ? { alerts } : {}), lookahead: { resolverFloorS: s.drain.resolverFloorS, marginMs: s.drain.marginMs } };
+  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}), ...(overflow ? { overflow } : {}), ...(alerts.length > 0 ? { alerts } : {}), ...(windowsOut ? { windows: windowsOut } : {}), lookahead: { resolverFloorS: s.drain.resolverFloorS, marginMs: s.drain.marginMs } };
   const gridAt = (t: number) =>
     Object.fromEntries(s.regions.map((region) => [region.id, viewAt(region, rrBy.get(region.id)!, ovsBy.get(region.id)!, t, s, floorCtx.get(region.id) ?? ctx).grid]));
   return { plan: out, gridAt, made };

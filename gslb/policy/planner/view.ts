@@ -34,6 +34,8 @@ export function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[]
     eventLimitW: Infinity,
     eventLimitWhy: '',
     noSpill: false,
+    winGrid: 1,
+    winRefuse: false,
   };
   applyViewRules(a);
   const view: RegionView = { down: a.down, refuse: a.gridRefuse || a.opRefuse, gridRaw: a.gridRaw, grid: a.grid, lossRaw: a.lossRaw, share: round(a.share), noSpill: a.noSpill, reasons: a.reasons };

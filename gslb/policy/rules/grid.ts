@@ -261,8 +261,8 @@ export const gridRule: ViewRule = {
     const s = a.s;
     const reasons = a.reasons;
     const verdicts = a.ctx.loss;
-    let grid = 1;
-    let refuse = false;
+    let grid = a.winGrid; // tariff and practice windows (rules/windows.ts) rank as grid obligations
+    let refuse = a.winRefuse;
     let goaway = Infinity;
     // Trusted physical losses (the loss pass, rules/loss.ts): planned whatever the safety limits and the freeze say.
     let lossCap = 1;

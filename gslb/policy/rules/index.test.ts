@@ -36,8 +36,8 @@ test('every rule module of gslb/policy/rules/ is registered, once, under its own
   assert.deepEqual([...registered].sort(), declared);
   assert.deepEqual(
     VIEW_RULES.map((r) => r.name),
-    ['operator force', 'health', 'slow start', 'operator drain / cap', 'grid obligations', 'power budget', 'compute capacity'],
-    "DESIGN.md's order: force-down > health > drain/cap > grid obligations > power > compute",
+    ['operator force', 'health', 'slow start', 'operator drain / cap', 'recurring windows', 'grid obligations', 'power budget', 'compute capacity'],
+    "DESIGN.md's order: force-down > health > drain/cap > grid obligations > power > compute (recurring windows between: maintenance at drain's rank, tariff and practice feed the grid rule's share; issue 21)",
   );
 });
 

@@ -20,12 +20,15 @@ import { safetyPass } from './safety.js';
 import { slowStartRule } from './slow-start.js';
 import { spillPass } from './spill.js';
 import { carbonPass } from './carbon.js';
+import { windowsRule } from './windows.js';
+import { practicePass } from './practice.js';
 
 export const VIEW_RULES: readonly ViewRule[] = [
   forceRule,
   healthRule,
   slowStartRule,
   operatorRule,
+  windowsRule,
   gridRule,
   powerRule,
   computeRule,
@@ -45,6 +48,7 @@ export const applyViewRules: (a: ViewAcc) => void = new Function(
 
 export const PLAN_PASSES: readonly PlanPass[] = [
   lossPass,
+  practicePass,
   safetyPass,
   spillPass,
   carbonPass,

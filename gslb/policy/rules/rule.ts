@@ -12,6 +12,7 @@ import type { StalePolicy } from '../settings.js';
 import type { GridFact } from './grid.js';
 import type { LossVerdict } from './loss.js';
 import type { HealthScratch } from './health.js';
+import type { RegionWindow } from './windows.js';
 import { type PlannerRegion, type PlannerSettings, round } from '../settings.js';
 
 /** A region's situation at one instant: what the rules made of it. */
@@ -76,6 +77,8 @@ export interface ViewContext {
   floor?: (t: number) => { floor: number; why: string } | undefined;
   /** The loss pass's verdict on each claim of physical loss (rules/loss.ts); undefined: none trusted. */
   loss?: ReadonlyMap<GridFact, LossVerdict>;
+  /** The recurring windows' occurrences acting on each region over the plan's horizon (rules/windows.ts); absent = none. */
+  windows?: ReadonlyMap<RegionId, readonly RegionWindow[]>;
 }
 
 /**
@@ -112,6 +115,10 @@ export interface ViewAcc {
   eventLimitWhy: string;
   /** The region takes no spill (the compute rule: saturated). */
   noSpill: boolean;
+  /** The tariff and practice windows' share (the windows rule): the grid rule starts from it, so the safety floor and the freeze apply. */
+  winGrid: number;
+  /** A tariff or practice window to 0 is in force: the grid rule asks the gateway to refuse new streams (unless a floor or freeze lifts it). */
+  winRefuse: boolean;
 }
 
 /** A rule of the view: what it is, for the precedence table (docs/architecture.md), and what it does. */
