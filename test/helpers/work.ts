@@ -8,8 +8,9 @@
  *   startsWith copied or compared, the input left to a regex exec (its linear lower bound:
  *   backtracking inside a regex is invisible here, which is why the parsers' patterns are
  *   checked separately). Indexing a string with `s[i]` is not seen either.
- * - countByteReads(bytes): a view of a Uint8Array through a Proxy that counts every indexed
- *   read (`buf[i]`); methods are forwarded to the real array.
+ * - countIndexReads(array) / countByteReads(bytes): a view of an array or a Uint8Array through
+ *   a Proxy that counts every indexed read (`a[i]`); a typed array's methods run on the real
+ *   array, a plain array's through the Proxy (so `slice`, `map` … count what they read).
  *
  * Synchronous only: the counters are installed for the duration of one call and removed in a
  * finally, so nothing else in the process is counted.
@@ -76,15 +77,18 @@ export function countStringWork<T>(fn: () => T): StringWork<T> {
   }
 }
 
-/** A Uint8Array view that counts indexed reads; `reads()` is the count so far. */
-export function countByteReads<B extends Uint8Array>(bytes: B): { buf: B; reads: () => number } {
+/** A view of an array or typed array that counts indexed reads (`a[i]`); `reads()` is the count so far. */
+export function countIndexReads<A extends object>(array: A): { buf: A; reads: () => number } {
   let n = 0;
-  const buf = new Proxy(bytes, {
+  const buf = new Proxy(array, {
     get(target, key) {
       if (typeof key === 'string' && key.length > 0 && key.charCodeAt(0) >= 0x30 && key.charCodeAt(0) <= 0x39) n++;
       const v = Reflect.get(target, key, target) as unknown;
-      return typeof v === 'function' ? (v as AnyFn).bind(target) : v;
+      return typeof v === 'function' && !Array.isArray(target) ? (v as AnyFn).bind(target) : v;
     },
   });
   return { buf, reads: () => n };
 }
+
+/** countIndexReads for bytes: a Uint8Array's methods run on the real array. */
+export const countByteReads = <B extends Uint8Array>(bytes: B): { buf: B; reads: () => number } => countIndexReads(bytes);
