@@ -11,10 +11,11 @@
  *   asked of every node at once and compared with per-node bytes left out (the ID, the COOKIE
  *   and NSID options, TTLs, RRSIGs: what is compared is the RCODE, the A records' addresses
  *   and the ECS scope). A difference is asked again every 500 ms until the nodes agree; it
- *   counts as a difference after convergence when it outlasts `convergeMs` while every node
- *   has the same geo table in force, none compiles one and every node reads the store
- *   (a node answering from a table the others have not loaded yet is converging, not
- *   diverging; such waits are bounded at 120 s and reported);
+ *   counts as a difference after convergence when the nodes still answer differently while
+ *   every node up holds the same serving state before and after the asking (the geo table in
+ *   force, and what decide reads of the plan: the steps in force and in the next minute with
+ *   their caps, the carbon preferences), so that a loaded machine that converges slowly makes
+ *   no false alarm and a fast flip cannot hide a real divergence (bounded at 240 re-asks);
  * - p50/p99 query latency (measured by the load generator, in a worker thread of its own) and
  *   each node's RSS, per 10 s, and a plot of both (SVG).
  *
@@ -60,8 +61,6 @@ export interface SoakOptions {
   subnets: number;
   workers: number;
   rateLimitMode: 'off' | 'log' | 'on';
-  /** A difference still there after this long (with every node on the same geo table and store) counts. Default 10 s. */
-  convergeMs?: number;
   /** Progress lines (default: none). */
   log?: (line: string) => void;
 }
@@ -93,7 +92,7 @@ export interface SoakDifference {
 }
 
 export interface SoakReport {
-  options: Omit<SoakOptions, 'log'> & { convergeMs: number };
+  options: Omit<SoakOptions, 'log'>;
   machine: { cpus: number; memoryGiB: number; node: string };
   startupMs: number;
   durationMs: number;
@@ -118,13 +117,18 @@ export interface SoakReport {
     rounds: number;
     questions: number;
     agreed: number;
-    /** Differences that went away within convergeMs (or while a node was loading a geo table). */
+    /** Differences that went away when asked again (a node had not taken a change yet). */
     transient: number;
     /** Longest such wait, ms. */
     longestConvergeMs: number;
     /** Differences after convergence: must be 0. */
     differing: number;
     details: SoakDifference[];
+    /** What the agreed answers were, to show the moving parts moved them: per region, how many; and how many had ECS scope /24 (an admission weight below 1 in force). */
+    agreedByRegion: Record<string, number>;
+    /** The same for the Japanese /24s alone (the GeoIP swap moves them from ap-tyo to sa-sao and back). */
+    japanByRegion: Record<string, number>;
+    agreedScope24: number;
   };
   geo: { versions: string[] };
   buckets: SoakBucket[];
@@ -340,7 +344,6 @@ function movedTokyo(file: string): Buffer {
 
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const log = o.log ?? (() => undefined);
-  const convergeMs = o.convergeMs ?? 10_000;
   const D = Math.round(o.seconds * 1000);
   const work = mkdtempSync(join(tmpdir(), 'gridsteer-soak-'));
   const crashes: string[] = [];
@@ -412,7 +415,6 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     let done = false;
     /** Node index → down since (ms epoch); absent = up. */
     const down = new Map<number, number>();
-    let storeDown = false;
 
     // Signals: every 100 ms a batch of signalsPerSecond/10 to the next node, one batch in flight per node.
     const sig = { posted: 0, accepted: 0, refusedStoreDown: 0, failed: 0, lostToKill: 0, skipped: 0 };
@@ -470,7 +472,15 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const rssTimer = setInterval(() => rss.push({ at: Date.now(), mib: nodes.map((n, i) => (down.has(i) ? null : rssMiB(n?.proc?.pid))) }), 2000);
 
     // Comparisons: every second, 6 subnets (cycling, plus one Japanese) asked of every node that is up.
-    const cmp = { rounds: 0, questions: 0, agreed: 0, transient: 0, longestConvergeMs: 0, differing: 0, details: [] as SoakDifference[] };
+    const cmp = { rounds: 0, questions: 0, agreed: 0, transient: 0, longestConvergeMs: 0, differing: 0, details: [] as SoakDifference[], agreedByRegion: {} as Record<string, number>, japanByRegion: {} as Record<string, number>, agreedScope24: 0 };
+    const tally = (subnet: string, got: (string | null)[]) => {
+      const a = got.find((x): x is string => x !== null);
+      if (a === undefined) return;
+      const region = / (\S+) \[/.exec(a)?.[1] ?? '?';
+      cmp.agreedByRegion[region] = (cmp.agreedByRegion[region] ?? 0) + 1;
+      if (JAPAN.includes(subnet)) cmp.japanByRegion[region] = (cmp.japanByRegion[region] ?? 0) + 1;
+      if (a.endsWith('scope 24')) cmp.agreedScope24++;
+    };
     let cmpId = 1;
     const nextId = () => (cmpId = (cmpId % 65535) + 1);
     const geoVersions = new Set<string>();
@@ -492,32 +502,70 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       const ok = new Set(states.map((s) => s.geo)).size === 1 && !states[0]!.geo.includes('compiling') && states.every((s) => s.store);
       return { ok, why: states.map((s, k) => `${k}: geo ${s.geo}, store ${s.store ? 'ok' : 'not read'}`).join('; ') };
     };
+    /**
+     * What decides an answer on node i, as of `now`: the geo table in force (none while one
+     * compiles), and per region the plan steps from the one in force to now + 60 s with what
+     * decide reads of them (share, homes, down, refuse, TTL cap; consecutive equal ones
+     * merged, so a signal's renewal that changes no cap changes nothing here), and the carbon
+     * preferences. Two nodes with equal states must give equal answers.
+     */
+    const servingState = async (i: number, now: number): Promise<string> => {
+      try {
+        const [plan, rz] = await Promise.all([api(i, 'GET', '/v1/plan', OPERATOR), readyz(`http://127.0.0.1:${ports[i]!.http}`)]);
+        const geo = parseGeoCheck(rz.checks.find((c) => c.name === 'geo'));
+        const body = plan.body as { regions?: Record<string, { at: number; share: number; homes?: Record<string, number>; down: boolean; refuse?: boolean; ttlCap?: number }[]>; prefer?: unknown };
+        const regions = Object.entries(body.regions ?? {})
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([id, steps]) => {
+            const from = Math.max(0, steps.findLastIndex((st) => st.at <= now));
+            const seen: string[] = [];
+            for (const st of steps.slice(from).filter((st, k) => k === 0 || st.at <= now + 60_000)) {
+              const v = JSON.stringify([st.share, st.homes ?? null, st.down, st.refuse ?? false, st.ttlCap ?? null]);
+              if (seen.at(-1) !== v) seen.push(v);
+            }
+            return `${id}:${seen.join('>')}`;
+          });
+        return `geo ${geo && !geo.compiling ? geo.version : 'loading'} | ${regions.join(' ')} | prefer ${JSON.stringify(body.prefer ?? {})}`;
+      } catch (e) {
+        return `unreadable (${(e as Error).message})`;
+      }
+    };
+    const statesAll = async (now: number): Promise<(string | null)[]> => Promise.all([0, 1, 2].map((i) => (down.has(i) ? Promise.resolve(null) : servingState(i, now))));
     const askAll = async (subnet: string): Promise<(string | null)[]> =>
       Promise.all([0, 1, 2].map((i) => (down.has(i) ? Promise.resolve(null) : askOnce(sock, waiting, ports[i]!.dns, subnet, nextId()))));
     const agree = (xs: (string | null)[]) => new Set(xs.filter((x): x is string => x !== null)).size <= 1;
+    /**
+     * A difference, asked again every 500 ms until the nodes agree (transient: a node had not
+     * yet taken a change), or until they give different answers while every node up holds
+     * the same serving state before and after the asking (a difference after convergence),
+     * whatever the time it takes a loaded machine to get there. Bounded: 240 rounds (about
+     * two minutes); a difference still open then counts as one after convergence too.
+     */
     const chase = async (subnet: string, first: (string | null)[]): Promise<void> => {
       const since = Date.now();
       let last = first;
-      // Bounded: at most 240 re-asks (120 s).
+      let states: (string | null)[] = [];
       for (let k = 0; k < 240; k++) {
         await sleep(500);
+        const now = Date.now();
+        const before = await statesAll(now);
         last = await askAll(subnet);
         if (agree(last)) {
           cmp.transient++;
           cmp.longestConvergeMs = Math.max(cmp.longestConvergeMs, Date.now() - since);
           return;
         }
-        if (Date.now() - since >= convergeMs) {
-          const s = await settled();
-          if (s.ok && !storeDown) {
-            cmp.differing++;
-            if (cmp.details.length < 20) cmp.details.push({ t: Date.now() - t0, subnet, answers: last.map((x) => x ?? '(node down)'), why: `still different ${Date.now() - since} ms after it was first seen, with ${s.why}` });
-            return;
-          }
+        const after = await statesAll(now);
+        states = after;
+        const same = (xs: (string | null)[]) => new Set(xs.filter((x): x is string => x !== null)).size === 1;
+        if (same(before) && same(after) && before.find((x) => x !== null) === after.find((x) => x !== null) && !after.some((x) => x !== null && (x.startsWith('unreadable') || x.startsWith('geo loading')))) {
+          cmp.differing++;
+          if (cmp.details.length < 20) cmp.details.push({ t: Date.now() - t0, subnet, answers: last.map((x) => x ?? '(node down)'), why: `different answers ${Date.now() - since} ms after first seen, every node up holding the same serving state: ${after.find((x) => x !== null)!.slice(0, 600)}` });
+          return;
         }
       }
       cmp.differing++;
-      if (cmp.details.length < 20) cmp.details.push({ t: Date.now() - t0, subnet, answers: last.map((x) => x ?? '(node down)'), why: 'still different after 120 s' });
+      if (cmp.details.length < 20) cmp.details.push({ t: Date.now() - t0, subnet, answers: last.map((x) => x ?? '(node down)'), why: `still different after 240 rounds; serving states: ${states.map((x) => (x ?? '(down)').slice(0, 300)).join(' || ')}` });
     };
     const chases: Promise<void>[] = [];
     let cmpCursor = 0;
@@ -530,7 +578,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
           picks.map(async (subnet) => {
             const got = await askAll(subnet);
             cmp.questions++;
-            if (agree(got)) cmp.agreed++;
+            if (agree(got)) {
+              cmp.agreed++;
+              tally(subnet, got);
+            }
             else if (chases.length < 2000) chases.push(chase(subnet, got));
           }),
         );
@@ -593,7 +644,6 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       pauseFlips = true;
       const had = overrideId;
       event(`Redis ${label} (${signal})`);
-      storeDown = true;
       await r.kill(signal);
       await sleep(Math.max(1000, D * 0.008));
       await r.restart();
@@ -604,7 +654,6 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         if ((await settled()).ok) break;
         await sleep(200);
       }
-      storeDown = false;
       const ok = await overrideSurvived();
       flips.survivedRedisRestarts.push(had === null || (ok && overrideId === had));
       pauseFlips = false;
@@ -671,14 +720,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         p99ByNode: load.lat[b]!.map((l) => round2(quantile(l, 0.99))),
         rssMiB: [0, 1, 2].map((i) => {
           const v = samples.map((x) => x.mib[i]).filter((x): x is number => x !== null);
-          return v.length ? Math.max(...v) : null;
+          return v.length ? v.reduce((m, x) => Math.max(m, x), 0) : null;
         }),
       };
     });
     const sent = load.counts.reduce((s, b) => s + b.reduce((t, x) => t + x[0], 0), 0);
     const answered = load.counts.reduce((s, b) => s + b.reduce((t, x) => t + x[1], 0), 0);
     return {
-      options: { seconds: o.seconds, qps: o.qps, signalsPerSecond: o.signalsPerSecond, subnets: o.subnets, workers: o.workers, rateLimitMode: o.rateLimitMode, convergeMs },
+      options: { seconds: o.seconds, qps: o.qps, signalsPerSecond: o.signalsPerSecond, subnets: o.subnets, workers: o.workers, rateLimitMode: o.rateLimitMode },
       machine: { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
       startupMs,
       durationMs,
@@ -691,7 +740,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         unansweredSamples: outside.slice(0, 20).map((u) => ({ node: u.node + 1, t: u.t - t0 })),
         p50Ms: round2(quantile(allLat, 0.5)),
         p99Ms: round2(quantile(allLat, 0.99)),
-        maxMs: round2(allLat.length ? Math.max(...allLat) : null),
+        maxMs: round2(allLat.length ? allLat.reduce((m, x) => (x > m ? x : m), 0) : null),
       },
       killWindow: killWindow ? { ...killWindow, node: killWindow.node + 1 } : null,
       signals: sig,
@@ -735,7 +784,7 @@ export function soakSvg(r: SoakReport): string {
   out.push(`<text x="${L}" y="18" font-size="13">GridSteer soak: ${Math.round(tMax / 60)} min, ${r.options.qps} q/s over 3 nodes, ${r.options.signalsPerSecond} signals/s (2 shared cores: absolute latencies are noisy)</text>`);
   for (const p of panels) {
     const vals = p.series.flat().map((v) => v[1]).filter((v): v is number => v !== null);
-    const vMax = Math.max(1, ...vals) * 1.1;
+    const vMax = vals.reduce((m, v) => Math.max(m, v), 1) * 1.1;
     const y = (v: number) => p.top + p.h - (p.h * v) / vMax;
     out.push(`<rect x="${L}" y="${p.top}" width="${W - L - R}" height="${p.h}" fill="none" stroke="#999"/>`);
     out.push(`<text x="${L}" y="${p.top - 6}">${p.label}</text>`);
@@ -802,16 +851,19 @@ export function soakMarkdown(r: SoakReport, command: string): string {
     `| override flips | ${r.overrides.flips} (${r.overrides.refusedStoreDown} refused while Redis was down, ${r.overrides.failed} failed); the override in force survived each Redis restart: ${r.overrides.survivedRedisRestarts.join(', ')} |`,
     `| comparisons | ${c.rounds} rounds, ${c.questions} questions asked of every node up: ${c.agreed} agreed at once, ${c.transient} differed and converged (longest ${c.longestConvergeMs} ms) |`,
     `| **answers differing after convergence** | **${c.differing}** |`,
+    `| what the agreed answers were | by region: ${fmtCounts(c.agreedByRegion)}; ${c.agreedScope24} with ECS scope /24 (the weight override in force); the Japanese /24s: ${fmtCounts(c.japanByRegion)} (the GeoIP swap moves them to sa-sao and back) |`,
     `| geo tables seen | ${r.geo.versions.join(', ')} |`,
     `| crashes, error logs | ${r.crashes.length === 0 ? 'none' : r.crashes.length} |`,
     '',
     'What is compared between nodes: the RCODE, the A records\' addresses and the ECS scope. Left',
     'out as per-node bytes: the message ID, the COOKIE option (each node makes its own server',
     'cookie), NSID, TTLs (they count down to the next plan step from the instant each node',
-    'answers) and RRSIGs. A difference is asked again every 500 ms; it counts as a difference',
-    `after convergence when it outlasts ${r.options.convergeMs / 1000} s while every node has the same geo table in force,`,
-    'none is compiling one and every node reads the store (fail static during a Redis outage is',
-    'by design: a node answers from its last plan).',
+    'answers) and RRSIGs. A difference is asked again every 500 ms until the nodes agree; it',
+    'counts as a difference after convergence when the nodes still answer differently while',
+    'every node up holds the same serving state before and after the asking: the same geo table',
+    'in force, and the same of what decide reads of the plan (the steps in force and in the next',
+    'minute with their caps, the carbon preferences). So a slow machine makes no false alarm and',
+    'a quick override flip cannot hide a divergence.',
     '',
     '## Events',
     '',
@@ -832,6 +884,13 @@ export function soakMarkdown(r: SoakReport, command: string): string {
   if (c.details.length) lines.push('Differences after convergence (first 20):', '', ...c.details.map((d) => `- ${fmtS(d.t)} ${d.subnet}: ${d.answers.join(' | ')} (${d.why})`), '');
   if (r.crashes.length) lines.push('Crashes and error logs:', '', ...r.crashes.map((x) => `- ${x}`), '');
   return lines.join('\n');
+}
+
+function fmtCounts(o: Record<string, number>): string {
+  return Object.entries(o)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
 }
 
 function fmtS(ms: number | undefined): string {

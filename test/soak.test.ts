@@ -28,6 +28,11 @@ test('soak, 30 s: no query unanswered outside the kill window, no answer differi
   assert.deepEqual(r.overrides.survivedRedisRestarts, [true, true], 'the override in force survived each Redis restart (AOF)');
   assert.ok(r.signals.accepted > 0 && r.signals.failed === 0, `signals: ${JSON.stringify(r.signals)}`);
   assert.ok(r.queries.answered > 0 && r.comparisons.questions > 0);
+  // The moving parts moved the answers (on every node alike): the Japanese /24s were sent to
+  // sa-sao while the moved database was in force and to ap-tyo before, and some answers were
+  // narrowed to /24 by the weight override.
+  assert.ok((r.comparisons.japanByRegion['ap-tyo'] ?? 0) > 0 && (r.comparisons.japanByRegion['sa-sao'] ?? 0) > 0, `Japanese /24s: ${JSON.stringify(r.comparisons.japanByRegion)}`);
+  assert.ok(r.comparisons.agreedScope24 > 0, 'answers narrowed to /24 by the weight override');
   // What the run is for.
   assert.equal(r.queries.unansweredOutside, 0, `unanswered outside the kill window: ${JSON.stringify(r.queries.unansweredSamples)}`);
   assert.equal(r.comparisons.differing, 0, `answers differing after convergence: ${JSON.stringify(r.comparisons.details, null, 1)}`);
