@@ -206,6 +206,34 @@ describe('RedisStore on real redis-server', () => {
     await a.createOverride(drain('bb'), T0);
   });
 
+  test('a revision poll racing pub/sub under a write load is no data loss (found by the soak run)', async (t) => {
+    // B polls every 2 ms while A writes: B's poll reads revision R, A's next write publishes
+    // R + 1, and B may take the message off its subscriber connection before the poll's reply
+    // off the other one. That newer revision is no sign that Redis went back to R: before the
+    // fix B declared DATA LOSS and held its plan until an operator confirmed it.
+    const r = await shared();
+    const prefix = freshPrefix('race');
+    const a = await openStore({ url: r.url, prefix }, t);
+    const logs: string[] = [];
+    const b = await openStore({ url: r.url, prefix, pollMs: 2, log: (level, msg) => logs.push(`${level} ${msg}`) }, t);
+    const seen: number[] = [];
+    b.onRevision((rev) => seen.push(rev));
+    // Bounded: 4000 writes, 8 at a time.
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < 4000) {
+          const k = next++;
+          await a.putSignal(load(k, T0 + k, `k${k % 5}`));
+        }
+      }),
+    );
+    const last = Number(await r.command('GET', storeKeys(prefix).rev));
+    await waitFor(() => seen.at(-1) === last, `B to reach revision ${last}`);
+    assert.equal(b.status().loss, null, `no loss: ${logs.filter((l) => /LOSS/.test(l)).join('\n')}`);
+    for (let i = 1; i < seen.length; i++) assert.ok(seen[i]! > seen[i - 1]!, `each revision once, in order`);
+  });
+
   test('two nodes on one Redis: a write on A reaches B by pub/sub and by the revision poll', async (t) => {
     const r = await shared();
     const prefix = freshPrefix('nodes');

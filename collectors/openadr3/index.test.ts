@@ -350,10 +350,9 @@ test('hostile answers: each fails the poll with its code, emits nothing, and is 
     const tokens0 = vtn.tokenCount;
     const { h, poll } = pollerFor(vtn, vtnExtra ? { vtn: { url: vtn.url, clientId: vtn.clientId, clientSecret: vtn.clientSecret, ...vtnExtra } } : {});
     const f0 = openadr3Stats.pollFailures;
-    const t0 = performance.now();
+    // Bounded by what each failure names (a 300 ms deadline, a 4 MiB cap, a refused shape), not timed.
     assert.equal(await poll(), false, what);
     assert.equal(await poll(), false, what);
-    assert.ok(performance.now() - t0 < 3000, `${what}: bounded in time`);
     assert.equal(h.emitted.length, 0, `${what}: nothing emitted`);
     assert.equal(openadr3Stats.pollFailures, f0 + 2, `${what}: counted`);
     const w = h.logs.filter((l) => l.level === 40);
@@ -425,9 +424,9 @@ test('bounds: an event with 10^6 intervals within 4 MiB is read only in part; ma
     return true;
   };
   const { h, poll } = pollerFor(vtn, { maxIntervalsPerEvent: 100 });
-  const t0 = performance.now();
+  // That only maxIntervalsPerEvent intervals are looked at is counted in parse.test.ts (readEvent
+  // over a counting Proxy); here, what the poller makes of it.
   assert.equal(await poll(), true);
-  assert.ok(performance.now() - t0 < 3000, 'bounded in time');
   assert.equal(h.emitted.length, 4, 'the other events still count');
   assert.equal(warns(h, /evt-big: 1000000 intervals; only the first 100 are read/).length, 1);
   assert.equal(await poll(), true);

@@ -16,6 +16,7 @@ import { pino } from 'pino';
 import type { CollectorContext, Signal } from '../types.js';
 import { validateSignal } from '../../gslb/state/signals.js';
 import { MAX_BODY_BYTES, PrometheusConfigSchema, PrometheusPoller, prometheus, prometheusTotals as prometheusStats, type PrometheusConfig } from './index.js';
+import { live } from '../../test/helpers/live.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../collectors/prometheus/fixtures/', import.meta.url));
 const fixture = (name: string) => readFileSync(FIXTURES + name, 'utf8');
@@ -388,13 +389,12 @@ test('hostile answers: no fact, one warn per target naming why, counted; bounded
     harness(config({ intervalMs: 10000, timeoutMs, targets: cases.filter((c) => c[2] === timeoutMs).map(([url], i) => ({ region: regions[i % regions.length], url })) })),
   );
   const before = stats();
-  const t0 = Date.now();
+  // Each slow answer's reason names the 300 ms deadline that cut it: nothing here is timed.
   for (const h of harnesses) {
     const p = new PrometheusPoller(h.ctx);
     await p.round();
     await p.round();
   }
-  assert.ok(Date.now() - t0 < 15000, `rounds took ${Date.now() - t0} ms`);
   assert.deepEqual(delta(before, stats()), { scrapes: 2 * cases.length, failures: 2 * cases.length, signals: 0 });
   for (const h of harnesses) assert.deepEqual(h.emitted, []);
   for (const [url, reason, timeoutMs] of cases) {
@@ -454,14 +454,13 @@ test('start() scrapes at once and every intervalMs; stop() stops the timer', asy
 });
 
 test('stop() aborts a scrape in flight at once, counting and logging nothing; ctx.signal stops it too', async () => {
-  const h = harness(config({ intervalMs: 10000, timeoutMs: 8000, targets: [{ region: 'us-va', url: `${BASE}/slow-body` }] }));
+  // The scrape's own timeout (60 s) is twice the liveness bound below: only an abort ends it in time.
+  const h = harness(config({ intervalMs: 60000, timeoutMs: 60000, targets: [{ region: 'us-va', url: `${BASE}/slow-body` }] }));
   hits.set('/slow-body', 0);
   const before = stats();
   const stop = await prometheus.start(h.ctx);
   await until(() => (hits.get('/slow-body') ?? 0) >= 1, 2000);
-  const t0 = Date.now();
-  await stop();
-  assert.ok(Date.now() - t0 < 1000, `stop took ${Date.now() - t0} ms`);
+  await live(stop(), 30_000, 'stop() aborts the scrape in flight');
   assert.deepEqual(delta(before, stats()), { scrapes: 0, failures: 0, signals: 0 });
   assert.equal(h.warns().length, 0);
 

@@ -65,7 +65,15 @@ export class ExpositionError extends Error {
 export const DEFAULT_MAX_SERIES = 100_000;
 
 const TYPES: ReadonlySet<string> = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
-const FLOAT = /^[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)$/i;
+/**
+ * Go's decimal float syntax, written so that no two quantifiers can match the same digit
+ * (`\d+(?:\.\d*)?`, not `\d+\.?\d*`, which backtracks quadratically on a long run of digits
+ * that does not end a number); and a value token longer than VALUE_MAX is no number at all, so
+ * one token's match is bounded whatever the pattern (Go formats any float64 in 24 characters).
+ */
+const FLOAT = /^[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)$/i;
+/** The longest value token read as a number. */
+export const VALUE_MAX = 128;
 const TIMESTAMP = /^-?\d{1,19}$/;
 
 const isBlank = (c: number): boolean => c === 0x20 || c === 0x09;
@@ -75,9 +83,9 @@ const isNameStart = (c: number): boolean => isLetter(c) || c === 0x3a; // plus '
 const isNameChar = (c: number): boolean => isLetter(c) || isDigit(c) || c === 0x3a;
 const isLabelChar = (c: number): boolean => isLetter(c) || isDigit(c);
 
-/** A value token as a number, or null when it is not one. */
+/** A value token as a number, or null when it is not one (or longer than VALUE_MAX characters). */
 export function parseValue(tok: string): number | null {
-  if (!FLOAT.test(tok)) return null;
+  if (tok.length > VALUE_MAX || !FLOAT.test(tok)) return null;
   const lower = tok.toLowerCase();
   if (lower.endsWith('nan')) return NaN;
   if (lower.endsWith('inf') || lower.endsWith('infinity')) return tok.startsWith('-') ? -Infinity : Infinity;

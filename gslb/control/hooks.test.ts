@@ -183,8 +183,12 @@ async function until(fn: () => boolean, what: string, ms = 10_000): Promise<void
 
 test('runner: a drain and restore ramp gives the calls in order, with payloads, bearer token and headers', async (t) => {
   const gw = await gateway(t);
-  const computedAt = Date.now() - 1000;
-  const t0 = Date.now() + 300;
+  // The runner's clock is the test's: it moves to a step only once the runner has acted on the
+  // one before (its next wake-up is past it and its call delivered), so a loaded machine that
+  // fires timers late delays the calls but can never make the runner skip a step.
+  let fake = Date.UTC(2031, 5, 1, 12, 0, 0);
+  const computedAt = fake - 1000;
+  const t0 = fake + 300;
   const ramp = [
     step(t0, 0.5, { reasons: ['drain ramp 1/2'] }),
     step(t0 + 300, 0, { reasons: ['drain ramp 2/2'] }),
@@ -195,10 +199,20 @@ test('runner: a drain and restore ramp gives the calls in order, with payloads, 
   ];
   const plan = planOf('p1', { 'us-va': ramp, 'eu-de': [step(t0, 0)] }, computedAt);
   const hook = hookOf({ url: gw.url, tokenEnv: 'GW_TOKEN', headers: { 'X-Tenant': 'fleet-a', Authorization: 'Basic not-this' } });
-  const { runner, metric, lastOk, logs } = runnerOf(t, { 'us-va': hook }, plan, { env: { GW_TOKEN: 's3cret' } });
+  const { runner, metric, lastOk, logs } = runnerOf(t, { 'us-va': hook }, plan, { env: { GW_TOKEN: 's3cret' }, clock: () => fake });
   runner.start();
   const lastId = `us-va@${t0 + 1200}`;
-  await until(() => runner.status().regions['us-va']?.lastCall?.id === lastId && runner.status().regions['us-va']?.lastCall?.outcome === 'ok', 'the last step delivered');
+  const acted = (at: number) => {
+    const st = runner.status();
+    const c = st.regions['us-va']?.lastCall;
+    return (st.nextWakeAt === null || st.nextWakeAt > at) && c !== undefined && c !== null && c.outcome === 'ok';
+  };
+  await until(() => acted(fake), 'the first call delivered', 30_000);
+  for (const s of ramp) {
+    fake = s.at;
+    await until(() => acted(s.at), `the runner acted on the step at t0 + ${s.at - t0} ms`, 30_000);
+  }
+  assert.equal(runner.status().regions['us-va']?.lastCall?.id, lastId, 'the last step delivered');
 
   const iso = (x: number) => new Date(x).toISOString();
   const want: DrainHookPayload[] = [

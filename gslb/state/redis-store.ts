@@ -721,6 +721,10 @@ export class RedisStore implements StateStore {
     if (this.polling || this.closed || !this.client) return;
     this.polling = true;
     try {
+      // What this node had been handed before the read was sent: a revision delivered while
+      // the read is on its way (pub/sub on the other connection, a write's reply) may be newer
+      // than the one the read saw, and is no sign of loss.
+      const deliveredBefore = this.delivered;
       const rev = await this.readRevisionAndClock();
       if (this.closed) return;
       if (this.formatProblem) {
@@ -739,7 +743,7 @@ export class RedisStore implements StateStore {
         await this.whileLost(rev);
         return;
       }
-      const lost = this.lossSeen(rev);
+      const lost = this.lossSeen(rev, deliveredBefore);
       if (lost) {
         await this.enterLoss(lost, rev);
         return;
@@ -764,14 +768,14 @@ export class RedisStore implements StateStore {
    * Whether what the poll read means the store lost data this node had seen (words), or null.
    * Only once this node has seen data (a revision above 0): an empty store stays empty.
    */
-  private lossSeen(rev: number): string | null {
+  private lossSeen(rev: number, deliveredBefore: number): string | null {
     if (this.delivered === 0) return null;
     const { epoch, format } = this.read;
     if (this.seenEpoch !== null && epoch !== this.seenEpoch) {
       return epoch === null ? `its epoch marker ${this.keys.epoch} (${this.seenEpoch}) is gone` : `its epoch marker ${this.keys.epoch} changed from ${this.seenEpoch} to ${epoch}`;
     }
     if (format === null) return `its format marker ${this.keys.format} is gone`;
-    if (rev < this.delivered) return `its revision went back from ${this.delivered} to ${rev}`;
+    if (rev < deliveredBefore) return `its revision went back from ${deliveredBefore} to ${rev}`;
     return null;
   }
 

@@ -1,7 +1,8 @@
 /**
  * A stand-in node for the lease test: opens a RedisStore, runs a LeaseRunner whose poller
  * writes one `carbon` signal every 100 ms with its fence, and prints one JSON line per event
- * ({"event":"ready"|"leader"|"wrote"|"refused"|"stopped", …}) on stdout.
+ * ({"event":"ready"|"try"|"leader"|"wrote"|"refused"|"stopped"|"released", …}) on stdout; "try"
+ * is one call of the store's acquireLease (the runner's attempts, counted by the test).
  *
  * usage: node lease-child.js <redis-url> <prefix> <holder> <ttl-ms>
  */
@@ -13,6 +14,11 @@ const [url, prefix, holder, ttl] = process.argv.slice(2);
 const say = (o: Record<string, unknown>) => process.stdout.write(JSON.stringify({ holder, at: Date.now(), ...o }) + '\n');
 const store = new RedisStore({ url: url!, prefix: prefix! });
 await store.start();
+const acquire = store.acquireLease.bind(store);
+store.acquireLease = (...args: Parameters<typeof acquire>) => {
+  say({ event: 'try' });
+  return acquire(...args);
+};
 const runner = new LeaseRunner({
   store,
   name: 'test/poller',
@@ -38,6 +44,10 @@ runner.run();
 say({ event: 'ready' });
 for (const sig of ['SIGTERM', 'SIGINT'] as const) {
   process.on(sig, () => {
-    void runner.stop().then(() => store.close()).then(() => process.exit(0));
+    void runner
+      .stop()
+      .then(() => say({ event: 'released' }))
+      .then(() => store.close())
+      .then(() => process.exit(0));
   });
 }
