@@ -24,6 +24,11 @@
 #        RRL_MODE=off|log|on  GridSteer's dns.rateLimit.mode (default off: every query here
 #                     comes from 127.0.0.1, which rate limiting would cap at 20 answers/s;
 #                     the mode is written into a copy of the config and into settings.json)
+#        SOURCES=N    loadgen sends from N loopback addresses, one per /24 (127.0.1.1 …), so
+#                     a server keying state on the source sees N clients (0: 127.0.0.1 alone)
+#   server gridsteer-rrl: GridSteer again with dns.rateLimit.mode on (on its own port): with
+#   SOURCES=16384 no /24 goes over 20 answers/s below ~300k q/s, so SERVERS="gridsteer
+#   gridsteer-rrl" measures what rate limiting costs traffic it does not limit, side by side
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -47,6 +52,7 @@ GRIDSTEER=${GRIDSTEER:-auto}
 GRIDSTEER_CONFIG=${GRIDSTEER_CONFIG:-$ROOT/gridsteer.yaml}
 RRL_MODE=${RRL_MODE:-off}
 SKIP_BUILD=${SKIP_BUILD:-0}
+SOURCES=${SOURCES:-0}
 QUIET_WAIT=${QUIET_WAIT:-10}
 QUIET_PCT=${QUIET_PCT:-15}
 NOISY_PCT=${NOISY_PCT:-10}
@@ -81,7 +87,7 @@ NCPU=$(nproc --all)
 ((SERVER_CPU < NCPU && LOADGEN_CPU < NCPU)) || die "need CPUs $SERVER_CPU and $LOADGEN_CPU (this machine has $NCPU)"
 case $RRL_MODE in on | log | off) ;; *) die "RRL_MODE must be on, log or off (got '$RRL_MODE')" ;; esac
 for s in $SERVERS; do
-  case $s in gdnsd | pdns | node-null | gridsteer | reflector) ;; *) die "unknown server '$s' in SERVERS" ;; esac
+  case $s in gdnsd | pdns | node-null | gridsteer | gridsteer-rrl | reflector) ;; *) die "unknown server '$s' in SERVERS" ;; esac
 done
 case $GRIDSTEER in auto | yes | no) ;; *) die "GRIDSTEER must be auto, yes or no" ;; esac
 nserv=$(wc -w <<<"$SERVERS")
@@ -90,7 +96,7 @@ budget=$(awk -v n="$nserv" -v R="$ROUNDS" -v d="$DURATION" -v w="$WARMUP" -v t="
 ((budget <= MAX_TOTAL)) || die "these settings need ~${budget}s of measuring, over MAX_TOTAL=${MAX_TOTAL}s"
 
 declare -A PORT=([gdnsd]=$BASE_PORT [pdns]=$((BASE_PORT + 1)) [node-null]=$((BASE_PORT + 2)) [gridsteer]=$((BASE_PORT + 3))
-  [reflector]=$((BASE_PORT + 4)))
+  [reflector]=$((BASE_PORT + 4)) [gridsteer-rrl]=$((BASE_PORT + 5)))
 declare -A PID=()
 
 # ---------------------------------------------------------------- cleanup & watchdog
@@ -288,7 +294,7 @@ EOF
 GS_MAIN=${GRIDSTEER_MAIN:-$ROOT/dist/gslb/cli/main.js}
 GS_NOTE=""
 want_gridsteer=0
-[[ " $SERVERS " == *" gridsteer "* && $GRIDSTEER != no ]] && want_gridsteer=1
+[[ (" $SERVERS " == *" gridsteer "* || " $SERVERS " == *" gridsteer-rrl "*) && $GRIDSTEER != no ]] && want_gridsteer=1
 if ((want_gridsteer)); then
   stale=0
   if [[ ! -f $GS_MAIN ]]; then stale=1
@@ -309,7 +315,7 @@ if ((want_gridsteer)); then
 fi
 ACTIVE=()
 for s in $SERVERS; do
-  [[ $s == gridsteer ]] && ((!want_gridsteer)) && continue
+  [[ $s == gridsteer || $s == gridsteer-rrl ]] && ((!want_gridsteer)) && continue
   ACTIVE+=("$s")
 done
 ((${#ACTIVE[@]})) || die "nothing to measure"
@@ -317,7 +323,8 @@ done
 # ---------------------------------------------------------------- start servers
 # GridSteer's config with dns.rateLimit.mode set explicitly (RRL_MODE), its regions folder
 # made absolute so the copy in $BUILD reads the same regions.
-gen_gridsteer() {
+gen_gridsteer() { # [dst mode]
+  local dst=${1:-$BUILD/gridsteer.yaml} mode=${2:-$RRL_MODE}
   (cd "$ROOT" && node --input-type=module -e '
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -327,7 +334,7 @@ const c = parse(readFileSync(src, "utf8"));
 c.regionsDir = resolve(dirname(src), c.regionsDir ?? "regions");
 c.dns = { ...(c.dns ?? {}), rateLimit: { ...(c.dns?.rateLimit ?? {}), mode } };
 writeFileSync(dst, stringify(c));
-' "$GRIDSTEER_CONFIG" "$BUILD/gridsteer.yaml" "$RRL_MODE")
+' "$GRIDSTEER_CONFIG" "$dst" "$mode")
 }
 port_busy() { ss -H -lun "sport = :$1" 2>/dev/null | grep -q .; }
 start_server() { # name
@@ -342,6 +349,11 @@ start_server() { # name
   gridsteer)
     gen_gridsteer
     cmd=(node "$GS_MAIN" serve --config "$BUILD/gridsteer.yaml" --workers 0
+      --dns-listen "127.0.0.1:$port" --http-listen 127.0.0.1:0)
+    ;;
+  gridsteer-rrl)
+    gen_gridsteer "$BUILD/gridsteer-rrl.yaml" on
+    cmd=(node "$GS_MAIN" serve --config "$BUILD/gridsteer-rrl.yaml" --workers 0
       --dns-listen "127.0.0.1:$port" --http-listen 127.0.0.1:0)
     ;;
   esac
@@ -365,7 +377,7 @@ wait_ready() { # name
       tail -n 20 "$RUN/$s.log" >&2
       die "$s exited during start-up (log: $RUN/$s.log)"
     fi
-    if [[ $s == gridsteer || $s == node-null || $s == reflector ]] && ! grep -q '"msg":"ready"' "$RUN/$s.log"; then
+    if [[ $s == gridsteer || $s == gridsteer-rrl || $s == node-null || $s == reflector ]] && ! grep -q '"msg":"ready"' "$RUN/$s.log"; then
       sleep 0.2
       continue
     fi
@@ -435,7 +447,7 @@ run_load() { # name mode tag [loadgen args...]
   # loadgen also accounts CPU over the measured period: the server process
   # (-P), its core (-C), its own core, and everything else ("other_processes")
   taskset -c "$LOADGEN_CPU" "$LOADGEN" -s 127.0.0.1 -p "${PORT[$s]}" -n "$QNAME" -m "$mode" \
-    -t "$TIMEOUT" -N "$SUBNETS" -S "$SEED" -w "$WINDOW" -l "$s" -P "${PID[$s]}" -C "$SERVER_CPU" "$@" >"$out" ||
+    -t "$TIMEOUT" -N "$SUBNETS" -S "$SEED" -w "$WINDOW" -l "$s" -P "${PID[$s]}" -C "$SERVER_CPU" -A "$SOURCES" "$@" >"$out" ||
     die "loadgen failed against $s"
   kill -0 "${PID[$s]}" 2>/dev/null || die "$s died during the $tag run (log: $RUN/$s.log)"
   printf '{"kind":"pre","busy_before_pct":%d,"quiet_wait_s":%d}\n' "${q% *}" "${q#* }" >>"$out"
@@ -448,7 +460,7 @@ GS_COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || true)
 cat >"$RUN/settings.json" <<EOF
 {"date":"$(date -u +%Y-%m-%dT%H:%M:%SZ)","duration_s":$DURATION,"rounds":$ROUNDS,"warmup_s":$WARMUP,"rate":$RATE,
 "rate_duration_s":$RATE_DURATION,"window":$WINDOW,"timeout_s":$TIMEOUT,"subnets":$SUBNETS,"seed":$SEED,
-"server_cpu":$SERVER_CPU,"gridsteer_rate_limit_mode":"$RRL_MODE","loadgen_cpu":$LOADGEN_CPU,"noisy_pct":$NOISY_PCT,"servers":"${ACTIVE[*]}","gridsteer_note":"$GS_NOTE",
+"server_cpu":$SERVER_CPU,"gridsteer_rate_limit_mode":"$RRL_MODE","sources":$SOURCES,"loadgen_cpu":$LOADGEN_CPU,"noisy_pct":$NOISY_PCT,"servers":"${ACTIVE[*]}","gridsteer_note":"$GS_NOTE",
 "kernel":"$(uname -r)","cpu_model":"$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)","ncpu":$NCPU,
 "node":"$(node --version)","gridsteer_commit":"$GS_COMMIT",
 "gdnsd":"$(dpkg-query -W -f='${Version}' gdnsd 2>/dev/null)","pdns":"$(dpkg-query -W -f='${Version}' pdns-server 2>/dev/null)",

@@ -79,6 +79,10 @@ static int opt_gso = 1;
 static int opt_server_pid = 0;
 static int opt_sleep = 0;
 static int opt_server_cpu = -1;
+/* -A N: send from N source addresses, one per /24 of 127.0.0.0/8 (127.0.1.1, 127.0.2.1, …),
+ * round-robin per query (IP_PKTINFO), for a server that keys state on the source address
+ * (response rate limiting); 0 = the socket's one address */
+static int opt_sources = 0;
 
 /* ---------- time ---------- */
 static inline int64_t now_ns(void) {
@@ -323,7 +327,8 @@ static void usage(void) {
     fprintf(stderr,
             "usage: loadgen -s ADDR -p PORT [-n NAME] [-m max|rate] [-d SECONDS] [-W WARMUP_S]\n"
             "               [-r QPS] [-w WINDOW] [-t TIMEOUT_S] [-N SUBNETS] [-S SEED] [-l LABEL] [-E] [-G] [-Y] [-v]\n"
-            "               [-P SERVER_PID -C SERVER_CPU]\n"
+            "               [-P SERVER_PID -C SERVER_CPU] [-A SOURCES]\n"
+            "  -A  send from SOURCES loopback addresses, one per /24 (127.0.1.1, 127.0.2.1, ...; at most 65535; implies -G)\n"
             "  -E  no ECS option (plain EDNS0); -E -E no OPT record at all\n"
             "  -G  send with sendmmsg only (no UDP GSO batching)\n"
             "  -Y  sleep in ppoll() when idle instead of busy-polling the socket\n"
@@ -342,7 +347,7 @@ static void on_alarm(int sig) {
 
 int main(int argc, char **argv) {
     int c;
-    while ((c = getopt(argc, argv, "s:p:n:m:d:W:r:w:t:N:S:l:P:C:EGYvh")) != -1) {
+    while ((c = getopt(argc, argv, "s:p:n:m:d:W:r:w:t:N:S:l:P:C:A:EGYvh")) != -1) {
         switch (c) {
         case 's': opt_server = optarg; break;
         case 'p': opt_port = atoi(optarg); break;
@@ -359,6 +364,7 @@ int main(int argc, char **argv) {
         case 'E': opt_no_ecs++; break;
         case 'v': opt_verbose = 1; break;
         case 'G': opt_gso = 0; break;
+        case 'A': opt_sources = atoi(optarg); break;
         case 'Y': opt_sleep = 1; break;
         case 'P': opt_server_pid = atoi(optarg); break;
         case 'C': opt_server_cpu = atoi(optarg); break;
@@ -397,7 +403,16 @@ int main(int argc, char **argv) {
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof bufsz);
     if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsz, sizeof bufsz) < 0)
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof bufsz);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) { perror("connect"); return 2; }
+    if (opt_sources < 0 || opt_sources > 65535) usage();
+    if (opt_sources > 0) {
+        /* unconnected, bound to every local address: replies to any 127.0.x.1 reach it */
+        struct sockaddr_in any;
+        memset(&any, 0, sizeof any);
+        any.sin_family = AF_INET;
+        any.sin_addr.s_addr = htonl(INADDR_ANY);
+        if (bind(fd, (struct sockaddr *)&any, sizeof any) < 0) { perror("bind"); return 2; }
+        opt_gso = 0;
+    } else if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) { perror("connect"); return 2; }
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
 #endif
@@ -414,7 +429,19 @@ int main(int argc, char **argv) {
     static struct mmsghdr smsg[BATCH], rmsg[BATCH];
     static struct iovec siov[BATCH], riov[BATCH];
     static int sids[BATCH];
+    static uint8_t cbuf[BATCH][CMSG_SPACE(sizeof(struct in_pktinfo))];
+    uint64_t source_i = 0;
     for (int i = 0; i < BATCH; i++) {
+        if (opt_sources > 0) {
+            smsg[i].msg_hdr.msg_name = &sa;
+            smsg[i].msg_hdr.msg_namelen = sizeof sa;
+            smsg[i].msg_hdr.msg_control = cbuf[i];
+            smsg[i].msg_hdr.msg_controllen = sizeof cbuf[i];
+            struct cmsghdr *cm = CMSG_FIRSTHDR(&smsg[i].msg_hdr);
+            cm->cmsg_level = IPPROTO_IP;
+            cm->cmsg_type = IP_PKTINFO;
+            cm->cmsg_len = CMSG_LEN(sizeof(struct in_pktinfo));
+        }
         memcpy(gbuf + i * tmpl_len, tmpl, tmpl_len);
         siov[i].iov_base = gbuf + i * tmpl_len;
         siov[i].iov_len = tmpl_len;
@@ -492,6 +519,13 @@ int main(int argc, char **argv) {
                     p[ecs_addr_off] = (uint8_t)(sn >> 16);
                     p[ecs_addr_off + 1] = (uint8_t)(sn >> 8);
                     p[ecs_addr_off + 2] = (uint8_t)sn;
+                }
+                if (opt_sources > 0) {
+                    uint32_t k = (uint32_t)(source_i++ % (uint64_t)opt_sources) + 1;
+                    struct in_pktinfo pi;
+                    memset(&pi, 0, sizeof pi);
+                    pi.ipi_spec_dst.s_addr = htonl((127u << 24) | (k << 8) | 1u);
+                    memcpy(CMSG_DATA(CMSG_FIRSTHDR(&smsg[n].msg_hdr)), &pi, sizeof pi);
                 }
                 sids[n] = id;
             }

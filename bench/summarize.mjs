@@ -24,6 +24,7 @@ const TITLE = {
   pdns: `PowerDNS ${st.pdns} + GeoIP backend`,
   'node-null': `Node ${st.node} dgram, no logic (platform ceiling)`,
   gridsteer: `GridSteer${st.gridsteer_commit ? ` ${st.gridsteer_commit}` : ''} (--workers 0)`,
+  'gridsteer-rrl': `GridSteer${st.gridsteer_commit ? ` ${st.gridsteer_commit}` : ''} (--workers 0), dns.rateLimit.mode on`,
   reflector: 'C reflector (echo, no answer: cost floor of a UDP server)',
 };
 
