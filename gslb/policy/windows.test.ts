@@ -201,7 +201,7 @@ test('a node planning mid-window is in it, and consecutive epochs agree on every
   assert.equal(plan({ configHash: 'cfg', snapshot: snap(), settings: s }).windows, undefined);
 });
 
-test('practice runs: run when nothing blocks; skipped when a grid alert, a capped region, a freeze or too little capacity left; aborted when one begins during the run', () => {
+test('practice runs: run when nothing blocks; skipped when a grid alert, an announced physical loss, a capped region, a freeze or too little capacity left; aborted when one begins during the run', () => {
   const practice = (o: Partial<WindowSpec> = {}) => win({ id: 'va-drill', kind: 'practice', regions: ['us-va'], cron: '0 14 * * tue', timezone: 'UTC', duration: '1h', reason: 'weekly drill', ...o });
   const DAY = '2026-06-01'; // Monday: the run is Tuesday 2026-06-02 14:00–15:00Z
   const T = Date.parse('2026-06-02T14:00:00Z');
@@ -217,6 +217,12 @@ test('practice runs: run when nothing blocks; skipped when a grid alert, a cappe
   const alerted = run(settings([practice()]), DAY, snap(foldRecords(alert)));
   assert.match(listed(alerted).skipped!, /^practice run blocked at 2026-06-02T13:52:25\.000Z: a grid alert is in force in us-tx \(grid alert watch level 1 from ercot\/alerts\)$/);
   assert.equal(shareAt(alerted, 'us-va', T + 1000), 1);
+  // A load shed announced for us-tx from half-way through the run (its drain starts during it): skipped.
+  const shed: Signal = { region: 'us-tx', kind: 'grid.event', source: 'openadr3/vtn', key: 's1', observedAt: T - 2 * H, expiresAt: T + 6 * H, value: { id: 's1', type: 'load-shed', start: T + H / 2, end: T + 2 * H } };
+  assert.match(listed(run(settings([practice()]), DAY, snap(foldRecords(shed)))).skipped!, /: a physical loss is announced for us-tx \(grid event s1 from openadr3\/vtn: load-shed/);
+  // One announced for the next day (its drain starts long after the run): the drill runs.
+  const later: Signal = { ...shed, value: { id: 's1', type: 'load-shed', start: T + 24 * H, end: T + 25 * H } };
+  assert.equal(listed(run(settings([practice()]), DAY, snap(foldRecords(later)))).skipped, undefined);
   // Another region capped (a tariff window at that hour): skipped.
   const tariff = win({ id: 'tx-peak', kind: 'tariff', regions: ['us-tx'], cron: '0 13 * * *', timezone: 'UTC', duration: '3h', cap: 0.6 });
   assert.match(listed(run(settings([practice(), tariff]), DAY)).skipped!, /: us-tx is capped at 0\.6$/);

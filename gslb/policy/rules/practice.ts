@@ -54,6 +54,9 @@ function blockedAt(p: PendingPractice, t: number, steps: Readonly<Record<RegionI
     if (!p.occ.regions.includes(r.id)) left += units;
     for (const f of facts.get(r.id) ?? []) {
       if (f.rule.kind === 'grid.alert' && !f.shadow && t >= f.from && t < f.end) return `a grid alert is in force in ${r.id} (${f.what})`;
+      // A claim of physical loss announced (trusted or not, ADR 0014) whose drain overlaps the run: no drill while the grid may take a region.
+      if (f.loss && !f.shadow && !f.previous && t >= f.loss.learnedAt && t < f.end && f.loss.curve.rampStart < p.occ.end)
+        return `a physical loss is announced for ${r.id} (${f.what})`;
     }
   }
   if (total > 0 && left < p.minCapacityLeft * total - 1e-9) {
