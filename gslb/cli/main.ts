@@ -48,6 +48,8 @@ operating (against a running server; each takes --server URL --token T --json --
   windows        recurring windows: windows list | add <id> --regions R --cron EXPR --duration D
                    --reason TEXT [--kind --timezone --cap --blocked --from --until --force]
                    | remove <id> --reason TEXT | skip-next <id> --reason TEXT
+  jobs           housekeeping jobs: schedule, this node's next slot, the last run and its outcome
+  practice-runs  the practice runs recorded: skipped or aborted and why, finished and restored
 `;
 
 /** A usage error: the message and the usage on stderr, exit 2. */

@@ -21,6 +21,8 @@ import {
   runOperator,
   type PreviewView,
   type StatusView,
+  renderJobs,
+  renderPracticeRuns,
 } from './operator.js';
 import type { CliIo } from './http.js';
 import { startGridSteer, type Running } from '../main.js';
@@ -274,6 +276,10 @@ test('runOperator: what each command sends', async () => {
     ['freeze', ['on', '--reason', 'call', '--until', '+2h'], 'POST', '/v1/automation/freeze', { frozen: true, reason: 'call', until: NOW + 7_200_000 }],
     ['freeze', ['off', '--reason', 'over'], 'POST', '/v1/automation/freeze', { frozen: false, reason: 'over' }],
     ['status', [], 'GET', '/v1/status', undefined],
+    ['distrust', ['openadr3/vtn.example', 'on', '--reason', 'feed compromised', '--until', '+2h'], 'POST', '/v1/grid/distrust', { source: 'openadr3/vtn.example', distrusted: true, reason: 'feed compromised', until: NOW + 7_200_000 }],
+    ['distrust', ['openadr3/vtn.example', 'off', '--reason', 'checked'], 'POST', '/v1/grid/distrust', { source: 'openadr3/vtn.example', distrusted: false, reason: 'checked' }],
+    ['jobs', [], 'GET', '/v1/jobs', undefined],
+    ['practice-runs', [], 'GET', '/v1/practice-runs', undefined],
     ['preview', ['drain', 'us-va', '--cap', '0.5', '--ramp', '90s'], 'POST', '/v1/plan/preview', { override: { region: 'us-va', action: 'drain', value: 0.5, ramp: 90_000 } }],
     ['preview', ['undrain', 'us-va'], 'POST', '/v1/plan/preview', { override: { region: 'us-va', action: 'undrain' } }],
     ['preview', ['force', 'eu-ie', 'up', '--until', '+1h'], 'POST', '/v1/plan/preview', { override: { region: 'eu-ie', action: 'force-up', end: NOW + 3_600_000 } }],
@@ -593,4 +599,35 @@ test('end to end: windows add, list, skip-next, remove; a bad cron expression na
   assert.match(remove.stdout, /^ended ov-\S+: maintenance window eu-ie-sunday/);
   const none = await cli(['windows', 'list'], VIEWER);
   assert.equal(none.stdout, 'no recurring windows (windows: in the configuration, or gridsteer windows add)\n');
+});
+
+test('renderJobs and renderPracticeRuns: one aligned row each, the last run and the outcome in words', () => {
+  const jobs = renderJobs(
+    {
+      jobs: [
+        { name: 'gc-signals', cron: '17 * * * *', what: 'remove long-expired signal records', nextRun: NOW + 600_000, lastRun: { slot: NOW - 3_000_000, node: 'node-a', startedAt: NOW - 3_000_000, finishedAt: NOW - 2_999_000, outcome: 'ok', detail: 'removed 12 records' } },
+        { name: 'verify-hooks', cron: '*/15 * * * *', what: "re-verify every region's drain hook", nextRun: null, lastRun: null },
+      ],
+    },
+    NOW,
+  );
+  assert.equal(
+    jobs,
+    [
+      'JOB           CRON (UTC)    NEXT    LAST RUN           OUTCOME  DETAIL',
+      'gc-signals    17 * * * *    in 10m  50m ago on node-a  ok       removed 12 records',
+      "verify-hooks  */15 * * * *  -       never              -        re-verify every region's drain hook",
+      '',
+    ].join('\n'),
+  );
+  assert.equal(renderJobs({ jobs: [] }, NOW), 'no housekeeping jobs on this node\n');
+  const runs = renderPracticeRuns({
+    runs: [
+      { window: 'va-drill', regions: ['us-va'], start: Date.UTC(2026, 5, 2, 14), end: Date.UTC(2026, 5, 2, 15), outcome: 'skipped', why: 'practice run blocked at …: a grid alert is in force in us-tx' },
+      { window: 'va-drill', regions: ['us-va'], start: Date.UTC(2026, 4, 26, 14), end: Date.UTC(2026, 4, 26, 15), outcome: 'finished', share: 0, restored: true },
+    ],
+  });
+  assert.match(runs, /^WINDOW +REGIONS +START \(UTC\) +OUTCOME +DETAIL\n/);
+  assert.match(runs, /va-drill +us-va +2026-06-02T14:00:00Z +skipped +practice run blocked at …: a grid alert is in force in us-tx\n/);
+  assert.match(runs, /va-drill +us-va +2026-05-26T14:00:00Z +finished +down to 0%, restored\n/);
 });

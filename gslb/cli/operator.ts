@@ -424,6 +424,21 @@ ${connectionUsage('operator')}`,
   --reason TEXT      why, in words (required)
   --until WHEN       on: end the distrust by itself then (2026-12-01T14:00Z or +2h)
 ${connectionUsage('operator')}`,
+  jobs: `usage: gridsteer jobs
+
+  The housekeeping jobs (GET /v1/jobs, docs/schedules.md): each job's schedule (UTC), this
+  node's next slot, the fleet's last run with its node and outcome (ok, failed, running, or
+  incomplete: no finish was recorded and a later slot has started — the node died mid-run)
+  and what it did.
+
+${connectionUsage('viewer')}`,
+  'practice-runs': `usage: gridsteer practice-runs
+
+  The practice runs recorded (GET /v1/practice-runs), newest first: skipped and why (the
+  blocking condition the planner found as the run would begin), started, aborted and why,
+  finished with the least share planned and whether every region was restored.
+
+${connectionUsage('viewer')}`,
   status: `usage: gridsteer status
 
   Each region's share of traffic, state, TTL cap, next change and why; the freeze; demand no
@@ -465,6 +480,8 @@ export const OPERATOR_COMMANDS: Record<string, string> = {
   freeze: 'freeze on|off --reason TEXT [--until WHEN]',
   distrust: 'distrust <source> on|off --reason TEXT [--until WHEN] (a grid source\'s claims of loss)',
   status: 'status',
+  jobs: 'jobs (housekeeping jobs: schedule, last run and outcome)',
+  'practice-runs': 'practice-runs (the practice runs recorded, and why)',
   store: 'store [confirm-loss --reason TEXT] (the state store; confirm a data loss)',
   preview: 'preview drain|undrain|force|event|freeze|shadow … (what would change)',
   windows: 'windows list | add <id> --regions R --cron EXPR --duration D --reason TEXT … | remove <id> | skip-next <id>',
@@ -505,6 +522,8 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   freeze: ['reason', 'until'],
   distrust: ['reason', 'until'],
   status: [],
+  jobs: [],
+  'practice-runs': [],
   store: ['reason'],
   preview: ['reason', 'cap', 'ramp', 'by', 'until', 'type', 'start', 'end', 'level', 'limit-w'],
   windows: ['reason', 'cap', 'regions', 'cron', 'timezone', 'duration', 'kind', 'blocked', 'from', 'until', 'force'],
@@ -709,6 +728,12 @@ function build(cmd: string, pos: string[], v: Values, now: number, columns: numb
       return buildPreview(pos, v, now, when);
     case 'windows':
       return buildWindows(pos, v, columns);
+    case 'jobs':
+      positionals(cmd, pos, []);
+      return { role: 'viewer', request: { path: '/v1/jobs' }, render: (b, t) => renderJobs(b as { jobs: JobView[] }, t, columns) };
+    case 'practice-runs':
+      positionals(cmd, pos, []);
+      return { role: 'viewer', request: { path: '/v1/practice-runs' }, render: (b) => renderPracticeRuns(b as { runs: PracticeRunView[] }, columns) };
     default:
       throw new Usage(`unknown command "${cmd}"`);
   }
@@ -875,4 +900,54 @@ function buildWindows(pos: string[], v: Values, columns: number | undefined): Pl
     default:
       throw new Usage(`windows takes list, add, remove or skip-next (got ${what === undefined ? 'nothing' : `"${what}"`})`);
   }
+}
+
+/** A housekeeping job as GET /v1/jobs gives it (the parts the table shows). */
+export interface JobView {
+  name: string;
+  cron: string;
+  what: string;
+  nextRun: number | null;
+  lastRun: { slot: number; node: string; startedAt: number; finishedAt?: number; outcome: string; detail: string } | null;
+}
+
+/** `gridsteer jobs`: one row per job. */
+export function renderJobs(b: { jobs: JobView[] }, now: number, columns?: number): string {
+  if (b.jobs.length === 0) return 'no housekeeping jobs on this node\n';
+  const rows: string[][] = [['JOB', 'CRON (UTC)', 'NEXT', 'LAST RUN', 'OUTCOME', 'DETAIL']];
+  for (const j of b.jobs) {
+    const l = j.lastRun;
+    rows.push([
+      j.name,
+      j.cron,
+      j.nextRun === null ? '-' : formatRelative(j.nextRun, now),
+      l ? `${formatRelative(l.startedAt, now)} on ${l.node}` : 'never',
+      l ? l.outcome : '-',
+      l?.detail || j.what,
+    ]);
+  }
+  return alignTable(rows).map((line) => cut(line, columns)).join('\n') + '\n';
+}
+
+/** A recorded practice run as GET /v1/practice-runs gives it. */
+export interface PracticeRunView {
+  window: string;
+  regions: string[];
+  start: number;
+  end: number;
+  outcome: string;
+  why?: string;
+  share?: number;
+  restored?: boolean;
+}
+
+/** `gridsteer practice-runs`: one row per run, newest first (the API's order). */
+export function renderPracticeRuns(b: { runs: PracticeRunView[] }, columns?: number): string {
+  if (b.runs.length === 0) return 'no practice runs recorded (windows of kind practice: docs/schedules.md)\n';
+  const rows: string[][] = [['WINDOW', 'REGIONS', 'START (UTC)', 'OUTCOME', 'DETAIL']];
+  for (const r of b.runs) {
+    const detail = r.why ?? (r.share !== undefined ? `down to ${formatShare(r.share)}${r.restored === undefined ? '' : r.restored ? ', restored' : ', NOT restored'}` : '-');
+    rows.push([r.window, r.regions.join(','), formatInstant(r.start), r.outcome, detail]);
+  }
+  return alignTable(rows).map((line) => cut(line, columns)).join('\n') + '\n';
 }
