@@ -105,6 +105,12 @@ test('a viewer sees every region, its signals, the grid events, runs an explain,
   await p.waitForSelector('#timeline rect.event-grid-event[data-event="shed-1"]');
   await p.waitForSelector('#timeline rect.event-grid-alert[data-event="alert"]');
   assert.match((await p.textContent('#timeline ul.events')) ?? '', /sa-sao: event load-shed, .* from openadr\/vtn-br \(ONS load shed\)/);
+  // The housekeeping jobs (GET /v1/jobs): each with its schedule and this node's next slot.
+  await p.waitForSelector('#jobs table.jobs tr[data-job="gc-signals"]');
+  const jobNames = await p.$$eval('#jobs tr[data-job]', (els) => els.map((e) => e.getAttribute('data-job')).sort());
+  const apiJobs = ((await apiCall(srv.http, 'GET', '/v1/jobs', VIEWER)).body.jobs as { name: string }[]).map((j) => j.name).sort();
+  assert.deepEqual(jobNames, apiJobs, 'the panel lists the jobs the API lists');
+  assert.match((await p.textContent('#jobs tr[data-job="gc-signals"]')) ?? '', /17 \* \* \* \*.*\(in \d+ min\)/);
   // The recurring window, drawn ahead on its region's row and listed (skipped: a blocked date).
   await p.waitForSelector('#timeline rect.window.window-maintenance.skipped[data-window="tyo-night"]');
   assert.match((await p.textContent('#timeline ul.windows')) ?? '', /ap-tyo: maintenance window tyo-night \(kernel updates\), .* drained — skipped: blocked date \d{4}-\d\d-\d\d \(UTC\)/);

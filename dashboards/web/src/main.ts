@@ -825,6 +825,45 @@ function renderLive(): void {
   renderTimeline();
 }
 
+/** A housekeeping job as GET /v1/jobs gives it (the parts shown). */
+interface JobRow {
+  name: string;
+  cron: string;
+  what: string;
+  nextRun: number | null;
+  lastRun: { node: string; startedAt: number; outcome: string; detail: string } | null;
+}
+
+/** GET /v1/jobs at most every 30 s (it reads the audit log); the panel says when it could not. */
+let jobsAt = 0;
+async function refreshJobs(force = false): Promise<void> {
+  if (!force && Date.now() - jobsAt < 30_000) return;
+  jobsAt = Date.now();
+  try {
+    const r = await call<{ jobs: JobRow[] }>('GET', '/v1/jobs');
+    const rows = r.jobs.map((j) =>
+      h(
+        'tr',
+        { 'data-job': j.name, 'data-outcome': j.lastRun?.outcome ?? 'never' },
+        h('td', {}, j.name),
+        h('td', {}, j.cron),
+        h('td', {}, j.nextRun === null ? '—' : `${utc(j.nextRun)} (${fromNow(j.nextRun)})`),
+        h('td', {}, j.lastRun ? `${utc(j.lastRun.startedAt)} on ${j.lastRun.node}` : 'never'),
+        h('td', { class: `outcome outcome-${j.lastRun?.outcome ?? 'never'}` }, j.lastRun?.outcome ?? '—'),
+        h('td', {}, j.lastRun?.detail || j.what),
+      ),
+    );
+    fill(
+      'jobs',
+      r.jobs.length === 0
+        ? h('p', { class: 'muted' }, 'no housekeeping jobs on this node')
+        : h('table', { class: 'grid jobs' }, h('thead', {}, h('tr', {}, ...['job', 'cron (UTC)', 'next on this node', 'last run', 'outcome', 'what it did'].map((x) => h('th', {}, x)))), h('tbody', {}, ...rows)),
+    );
+  } catch (e) {
+    fill('jobs', h('p', { class: 'muted' }, `jobs not available: ${failureText(e)}`));
+  }
+}
+
 async function refreshPlan(): Promise<void> {
   try {
     state.plan = await call<Plan>('GET', '/v1/plan');
@@ -878,6 +917,7 @@ function onFleet(f: Fleet): void {
   state.fleet = f;
   if (planChanged) void refreshPlan();
   else void refreshStatus();
+  void refreshJobs();
   renderLive();
 }
 
