@@ -361,6 +361,14 @@ const cases: Case[] = [
     message: [/"Europe\/Dubln" is not a time zone this build knows \(tz data /, /use an IANA name such as Europe\/Dublin/],
   },
   {
+    name: 'a grid source bound to an unknown region (policy.grid.loss.bindings)',
+    edit: (f) => (f[CONFIG] = f[CONFIG] + 'policy:\n  grid:\n    loss:\n      bindings: { openadr3/vtn.example: [us-va, eu-ei] }\n'),
+    file: CONFIG,
+    at: 'bindings: { openadr3/vtn.example: [us-va, eu-ei] }',
+    path: 'policy.grid.loss.bindings.openadr3/vtn.example[1]',
+    message: [/unknown region "eu-ei": .*use one of eu-ie, us-va/],
+  },
+  {
     name: 'a window on an unknown region',
     edit: (f) => (f[CONFIG] = f[CONFIG] + 'windows:\n  - { id: ie-sunday, regions: [eu-ei], cron: "0 2 * * sun", duration: 2h, reason: patching }\n'),
     file: CONFIG,

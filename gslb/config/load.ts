@@ -345,6 +345,7 @@ export function loadConfig(configFile: string): LoadedConfig {
       checkRegion(home, ['policy', 'weights', home]);
       for (const target of Object.keys(targets)) checkRegion(target, ['policy', 'weights', home, target]);
     }
+    for (const [source, bound] of Object.entries(config.policy.grid.loss.bindings)) bound.forEach((r, j) => checkRegion(r, ['policy', 'grid', 'loss', 'bindings', source, j]));
     // Recurring windows: ids once each, the cron expression (node-cron), time zone, regions, safety limits.
     const windowIds = new Map<string, number>();
     const safety = safetyFactsOf(config, regions);
