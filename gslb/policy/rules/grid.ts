@@ -23,7 +23,7 @@ export function matchGridRule(rules: GridRule[], kind: string, source: string, t
 }
 
 /** The trust of a source: the longest matching prefix in gridTrust, else full. */
-function trustOf(s: PlannerSettings, source: string): 'full' | 'cap' {
+export function trustOf(s: PlannerSettings, source: string): 'full' | 'cap' {
   let best = '';
   let t: 'full' | 'cap' = 'full';
   for (const [prefix, v] of Object.entries(s.gridTrust)) {

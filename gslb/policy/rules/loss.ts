@@ -6,7 +6,7 @@ import { FLEET, type Override, type PlanAlert, type RegionId } from '../../model
 import type { SignalRecord } from '../../model/snapshot.js';
 import type { GridEvent } from '../../model/signals.js';
 import type { PlannerSettings } from '../settings.js';
-import type { GridFact } from './grid.js';
+import { trustOf, type GridFact } from './grid.js';
 import type { PlanPass } from './rule.js';
 
 /**
@@ -26,12 +26,6 @@ function longestPrefix(keys: readonly string[], source: string): string | undefi
   let best: string | undefined;
   for (const k of keys) if (source.startsWith(k) && (best === undefined || k.length > best.length)) best = k;
   return best;
-}
-
-/** A source's trust in policy.grid.trust: the longest matching prefix, else full. */
-function capOnly(s: PlannerSettings, source: string): boolean {
-  const k = longestPrefix(Object.keys(s.gridTrust), source);
-  return k !== undefined && s.gridTrust[k] === 'cap';
 }
 
 interface Claim {
@@ -86,7 +80,7 @@ export function lossVerdicts(
     const d = distrusts.find((o) => c.source.startsWith(o.source!) && o.start < c.to && (o.end === undefined || o.end > c.from));
     const bound = longestPrefix(bindingKeys, c.source);
     const cancelledAt = cancelled.get(`${c.source}|${l.eventId}`);
-    if (capOnly(s, c.source)) untrusted(`${c.source} is trusted to cap only (policy.grid.trust)`);
+    if (trustOf(s, c.source) === 'cap') untrusted(`${c.source} is trusted to cap only (policy.grid.trust)`);
     else if (d) untrusted(`${d.source} distrusted by ${d.actor} (${d.reason}) [${d.id}]`);
     else if (bound === undefined || !s.gridLoss.bindings[bound]!.includes(c.region)) untrusted(`${c.source} is not bound to ${c.region} (policy.grid.loss.bindings)`);
     else if (cancelledAt !== undefined && l.observedAt < cancelledAt) untrusted(`replayed: observed at ${iso(l.observedAt)}, before ${c.source} cancelled event ${l.eventId} at ${iso(cancelledAt)}`);

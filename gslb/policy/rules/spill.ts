@@ -186,17 +186,20 @@ export function spillLimits(
       const measured = spread.filter((r) => (roomFull.get(r.id) ?? 0) > 1e-9);
       const byRoom = measured.length > 0;
       const weigh = byRoom ? measured : spread;
-      const total = weigh.reduce((x, r) => x + (byRoom ? roomFull.get(r.id)! : (r.capacityUnits ?? 1)), 0);
-      for (const r of weigh) {
-        const take = (left * (byRoom ? roomFull.get(r.id)! : (r.capacityUnits ?? 1))) / total;
+      const weights = weigh.map((r) => (byRoom ? roomFull.get(r.id)! : (r.capacityUnits ?? 1)));
+      const weightSum = weights.reduce((x, y) => x + y, 0);
+      weigh.forEach((r, i) => {
+        const take = (left * weights[i]!) / weightSum;
         amounts.set(r.id, (amounts.get(r.id) ?? 0) + take);
         if (byRoom) roomFull.set(r.id, Math.max(0, roomFull.get(r.id)! - take));
+      });
+      if (unplaced.has(h)) {
+        const words = `${h}: ${left.toFixed(1)} of ${sent.toFixed(1)} q/s of spill could not be placed on ${neighbours.join(', ')}${farther.length > 0 ? ` or the ${farther.length} regions beyond them with headroom` : ''} (no headroom); ${weigh.length > 0 ? `spread over ${weigh.length} regions in proportion to ${byRoom ? 'the room each has before it is full' : 'capacity'}` : "those clients get whenAllDown's answer or stay"}`;
+        (reasons.get(h) ?? reasons.set(h, []).get(h)!).push(words);
       }
-      const words = `${h}: ${left.toFixed(1)} of ${sent.toFixed(1)} q/s of spill could not be placed on ${neighbours.join(', ')}${farther.length > 0 ? ` or the ${farther.length} regions beyond them with headroom` : ''} (no headroom); ${weigh.length > 0 ? `spread over ${weigh.length} regions in proportion to ${byRoom ? 'the room each has before it is full' : 'capacity'}` : "those clients get whenAllDown's answer or stay"}`;
-      if (unplaced.has(h)) (reasons.get(h) ?? reasons.set(h, []).get(h)!).push(words);
     }
-    const total = [...amounts.values()].reduce((x, y) => x + y, 0);
-    if (total > 1e-9) overflow.set(h, Object.fromEntries([...amounts.entries()].filter(([, a]) => a > 1e-9).sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([n, a]) => [n, round(a / total)])));
+    const placedBeyond = [...amounts.values()].reduce((x, y) => x + y, 0);
+    if (placedBeyond > 1e-9) overflow.set(h, Object.fromEntries([...amounts.entries()].filter(([, a]) => a > 1e-9).sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([n, a]) => [n, round(a / placedBeyond)])));
   }
   return { limits, reasons, unplaced, overflow };
 }
