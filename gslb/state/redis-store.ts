@@ -500,6 +500,7 @@ export class RedisStore implements StateStore {
   private loss: StoreLoss | null = null;
   /** The `store.loss` audit entry still has to be written (the store answered, the write did not). */
   private lossAuditPending = false;
+  private lossAuditing: Promise<void> | null = null;
   private losses = 0;
   private readonly listeners = new Set<(rev: number) => void>();
 
@@ -797,8 +798,24 @@ export class RedisStore implements StateStore {
     if (!hold) this.resume(rev, 'accepted by state.redis.onLoss: accept');
   }
 
-  /** Writes the `store.loss` audit entry (and a new epoch) if still pending. Never throws. */
-  private async auditLoss(): Promise<void> {
+  /**
+   * Writes the `store.loss` audit entry (and a new epoch) if still pending. Never throws.
+   * One write at a time: a caller arriving while it is on its way waits for that one.
+   */
+  private auditLoss(): Promise<void> {
+    if (!this.lossAuditing) this.lossAuditing = this.writeLossAudit().finally(() => (this.lossAuditing = null));
+    return this.lossAuditing;
+  }
+
+  /**
+   * Before an audited write: the loss this node has seen is audited first, so the audit log
+   * reads in the order things happened (the loss, then what operators did after it).
+   */
+  private async lossAuditedFirst(): Promise<void> {
+    if (this.loss && this.lossAuditPending) await this.auditLoss();
+  }
+
+  private async writeLossAudit(): Promise<void> {
     const loss = this.loss;
     if (!loss || !this.lossAuditPending || !this.client) return;
     const entry = JSON.stringify({ at: loss.detectedAt, actor: 'gridsteer', action: 'store.loss', target: 'store', reason: loss.why, before: { revision: loss.seenRevision, epoch: loss.seenEpoch }, after: { revision: loss.revision } });
@@ -1050,6 +1067,7 @@ export class RedisStore implements StateStore {
    * goes to one node, in a Cluster too). Rejects `unavailable` when fewer replicas acked.
    */
   private async durableWrite(op: string, name: ScriptName, args: Arg[]): Promise<{ res: unknown; acked: number | null }> {
+    await this.lossAuditedFirst();
     // The script may write only while this call still waits for it: its deadline is the
     // command timeout (less the WAIT's share) from now, in Redis's clock, less a margin for the
     // skew's drift since it was measured. A later arrival answers 'late' and writes nothing.
@@ -1105,6 +1123,7 @@ export class RedisStore implements StateStore {
   async appendAudit(entry: Omit<AuditEntry, 'seq'>): Promise<AuditEntry> {
     const k = this.keys;
     const body = JSON.stringify(entry);
+    await this.lossAuditedFirst();
     const [seq] = (await this.call('appendAudit', (c) => script(c, 'gsAudit', k.audit, k.auditseq, k.epoch, body, String(this.clock())))) as [number, string];
     return { ...entry, seq: Number(seq) };
   }
