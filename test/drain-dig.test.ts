@@ -2,7 +2,7 @@
  * Proactive drain in the running server, watched with dig over time on a test clock
  * (issue 6, "Done when"): a load-shedding order for the home region us-va, pushed through
  * the signal API 520 s (test-clock) ahead of its start, is planned as DESIGN.md says —
- * answers keep TTL 30 until T − lead (485 s), then TTLs follow the ramp steps; the share
+ * answers keep TTL 30 until T − 485 s (TTL0 ahead of the first step), then TTLs follow the ramp steps; the share
  * of clients answered with us-va falls step by step (each client once, never back); from
  * T − 335 s no answer names us-va; and the region's drain hook is called at each step, told
  * at T − 335 s to send GOAWAY to its connections by T − 300 s (T − S), and from then to
@@ -49,8 +49,8 @@ before(async () => {
     withRateLimitMode(c, 'off');
     c.http = { ...(c.http ?? {}), tokensFile: 'tokens.yaml' };
     c.regionsDir = 'regions-hooked';
-    // S fixed at 300 s (it would grow with the 520 s notice): the steps below are T − 455 … T − 335 s.
-    c.policy = { ...(c.policy as Record<string, unknown>), drain: { sessionAllowanceMaxMs: 300_000 } };
+    // S fixed at 300 s (it would grow with the 520 s notice) and R at 120 s (five steps; the shipped 60 s is in gslb/policy/drain.test.ts): the steps below are T − 455 … T − 335 s.
+    c.policy = { ...(c.policy as Record<string, unknown>), drain: { sessionAllowanceMaxMs: 300_000, rampMs: 120_000 } };
   });
   // The example fleet, with a drain hook on us-va pointing at the loopback gateway.
   const dir = join(cfg.dir, 'regions-hooked');
@@ -79,7 +79,7 @@ interface Sample {
   ttl: number;
 }
 
-test('a load-shed order learned 520 s ahead: TTLs shrink from T − lead, clients leave us-va step by step, none is sent there from T − 335 s, and the hook hears every step', async () => {
+test('a load-shed order learned 520 s ahead: TTLs shrink from TTL0 ahead of the ramp, clients leave us-va step by step, none is sent there from T − 335 s, and the hook hears every step', async () => {
   const learned = Math.floor(fakeNow() / S) * S;
   const T = learned + 520 * S;
   const E = T + 600 * S;
@@ -114,11 +114,11 @@ test('a load-shed order learned 520 s ahead: TTLs shrink from T − lead, client
   const show = (xs: Sample[]) => xs.map((x) => `${rel(x.t0)} ${x.subnet} ${x.region} ttl ${x.ttl}`).join('\n');
   assert.ok(fakeNow() >= T + 20 * S, 'the loop ran until the event had started');
 
-  // Before T − lead (485 s): us-va with the full TTL.
+  // Before T − 485 s (TTL0 ahead of the first step): us-va with the full TTL.
   const early = samples.filter((x) => x.t1 < T - 485 * S);
   assert.ok(early.length >= 10, `answers before T − 485 s: ${early.length}`);
   for (const x of early) assert.deepEqual([x.region, x.ttl], ['us-va', 30], show([x]));
-  // Between T − lead and the first step (T − 455 s): the TTL only reaches to the first step.
+  // Between T − 485 s and the first step (T − 455 s): the TTL only reaches to the first step.
   const shrinking = samples.filter((x) => x.t0 > T - 480 * S && x.t1 < T - 455 * S);
   assert.ok(shrinking.length > 0, 'answers between T − 480 s and T − 455 s');
   // (never below Tmin, 5 s: an answer given less than 5 s before a step keeps 5 s)

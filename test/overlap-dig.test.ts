@@ -40,7 +40,7 @@ before(async () => {
     const policy = (c.policy ?? {}) as Record<string, unknown>;
     c.policy = {
       ...policy,
-      drain: { sessionAllowanceMaxMs: 300_000 },
+      drain: { sessionAllowanceMaxMs: 300_000, rampMs: 120_000 },
       grid: { loss: { bindings: { [SOURCE]: ['us-va', 'us-tx'] }, maxTrustedLossShare: 0.6 } },
     };
   });

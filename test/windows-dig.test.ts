@@ -3,7 +3,7 @@
  * (issue 21, "Tests"): `windows:` in the configuration drains the home region us-va every day
  * 12:30–12:35 UTC. Nothing is posted: the control loop passes the horizon epoch, the planner
  * expands the window, and the drain runs as for any obligation — answers keep TTL 30 until
- * T − lead (485 s), then TTLs follow the ramp steps; clients leave us-va step by step; none
+ * T − 485 s (TTL0 ahead of the first step), then TTLs follow the ramp steps; clients leave us-va step by step; none
  * is sent there from T − 335 s until the end E; after E the cap holds 120 s, then clients come
  * back over the 300 s restore, and all are back by E + 420 s. The region's drain hook hears
  * each step, is told to refuse new streams at T and to take traffic again after. A node started
@@ -51,8 +51,8 @@ before(async () => {
     withRateLimitMode(c, 'off');
     c.http = { ...(c.http ?? {}), tokensFile: 'tokens.yaml' };
     c.regionsDir = 'regions-hooked';
-    // S fixed at 300 s: the ramp steps are T − 455 … T − 335 s (as in test/drain-dig.test.ts).
-    c.policy = { ...(c.policy as Record<string, unknown>), drain: { sessionAllowanceMaxMs: 300_000 } };
+    // S fixed at 300 s and R at 120 s (five steps; the shipped 60 s is in gslb/policy/drain.test.ts): the ramp steps are T − 455 … T − 335 s (as in test/drain-dig.test.ts).
+    c.policy = { ...(c.policy as Record<string, unknown>), drain: { sessionAllowanceMaxMs: 300_000, rampMs: 120_000 } };
     c.windows = [
       { id: 'va-daily', kind: 'maintenance', regions: ['us-va'], cron: '30 12 * * *', timezone: 'UTC', duration: '5m', reason: 'daily patching' },
       // Practice runs (the third test): one that goes, one a grid alert blocks.
@@ -115,7 +115,7 @@ test('a daily maintenance window from the config: TTLs shrink ahead, us-va drain
   const show = (xs: Sample[]) => xs.map((x) => `${rel(x.t0)} ${x.subnet} ${x.region} ttl ${x.ttl}`).join('\n');
   assert.ok(fakeNow() >= E + 560 * S, 'the loop ran past the restore');
 
-  // Before T − lead (485 s): us-va with the full TTL.
+  // Before T − 485 s (TTL0 ahead of the first step): us-va with the full TTL.
   const early = samples.filter((x) => x.t1 < T - 485 * S);
   assert.ok(early.length >= 8, `answers before T − 485 s: ${early.length}`);
   for (const x of early) assert.deepEqual([x.region, x.ttl], ['us-va', 30], show([x]));
@@ -161,7 +161,7 @@ test('a node started in the middle of an occurrence answers inside it: its first
   const real = Date.now();
   const cfg2 = writeTestConfig((c) => {
     c.http = { ...(c.http ?? {}), tokensFile: 'tokens.yaml' };
-    c.policy = { ...(c.policy as Record<string, unknown>), drain: { sessionAllowanceMaxMs: 300_000 } };
+    c.policy = { ...(c.policy as Record<string, unknown>), drain: { sessionAllowanceMaxMs: 300_000, rampMs: 120_000 } };
     c.windows = [{ id: 'va-daily', kind: 'maintenance', regions: ['us-va'], cron: '30 12 * * *', timezone: 'UTC', duration: '5m', reason: 'daily patching' }];
   });
   t.after(() => cfg2.cleanup());

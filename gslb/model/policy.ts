@@ -198,9 +198,21 @@ export const PolicySchema = Type.Object(
     drain: Type.Object(
       {
         sessionAllowanceMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 300_000, description: 'S: how long sessions get to finish between the last answer naming the region expiring and the event start, ms' }),
-        sessionAllowanceMaxMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 5_400_000, description: 'with more notice than the lead needs, S grows to use it up to this, ms: long streams end on their own before the event instead of being cut (at the cost of serving the region\'s clients from farther away for longer); at most sessionAllowanceMs = a fixed S' }),
+        sessionAllowanceMaxMs: Type.Integer({
+          minimum: 0,
+          maximum: 86_400_000,
+          default: 14_400_000,
+          description:
+            "with more notice than the lead needs, S of a drain to 0 grows to use it up to this, ms: set it to your longest sessions, which then end on their own before the event instead of being cut (at the cost of serving the region's clients from farther away for longer: 4 h ahead with the default when the notice allows); at most sessionAllowanceMs = a fixed S",
+        }),
+        capSessionAllowanceMaxMs: Type.Integer({
+          minimum: 0,
+          maximum: 86_400_000,
+          default: 5_400_000,
+          description: 'the same for a cap above 0 (a tariff window, a grid alert\'s cap): nothing is cut at the event, S grows only so that the load from sessions begun before the ramp has fallen by then, ms; sessionAllowanceMaxMs bounds it',
+        }),
         marginMs: Type.Integer({ minimum: 250, maximum: 3_600_000, default: 5000, description: 'm: margin before the event start, at least the clock-skew bound (250 ms), ms' }),
-        rampMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 120_000, description: 'R: length of the weight ramp ahead of an event, in steps max(minTtl, resolverMinTtl) apart, ms (0 = one step)' }),
+        rampMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000, description: 'R: length of the weight ramp ahead of an event, in steps max(minTtl, resolverMinTtl) apart, ms (0 = one step): sessions started during it may still be running at the event, so keep it short (ADR 0016)' }),
         holdMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 120_000, description: 'after an event ends (or is cancelled or cleared) its cap holds this long before the restore (hysteresis against a flapping signal), ms' }),
         restoreMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 300_000, description: 'after the hold, the weight ramps back to 1 over this long (slow start), ms' }),
         maxAutoShare: Type.Number({ minimum: 0, maximum: 1, default: 0.5, description: "safety: gridPolicy may take at most this share of a name's capacity (capacity units) at once without an operator's drain; 1 = no limit" }),

@@ -77,17 +77,49 @@ export function stepSpacingMs(d: DrainSettings): number {
   return Math.max(1000, Math.max(d.minTtlS, d.resolverFloorS) * 1000);
 }
 
+/**
+ * From the notice to the instant the weight may reach 0, at the least, ms: the ramp R, and
+ * long enough for an answer cached just before the notice (TTL0) to have expired by the
+ * time the last one given during the ramp has (reach + g). The TTL shrink overlaps the ramp:
+ * from the notice on every answer's TTL runs to the next step, and what was cached before
+ * it only blurs the first step (ADR 0016). With notice to spare the shrink comes first, TTL0
+ * ahead of the ramp, and the steps are sharp.
+ */
+function toReachMs(ttl0S: number, R: number, g: number): number {
+  return Math.max(R, ttl0S * 1000 - g);
+}
+
+/**
+ * S's maximum for a curve to `cap`: a drain to 0 cuts what is still running at T, so S may grow
+ * to the longest sessions (`sessionAllowanceMaxMs`); a cap above 0 cuts nothing and grows S
+ * only to bring the load down by T (`capSessionAllowanceMaxMs`).
+ */
+export function sessionAllowanceMax(d: DrainSettings, cap: number): number {
+  return Math.max(d.sessionAllowanceMs, cap === 0 ? d.sessionAllowanceMaxMs : Math.min(d.sessionAllowanceMaxMs, d.capSessionAllowanceMaxMs));
+}
+
+/**
+ * The drain lead, ms: the notice a drain to `cap` needs for S at its minimum — the shortest
+ * notice at which no answer names the region once sessions are to be left to end.
+ * max(R, TTL0 − g) + g + S + m.
+ */
+export function drainLeadMs(d: DrainSettings, ttl0S: number, rampMs: number = d.rampMs): number {
+  const g = stepSpacingMs(d);
+  return toReachMs(ttl0S, Math.max(0, rampMs), g) + g + d.sessionAllowanceMs + d.marginMs;
+}
+
 export function drainCurve(i: CurveInput, d: DrainSettings): DrainCurve {
   const g = stepSpacingMs(d);
   const R = Math.max(0, i.rampMs ?? d.rampMs);
   const m = d.marginMs;
   const T = i.start;
   const L = i.learnedAt;
+  const toReach = toReachMs(i.ttl0S, R, g);
   // S grows with the notice beyond what the rest of the lead needs, up to its maximum.
-  const S = Math.min(Math.max(d.sessionAllowanceMs, d.sessionAllowanceMaxMs), Math.max(d.sessionAllowanceMs, T - L - (i.ttl0S * 1000 + R + g + m)));
+  const S = Math.min(sessionAllowanceMax(d, i.cap), Math.max(d.sessionAllowanceMs, T - L - (toReach + g + m)));
   const reach0 = T - S - g - m;
   const start0 = reach0 - R;
-  const noticeStart = T - (i.ttl0S * 1000 + R + g + S + m);
+  const noticeStart = reach0 - toReach;
   const shortfallMs = Math.max(0, L - noticeStart);
   const a = Math.max(L, start0);
   const b = Math.max(L, reach0);

@@ -68,7 +68,7 @@ test('overlapping neighbours, both losses trusted: each is out of every answer b
   // a alone: within every limit. b: 2 of 3 regions gone, beyond maxAutoShare 0.5: planned anyway.
   assert.equal(at(p, 'a', T - 320 * S), '0/goaway20');
   assert.equal(at(p, 'a', T - 300 * S), '0/refuse');
-  assert.equal(at(p, 'b', TB - 336 * S), '0.2');
+  assert.equal(at(p, 'b', TB - 336 * S), '0.3333', 'the last step of the 60 s ramp');
   assert.equal(at(p, 'b', TB - 335 * S), '0/goaway35');
   assert.equal(at(p, 'b', TB - 300 * S), '0/refuse');
   assert.equal(at(p, 'b', TB), '0/refuse');

@@ -133,7 +133,7 @@ test('grid obligations: events learned late cap at once with Tmin until they sta
   // No hold or restore after the end here (drain curves have their own tests below).
   const quick = () => settings({ drain: { ...DEFAULT_DRAIN, holdMs: 0, restoreMs: 0 } });
   const ev = (v: Record<string, unknown>) => sig('b', 'grid.event', { id: 'ev1', start: T + MIN, end: T + 2 * MIN, ...v }, { key: 'ev1', source: 'openadr3/vtn', at: T, ttl: 3 * MIN });
-  // Learned 60 s ahead, far less than the lead (485 s): at once, TTL 5 s (Tmin) until it starts.
+  // Learned 60 s ahead, far less than the lead (395 s): at once, TTL 5 s (Tmin) until it starts.
   assert.deepEqual(steps(snap(records(ev({ type: 'cap', cap: 0.4 }))), quick()), [
     '0 down=[]',
     ['T+0s down=[]', ...all('b', 0.4), 'ttl(b)=5'].join(' '),

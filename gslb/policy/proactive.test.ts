@@ -3,7 +3,9 @@
  * of their start, what answers' TTLs and shares do over time, events modified, cancelled,
  * overlapping, already running when learned, covering every region of a name; operator
  * drains with a deadline and undrains; the safety limits and the freeze.
- * Defaults: steps 30 s apart, S 300 s, m 5 s, R 120 s, TTL0 30 s → ramp at T − 455…T − 335 s.
+ * Defaults but R: steps 30 s apart, S 300 s, m 5 s, TTL0 30 s, and R 120 s here (five steps
+ * make the mid-ramp cases finer; the shipped 60 s has its cases in drain.test.ts) → ramp at
+ * T − 455…T − 335 s, lead max(R, TTL0 − g) + g + S + m = 455 s.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,8 +26,8 @@ function settings(over: Partial<PlannerSettings> = {}): PlannerSettings {
     { id: 'b', location: { lat: 52, lon: 0 }, capacityUnits: 100 },
     { id: 'c', location: { lat: 40, lon: -75 }, capacityUnits: 100 },
   ]);
-  // S fixed at 300 s here (its growth with the notice has its own cases in drain.test.ts).
-  return { ...base, ...over, drain: { ...base.drain, sessionAllowanceMaxMs: 300_000, ...(over.drain ?? {}) } };
+  // S fixed at 300 s and R at 120 s here (S's growth with the notice has its own cases in drain.test.ts).
+  return { ...base, ...over, drain: { ...base.drain, sessionAllowanceMaxMs: 300_000, rampMs: 120_000, ...(over.drain ?? {}) } };
 }
 
 const records = foldRecords;
@@ -75,7 +77,7 @@ function answers(p: Plan, now: number, ranking = ['b', 'a', 'c'], name = NAME): 
 test('an OpenADR load shed announced 2 h ahead: TTLs shrink from T − lead, the weight ramps to 0 by T − 335 s, nothing new at T; hold and slow restore after E', () => {
   const p = run(snap(records(event('b', {}, T - 2 * H))));
   assert.equal(shape(p, 'b'), '0:1 -455:0.8 -425:0.6 -395:0.4 -365:0.2 -335:0/goaway-300 -300:0/refuse 0:0/refuse 3600:0 3720:0 3750:0.1 3780:0.2 3810:0.3 3840:0.4 3870:0.5 3900:0.6 3930:0.7 3960:0.8 3990:0.9 4020:1');
-  // Before T − lead (T − 485 s) answers carry the full TTL; after, the TTL is bounded by the first step.
+  // Before TTL0 ahead of the ramp (T − 485 s: with notice to spare the shrink comes first) answers carry the full TTL; after, the TTL is bounded by the first step.
   assert.deepEqual([...answers(p, T - 600 * S).ttls], [30]);
   assert.deepEqual([...answers(p, T - 470 * S).ttls], [15]);
   // During the ramp the answer share of b follows the weight (admission by hash).
@@ -94,7 +96,7 @@ test('an OpenADR load shed announced 2 h ahead: TTLs shrink from T − lead, the
 test('an event learned with less notice than the lead: at once, Tmin until it starts, and the shortfall is said', () => {
   const p = run(snap(records(event('b', {}, T - 200 * S))));
   assert.equal(shape(p, 'b').split(' ').slice(0, 3).join(' '), '0:1 -200:0/ttl5/goaway-165 -165:0/ttl5/refuse');
-  assert.match(regionStepAt(p, 'b', T - 100 * S).reasons.join(' | '), /learned 285 s later than the lead it needs \(485 s\): TTL 5 s until it starts/);
+  assert.match(regionStepAt(p, 'b', T - 100 * S).reasons.join(' | '), /learned 255 s later than the lead it needs \(455 s\): TTL 5 s until it starts/);
   assert.deepEqual([...answers(p, T - 100 * S).ttls], [5]);
 });
 
@@ -199,7 +201,7 @@ test('operator drain with a deadline: planned like an event at `by`; undrain ram
   // Asked for 100 s before its deadline: at once, and the shortfall is said.
   const late = run(snap([], [ov('b', 'drain', { value: 0, by: T, start: T - 100 * S })]));
   assert.equal(shape(late, 'b').split(' ').slice(0, 3).join(' '), '0:1 -100:0/goaway-65 -65:0/refuse');
-  assert.match(regionStepAt(late, 'b', T - 50 * S).reasons.join(' | '), /asked 385 s later than the lead it needs/);
+  assert.match(regionStepAt(late, 'b', T - 50 * S).reasons.join(' | '), /asked 355 s later than the lead it needs/, "455 s − 100 s");
   // Undrain at T − 400 s (share 0.4, as an API call would find it after step 3): the drain ended, an undrain from 0.4 over 300 s in 30 s steps.
   const und = ov('b', 'undrain', { value: 0.4, ramp: 300 * S, start: T - 400 * S, end: T - 100 * S });
   const back = run(snap([], [und]));

@@ -30,7 +30,7 @@ function settings(windows: PlannerWindow[], drain: Partial<PlannerSettings['drai
     { id: 'us-tx', location: { lat: 32, lon: -97 } },
     { id: 'us-va', location: { lat: 39, lon: -77 } },
   ]);
-  return { ...base, windows, drain: { ...base.drain, sessionAllowanceMaxMs: 300_000, ...drain } };
+  return { ...base, windows, drain: { ...base.drain, sessionAllowanceMaxMs: 300_000, rampMs: 120_000, ...drain } };
 }
 
 const SAFETY = { maxAutoShare: 0.5, minDrainIntervalMs: 120_000, units: {}, names: [{ name: 'api', regions: REGIONS }] };

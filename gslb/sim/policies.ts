@@ -27,7 +27,7 @@ import { defaultSettings, plan, type PlannerSettings } from '../policy/planner/i
 import { reduce } from '../state/reducer.js';
 import type { SignalRecord, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
 import { validateSignal } from '../state/signals.js';
-import { stepSpacingMs } from '../policy/drain.js';
+import { drainLeadMs, stepSpacingMs } from '../policy/drain.js';
 import type { Plan, Signal } from '../model/types.js';
 import type { PolicyParams } from './scenario.js';
 import type { World } from './world.js';
@@ -418,13 +418,13 @@ export function makePolicy(name: PolicyName, world: World, t0: number): SimPolic
 }
 
 /**
- * The drain lead of a simulated GridSteer, ms: TTL0 + R + g + S + m with S at its minimum
- * (sessionAllowanceMs) and g = max(Tmin, F) — the notice the planner needs to drain a region
- * before T with no shortfall (gslb/policy/drain.ts).
+ * The drain lead of a simulated GridSteer, ms: max(R, TTL0 − g) + g + S + m with S at its
+ * minimum (sessionAllowanceMs) and g = max(Tmin, F) — the notice the planner needs to drain a
+ * region before T with no shortfall (gslb/policy/drain.ts).
  */
-export function drainLeadMs(world: World): number {
+export function simDrainLeadMs(world: World): number {
   const d = simPlannerSettings(world, world.scenario.policies.gridsteer).drain;
-  return d.ttl0S * 1000 + Math.max(0, d.rampMs) + stepSpacingMs(d) + d.sessionAllowanceMs + d.marginMs;
+  return drainLeadMs(d, d.ttl0S);
 }
 
 /** The replan time the simulator allows (GridSteer plans at most once per simulated second). */

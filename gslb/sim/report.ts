@@ -27,7 +27,7 @@
  * - unplaced demand: the plan's `unplaced` (q/s per home) sampled every simulated second.
  */
 import { formatDuration } from './scenario.js';
-import { drainLeadMs, POLICY_TITLES, type PolicyName } from './policies.js';
+import { simDrainLeadMs, POLICY_TITLES, type PolicyName } from './policies.js';
 import type { ByClass, EventRt, PolicyResult } from './engine.js';
 import type { SimReport } from './run.js';
 import { CLASS_TITLES, demandFactor, type World } from './world.js';
@@ -100,7 +100,7 @@ export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'resul
   const out: Target[] = [];
   const ids = rep.world.regions.map((r) => r.id);
   if (!gs) return [{ id: 'a', what: 'GridSteer targets', status: 'n/a', detail: 'GridSteer was not run' }];
-  const lead = o.leadMs ?? drainLeadMs(rep.world);
+  const lead = o.leadMs ?? simDrainLeadMs(rep.world);
   const notice = (e: EventRt) => e.T - e.announce;
   for (const e of rep.events) {
     const id = ids[e.region]!;
@@ -194,7 +194,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
   const results = rep.results;
   const cols = results.map((r) => POLICY_TITLES[r.policy]);
   const header = (first: string) => [`| ${first} | ${cols.join(' | ')} |`, `| --- | ${cols.map(() => '---:').join(' | ')} |`];
-  const lead = drainLeadMs(w);
+  const lead = simDrainLeadMs(w);
   L.push(`# ${sc.title}`, '');
   if (sc.description) L.push(sc.description, '');
   const windowH = (rep.timeline.windowEnd - rep.timeline.windowStart) / 3_600_000;
@@ -335,7 +335,7 @@ export function reportJson(rep: SimReport, o: { command?: string } = {}): unknow
     scale: rep.scale,
     window: { start: new Date(rep.timeline.windowStart).toISOString(), end: new Date(rep.timeline.windowEnd).toISOString() },
     classes: CLASS_TITLES,
-    drainLeadMs: drainLeadMs(w),
+    drainLeadMs: simDrainLeadMs(w),
     world: {
       regions: w.regions.map((r, i) => ({ id: r.id, capacityUnits: r.capacityUnits, capacity: Math.round(w.capacity[i]!), ownExpectedConcurrent: Math.round(w.expectedHomeConcurrent[i]!) })),
       expectedConcurrent: Math.round(w.expectedConcurrent),

@@ -21,7 +21,7 @@
 import type { RegionId } from '../../model/types.js';
 import type { PlannerWindow, WindowKind, WindowOccurrence } from '../../model/windows.js';
 import { cronMatches, localDate } from '../cron.js';
-import { curveWords, drainCurve, stepSpacingMs, type DrainCurve } from '../drain.js';
+import { curveWords, drainCurve, sessionAllowanceMax, stepSpacingMs, type DrainCurve } from '../drain.js';
 import { type PlannerSettings, round } from '../settings.js';
 import { type ViewAcc, type ViewRule, capText, capWords } from './rule.js';
 
@@ -79,7 +79,8 @@ const iso = (t: number) => new Date(t).toISOString();
 function curveReach(s: PlannerSettings): number {
   const d = s.drain;
   const ttl0 = Math.max(d.ttl0S, ...s.regions.map((r) => r.ttl0S ?? 0));
-  const lead = ttl0 * 1000 + d.rampMs + stepSpacingMs(d) + Math.max(d.sessionAllowanceMs, d.sessionAllowanceMaxMs) + d.marginMs;
+  // At most: TTL0's shrink, then the ramp, with S at its largest (a drain to 0).
+  const lead = ttl0 * 1000 + d.rampMs + stepSpacingMs(d) + sessionAllowanceMax(d, 0) + d.marginMs;
   return lead + d.holdMs + d.restoreMs;
 }
 
