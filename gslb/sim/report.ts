@@ -204,7 +204,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
   );
   if (o.command) L.push('', `Made with \`${o.command}\`.`);
   if (o.json) L.push('', `Every figure below, and the time series, are also in [${o.json}](${o.json}).`);
-  L.push('', '## Events', '', `GridSteer's drain lead (TTL0 + ramp + max(Tmin, F) + S + m, S at its minimum) is ${formatDuration(lead)}.`, '', '| event | region | effect | announced | T (UTC) | E (UTC) | GridSteer is told |', '| --- | --- | --- | --- | --- | --- | --- |');
+  L.push('', '## Events', '', `GridSteer's drain lead (max(ramp, TTL0 − g) + g + S + m, g = max(Tmin, F), S at its minimum: ADR 0016) is ${formatDuration(lead)}.`, '', '| event | region | effect | announced | T (UTC) | E (UTC) | GridSteer is told |', '| --- | --- | --- | --- | --- | --- | --- |');
   for (const e of rep.events) L.push(eventRow(rep, e));
 
   L.push('', '## The world', '');
