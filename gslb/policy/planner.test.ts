@@ -297,7 +297,8 @@ test('spill goes only where there is headroom; what nobody can take is reported'
   // a, b, c on a line (b is a's nearest neighbour, then c); a drained; demand per bucket.
   const at = (lon: number) => ({ lat: 0, lon });
   // Saturation out of the way (KV 0.95): this is about headroom below it.
-  const st = settings({ regions: [{ id: 'a', location: at(0) }, { id: 'b', location: at(10) }, { id: 'c', location: at(20) }], saturation: { queueWaiting: 5, kvCacheUse: 0.95, throttledFactor: 0.5, spillMargin: 0 } });
+  // c has 0.8 of b's capacity units: both serve 125 q/s per unit at full load, as the readings below say.
+  const st = settings({ regions: [{ id: 'a', location: at(0) }, { id: 'b', location: at(10) }, { id: 'c', location: at(20), capacityUnits: 0.8 }], saturation: { queueWaiting: 5, kvCacheUse: 0.95, throttledFactor: 0.5, spillMargin: 0 } });
   const buckets = (home: string, perBucket: number) => [0, 10_000, 20_000].map((bucket) => ({ bucket, home, name: 'api', queries: perBucket }));
   const load = (region: string, kv: number) => sig(region, 'load.metrics', { kvCacheUse: kv }, { at: T });
   const drainA = [ov('a', 'drain', { value: 0, start: T - 1000 })];
@@ -329,6 +330,16 @@ test('spill goes only where there is headroom; what nobody can take is reported'
   assert.equal(regionStepAt(settled, 'b', T + 120_000).homes, undefined, JSON.stringify(settled.regions.b));
   // (With the spill already in the reading and u < 1, it all fits: a limit binds only on
   // spill newer than the reading, as in p1 and p2; above saturation.kvCacheUse no spill at all.)
+
+  // Unless the fleet says the reading lags: c reads 90 q/s at 90 % on 0.8 units (125 q/s a unit
+  // at full load), b 200 q/s at 80 % on 1 unit (250 q/s a unit: a's spill has not brought its
+  // long sessions yet). Over the fleet, 290 q/s load 0.8 + 0.72 = 1.52 units: 190.8 q/s a unit.
+  // b is taken to hold 190.8 q/s at full load, room 190.8 × 0.95 − 100 = 81.3 for a's 100;
+  // c takes 5 more; 13.7 q/s cannot be placed.
+  const lagging = planWith(records(sig('b', 'load.metrics', { kvCacheUse: 0.8 }, { at: T + 120_000 }), load('c', 0.9)), [...buckets('a', 1000), ...buckets('b', 1000), ...buckets('c', 900)]);
+  assert.deepEqual(regionStepAt(lagging, 'b', T + 120_000).homes, { a: 0.8125 });
+  assert.deepEqual(regionStepAt(lagging, 'c', T + 120_000).homes, { a: 0.2667 });
+  assert.deepEqual(lagging.unplaced, { a: 14 });
 
   // No measured demand, or only the open bucket: no limits at all.
   assert.equal(regionStepAt(planWith(records(load('b', 0.8)), []), 'b', T).homes, undefined);
@@ -384,7 +395,10 @@ test('past the neighbours: spill goes to farther regions by headroom; what the f
   // a … e on a line, 10° apart: a's neighbours are b, c, d (SPILL_NEIGHBOURS = 3), e lies beyond.
   const at = (lon: number) => ({ lat: 0, lon });
   const ids = ['a', 'b', 'c', 'd', 'e'];
-  const st = settings({ regions: ids.map((id, i) => ({ id, location: at(i * 10), capacityUnits: i === 4 ? 300 : 100 })), saturation: { queueWaiting: 5, kvCacheUse: 0.95, throttledFactor: 0.5, spillMargin: 0 } });
+  // Capacity units as the readings say (1 q/s a unit at full load everywhere, so the fleet's
+  // ratio and each region's agree; the case where they do not is in the test above): e has
+  // 100 ÷ kvE units.
+  const st = (unitsE = 300) => settings({ regions: ids.map((id, i) => ({ id, location: at(i * 10), capacityUnits: i === 4 ? unitsE : 100 })), saturation: { queueWaiting: 5, kvCacheUse: 0.95, throttledFactor: 0.5, spillMargin: 0 } });
   const buckets = (home: string, perBucket: number) => [0, 10_000, 20_000].map((bucket) => ({ bucket, home, name: 'api', queries: perBucket }));
   const load = (region: string, kv: number) => sig(region, 'load.metrics', { kvCacheUse: kv }, { at: T });
   const drainA = [ov('a', 'drain', { value: 0, start: T - 1000 })];
@@ -393,7 +407,7 @@ test('past the neighbours: spill goes to farther regions by headroom; what the f
       configHash: 'cfg',
       // b, c, d full (90 q/s at 90 %: room for 10 each); e serves 100 q/s at kvE.
       snapshot: { revision: 1, records: records(load('b', 0.9), load('c', 0.9), load('d', 0.9), load('e', kvE)), overrides: drainA, demand: [...buckets('a', 1000), ...['b', 'c', 'd'].flatMap((r) => buckets(r, 900)), ...buckets('e', 1000)] },
-      settings: st,
+      settings: st(100 / kvE),
     });
   // Spill fills each up to its saturation point (95 % here): b, c, d room for 95 − 90 = 5 each.
   // e at 50 %: room for 90. Of a's 100 q/s, b, c, d take 5 each; e the other 85: nothing unplaced.
@@ -427,6 +441,6 @@ test('past the neighbours: spill goes to farther regions by headroom; what the f
   assert.ok(planWith(95 / 183.5).overflow?.a?.b !== undefined);
   assert.deepEqual(planWith(95 / 182.5).unplaced, { a: 2.5 });
   // Without measured load nowhere has known headroom: no overflow, whenAllDown's nearest as before.
-  const unknown = plan({ configHash: 'cfg', snapshot: { revision: 1, records: [], overrides: drainA, demand: buckets('a', 1000) }, settings: st });
+  const unknown = plan({ configHash: 'cfg', snapshot: { revision: 1, records: [], overrides: drainA, demand: buckets('a', 1000) }, settings: st() });
   assert.equal(unknown.overflow, undefined);
 });

@@ -52,8 +52,11 @@ export function demandPerHome(rows: DemandBucket[]): Map<RegionId, number> {
  * every region at `t` and measured demand D (q/s per home):
  * - a home h sends D_h × (1 − share_h) onward (all of D_h when it is down);
  * - a region n serving `S_n` (its own admitted demand D_n × share_n, plus spill from homes
- *   spilling since SPILL_SETTLE_MS before its load reading) at KV-cache use u_n can take
- *   `headroom_n = S_n / u_n − D_n × share_n` of spill (load grows with the demand it serves);
+ *   spilling since SPILL_SETTLE_MS before its load reading) at KV-cache use u_n holds
+ *   F_n = min(S_n / u_n, units_n × ΣS ÷ Σ(u·units)) at full load — its own reading, at most the
+ *   fleet's (a region's reading lags demand moved onto it by the sessions' length; the
+ *   fleet's sums do not move with it) — and can take `headroom_n = F_n × target − D_n × share_n`
+ *   of spill (load grows with the demand it serves);
  *   without a load reading or any demand served, its headroom is not known and its admission
  *   is not limited;
  * - homes (in id order) place their spill on their nearest SPILL_NEIGHBOURS regions in turn;
@@ -114,20 +117,43 @@ export function spillLimits(
   }
   const headroom = new Map<RegionId, number>();
   const roomFull = new Map<RegionId, number>();
+  const servedOf = (r: PlannerRegion): number => {
+    const v = views.get(r.id)!;
+    return (demand.get(r.id) ?? 0) * (v.down ? 0 : v.share) + (reaching.get(r.id) ?? 0);
+  };
+  // What a query/s costs, in capacity units at full load, over the whole fleet. A region's
+  // own reading (served ÷ u) lags whatever moved onto it lately: its load grows for as long
+  // as the sessions last (hours, for a long tail) after the demand arrived, so read alone it
+  // promises room that the load will take later. Demand moved between regions leaves the
+  // fleet's sums alike, so the fleet's ratio does not lag the move; a region is taken to hold
+  // no more than either says (the lower of the two capacities). Capacity units are the
+  // operator's relative capacities: where they are wrong this errs on the side of less spill.
+  let loadUnits = 0;
+  let servedAll = 0;
+  for (const r of located) {
+    const u = util.get(r.id);
+    const served = servedOf(r);
+    if (u === undefined || u <= 0 || served <= 0) continue;
+    loadUnits += u * (r.capacityUnits ?? 1);
+    servedAll += served;
+  }
+  const qpsPerUnit = loadUnits > 0 ? servedAll / loadUnits : Infinity;
   for (const r of located) {
     const v = views.get(r.id)!;
     const u = util.get(r.id);
     const ownServed = (demand.get(r.id) ?? 0) * (v.down ? 0 : v.share);
-    const served = ownServed + (reaching.get(r.id) ?? 0);
+    const served = servedOf(r);
     if (u === undefined || u <= 0 || served <= 0) continue;
+    // What it can serve at full load, q/s: by its own reading, at most by the fleet's.
+    const full = Math.min(served / u, (r.capacityUnits ?? 1) * qpsPerUnit);
     // Spill fills a region up to saturation.spillMargin below its saturation point
     // (saturation.kvCacheUse), not to full: load lags admission (sessions last), and a region
     // over the point takes no spill, so filling right up to it switches spill on and off
     // from scrape to scrape. The rest is spread by the room to full below.
     const target = Math.max(0, Math.min(1, s.saturation.kvCacheUse) - (s.saturation.spillMargin ?? 0));
-    headroom.set(r.id, v.down ? 0 : Math.max(0, (served * target) / u - ownServed));
+    headroom.set(r.id, v.down ? 0 : Math.max(0, full * target - ownServed));
     // Room before it is full (u = 1), saturated or not: what an unplaceable remainder is spread by.
-    roomFull.set(r.id, v.down ? 0 : Math.max(0, served / u - served));
+    roomFull.set(r.id, v.down ? 0 : Math.max(0, full - served));
   }
   for (const h of homes) {
     const v = views.get(h)!;
