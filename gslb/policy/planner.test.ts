@@ -340,6 +340,14 @@ test('spill goes only where there is headroom; what nobody can take is reported'
   assert.deepEqual(regionStepAt(lagging, 'b', T + 120_000).homes, { a: 0.8125 });
   assert.deepEqual(regionStepAt(lagging, 'c', T + 120_000).homes, { a: 0.2667 });
   assert.deepEqual(lagging.unplaced, { a: 14 });
+  // A region being drained keeps its sessions while its demand goes: it is left out of the
+  // fleet's sums. a at half its clients (50 q/s) still reads 90 %: b's room is as in p1.
+  const halfA = plan({
+    configHash: 'cfg',
+    snapshot: { revision: 1, records: records(load('a', 0.9), load('b', 0.8)), overrides: [ov('a', 'drain', { value: 0.5, start: T - 1000 })], demand: [...buckets('a', 1000), ...buckets('b', 1000)] },
+    settings: st,
+  });
+  assert.deepEqual(regionStepAt(halfA, 'b', T).homes, { a: 0.375 }, "b takes 18.75 of a's 50 q/s of spill");
 
   // No measured demand, or only the open bucket: no limits at all.
   assert.equal(regionStepAt(planWith(records(load('b', 0.8)), []), 'b', T).homes, undefined);

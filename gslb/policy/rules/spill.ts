@@ -128,12 +128,15 @@ export function spillLimits(
   // fleet's sums alike, so the fleet's ratio does not lag the move; a region is taken to hold
   // no more than either says (the lower of the two capacities). Capacity units are the
   // operator's relative capacities: where they are wrong this errs on the side of less spill.
+  // A region being drained or capped is left out of the sums: its sessions stay while its
+  // demand goes, which would make every query look dearer.
   let loadUnits = 0;
   let servedAll = 0;
   for (const r of located) {
     const u = util.get(r.id);
     const served = servedOf(r);
-    if (u === undefined || u <= 0 || served <= 0) continue;
+    const v = views.get(r.id)!;
+    if (u === undefined || u <= 0 || served <= 0 || v.down || v.share < 1) continue;
     loadUnits += u * (r.capacityUnits ?? 1);
     servedAll += served;
   }
