@@ -30,7 +30,7 @@ import { CollectorHost } from './control/collectors.js';
 import { plannerSettings, storeFor } from './control/setup.js';
 import { startDrainHooks, type DrainHooks } from './control/drain-hooks.js';
 import { OperatorService } from './control/operator.js';
-import { WindowsService } from './control/windows.js';
+import { auditConfigWindows, WindowsService } from './control/windows.js';
 import { JobRunner } from './control/jobs.js';
 import { housekeepingJobs, practiceRuns } from './control/housekeeping.js';
 import { registerJobMetrics } from './control/job-metrics.js';
@@ -199,7 +199,12 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     serving,
     geo,
     plan: () => stateSvc.plan,
-    reconfigure: (next) => stateSvc.reconfigure(next.loaded.hash, plannerSettings(next.loaded.config, next.loaded.regions)),
+    reconfigure: (next, previous) => {
+      // The configuration's windows are not overrides: a reload that changes them is audited here.
+      const before = previous.loaded.config.windows ?? [];
+      stateSvc.reconfigure(next.loaded.hash, plannerSettings(next.loaded.config, next.loaded.regions));
+      void auditConfigWindows(stateSvc, nodeId, next.loaded.file, before, next.loaded.config.windows ?? [], clockNow(), (m) => log.warn({ module: 'config' }, m));
+    },
     log,
   });
 

@@ -32,6 +32,7 @@ import { startDrainGateway, type DrainGateway } from './helpers/drain-gateway.js
 
 const VIEWER = 'windows-dig-viewer-token-31c4';
 const INGEST = 'windows-dig-ingest-token-8d2a';
+const OPERATOR = 'windows-dig-operator-token-77b0';
 const RATE = 50;
 const FAKE0 = Date.UTC(2027, 5, 1, 12, 0, 0);
 const REAL0 = Date.now();
@@ -67,7 +68,7 @@ before(async () => {
   const va = parse(readFileSync(join(dir, 'us-va.yaml'), 'utf8')) as Record<string, unknown>;
   va.drainHook = { url: gw.url, tokenEnv: 'GRIDSTEER_TEST_HOOK_TOKEN', timeoutMs: 1000, retries: 2, retryBaseMs: 50 };
   writeFileSync(join(dir, 'us-va.yaml'), stringify(va));
-  writeTokensFile(cfg.dir, [{ name: 'vic', role: 'viewer', token: VIEWER }, { name: 'iso', role: 'ingest', token: INGEST }]);
+  writeTokensFile(cfg.dir, [{ name: 'vic', role: 'viewer', token: VIEWER }, { name: 'iso', role: 'ingest', token: INGEST }, { name: 'olga', role: 'operator', token: OPERATOR }]);
   srv = await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_TEST_CLOCK: `${FAKE0}@${RATE}@${REAL0}`, GRIDSTEER_TEST_HOOK_TOKEN: 'hook-secret-2' } });
 });
 
@@ -259,4 +260,39 @@ test('practice runs in the running server: one moves us-va\'s clients and restor
   // The probe that failed during the run is in the record; nothing else failed.
   assert.ok(failedAt > 0);
   assert.deepEqual(a!.probeErrors, [{ region: 'us-tx', source: 'health/n7', key: '192.0.2.10:443', at: failedAt, detail: 'tls handshake timeout' }]);
+});
+
+test('a configuration reload that adds, changes and removes windows audits each change (actor config/<node>, before and after); one that only reorders them audits none', async () => {
+  const file = cfg.file;
+  const c = parse(readFileSync(file, 'utf8')) as { windows: Record<string, unknown>[]; [k: string]: unknown };
+  const audited = async () => ((await api('GET', '/v1/audit?limit=200')).body as unknown as { entries: { actor: string; action: string; target: string; before: unknown; after: unknown }[] }).entries.filter((e) => e.action.startsWith('window.config-'));
+  assert.deepEqual(await audited(), [], 'nothing before a reload');
+  // va-daily's reason changes, drill-b goes, drill-c comes.
+  c.windows = [
+    { ...c.windows[0], reason: 'daily patching (new vendor)' },
+    c.windows[1]!,
+    { id: 'drill-c', kind: 'practice', regions: ['us-va'], cron: '45 14 * * *', timezone: 'UTC', duration: '5m', reason: 'failover drill' },
+  ];
+  writeFileSync(file, stringify(c));
+  const r = await apiCall(srv.http, 'POST', '/v1/config/reload', OPERATOR);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  // Bounded: the audit entries are written just after the reload answers (20 looks).
+  let got: Awaited<ReturnType<typeof audited>> = [];
+  for (let i = 0; i < 20 && got.length < 3; i++) {
+    got = await audited();
+    if (got.length < 3) await sleep(100);
+  }
+  assert.deepEqual(got.map((e) => [e.action, e.target]).sort(), [['window.config-add', 'window:drill-c'], ['window.config-change', 'window:va-daily'], ['window.config-remove', 'window:drill-b']]);
+  const change = got.find((e) => e.target === 'window:va-daily')!;
+  assert.match(change.actor, /^config\//);
+  assert.deepEqual([(change.before as { reason: string }).reason, (change.after as { reason: string }).reason], ['daily patching', 'daily patching (new vendor)']);
+  assert.equal(got.find((e) => e.target === 'window:drill-b')!.after, null);
+  // A reload that only reorders them (the configuration changed, its windows did not): no entry
+  // (the memory store writes them before the reload answers).
+  writeFileSync(file, stringify({ ...c, windows: [...c.windows].reverse() }));
+  const again = await apiCall(srv.http, 'POST', '/v1/config/reload', OPERATOR);
+  assert.deepEqual([again.status, (again.body as { changed?: boolean }).changed], [200, true], JSON.stringify(again.body));
+  assert.equal((await audited()).length, 3);
+  const plan = (await api('GET', '/v1/plan')).body as unknown as { windows?: { window: string }[] };
+  assert.ok(plan.windows?.some((o) => o.window === 'drill-c'), 'the new window is planned');
 });
