@@ -17,8 +17,8 @@
  * Jobs run on node-cron's timers, which read the real clock. Under GRIDSTEER_TEST_CLOCK
  * (JobRunnerOptions.testRate; gslb/platform/clock.ts) the runner walks the test clock's seconds
  * itself instead and asks node-cron's match() of each job's task which are slots; the run
- * coordinator, noOverlap and missed-slot counting are the same, and the slot's lease lasts
- * `rate` times less real time (as the slots come `rate` times as often).
+ * coordinator, noOverlap and missed-slot counting are the same, and a slot's lease lasts half
+ * the job's interval in real time (JobRunner.leaseFor).
  */
 import cron, { type RunCoordinator, type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
@@ -120,7 +120,7 @@ export interface JobRunnerOptions {
   clock: () => number;
   /**
    * Tests only: GRIDSTEER_TEST_CLOCK's rate. The slots follow `clock` (the test clock) instead of
-   * node-cron's real-clock timers, and the default lease is 60 s / rate of real time.
+   * node-cron's real-clock timers, and a slot's lease is half the job's interval in real time.
    */
   testRate?: number;
 }
@@ -128,7 +128,8 @@ export interface JobRunnerOptions {
 export class JobRunner {
   private readonly tasks = new Map<string, ScheduledTask>();
   private readonly counts = new Map<string, Counts>();
-  private readonly leaseMs: number;
+  /** Per job: how long a slot's lease lasts after its last renewal, real ms. */
+  private readonly leases = new Map<string, number>();
   private readonly heartbeats = new Set<NodeJS.Timeout>();
   /** The test-clock walkers (testRate set), one per job. */
   private readonly walkers = new Set<NodeJS.Timeout>();
@@ -137,7 +138,6 @@ export class JobRunner {
   private closed = false;
 
   constructor(private readonly o: JobRunnerOptions) {
-    this.leaseMs = o.leaseMs ?? Math.round(60_000 / (o.testRate ?? 1));
     for (const j of o.jobs) this.counts.set(j.name, { started: 0, ok: 0, failed: 0, notElected: 0, coordinatorError: 0, missed: 0, overlap: 0 });
   }
 
@@ -159,7 +159,8 @@ export class JobRunner {
         name: `gridsteer-${def.name}`,
         timezone: 'UTC',
         noOverlap: true,
-        ...(def.perNode ? {} : { distributed: true, runCoordinator: coordinator, distributedLease: this.leaseMs }),
+        // node-cron's own lease (real clock); under the test clock its timers do not run (walkTestClock).
+        ...(def.perNode ? {} : { distributed: true, runCoordinator: coordinator, distributedLease: this.o.leaseMs ?? 60_000 }),
         unref: true,
         logger: { info: () => undefined, warn: (m) => log.warn(m), error: (m) => log.error({ err: String(m) }, 'jobs: node-cron'), debug: () => undefined },
       });
@@ -173,6 +174,7 @@ export class JobRunner {
       });
       task.on('execution:overlap', () => void c.overlap++);
       this.tasks.set(def.name, task);
+      this.leases.set(def.name, this.leaseFor(def, task));
       if (this.o.testRate === undefined) void task.start();
       else this.walkTestClock(def, task, coordinator, c, log, this.o.testRate);
     }
@@ -207,7 +209,7 @@ export class JobRunner {
         if (def.perNode) return this.runLocal(def, slot, c, log);
         let elected: boolean;
         try {
-          elected = await coordinator.shouldRun(`gridsteer-${def.name}:${slot.toISOString()}`, this.leaseMs);
+          elected = await coordinator.shouldRun(`gridsteer-${def.name}:${slot.toISOString()}`, this.leases.get(def.name)!);
         } catch {
           c.coordinatorError++;
           return;
@@ -223,12 +225,26 @@ export class JobRunner {
     this.walkers.add(timer);
   }
 
+  /**
+   * A slot's lease, real ms: JobRunnerOptions.leaseMs, else 60 s (shorter than every job's
+   * interval). Under the test clock, half the job's interval in real time (at most 60 s, at
+   * least 20 ms): long enough that a node coming late for a slot whose runner died does not
+   * start it again, short enough to free the next slot.
+   */
+  private leaseFor(def: JobDef, task: ScheduledTask): number {
+    if (this.o.leaseMs !== undefined) return this.o.leaseMs;
+    const rate = this.o.testRate;
+    if (rate === undefined) return 60_000;
+    const a = this.nextSlot(def, task);
+    const b = a === null ? null : this.nextSlot(def, task, a);
+    return b === null ? Math.max(20, Math.round(60_000 / rate)) : Math.min(60_000, Math.max(20, Math.round((b - a!) / 2 / rate)));
+  }
+
   /** The next slot of a job after `from` on this runner's clock (test clock: node-cron's getNextRun reads the real one), or null. */
-  private nextSlot(def: JobDef, task: ScheduledTask): number | null {
+  private nextSlot(def: JobDef, task: ScheduledTask, from = this.o.clock()): number | null {
     if (this.o.testRate === undefined) return task.getNextRun()?.getTime() ?? null;
     // Second by second for a seconds field, else minute by minute: at most 3,000 steps (a seconds job within 50 min, others within 2 days).
     const step = def.cron.trim().split(/\s+/).length === 6 ? 1000 : 60_000;
-    const from = this.o.clock();
     for (let t = Math.floor(from / step) * step + step, i = 0; i < 3000; i++, t += step) if (task.match(new Date(t))) return t;
     return null;
   }
@@ -259,7 +275,8 @@ export class JobRunner {
       },
     };
     // Renew the lease while the run lasts: no other node takes the next slot meanwhile.
-    const hb = setInterval(() => void this.o.store.acquireLease(jobLease(def.name), holder, this.leaseMs).catch(() => undefined), Math.max(20, Math.floor(this.leaseMs / 3)));
+    const leaseMs = this.leases.get(def.name)!;
+    const hb = setInterval(() => void this.o.store.acquireLease(jobLease(def.name), holder, leaseMs).catch(() => undefined), Math.max(20, Math.floor(leaseMs / 3)));
     hb.unref?.();
     this.heartbeats.add(hb);
     let result: { outcome: JobOutcome; detail: string };
