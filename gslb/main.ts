@@ -30,7 +30,7 @@ import { CollectorHost } from './control/collectors.js';
 import { plannerSettings, storeFor } from './control/setup.js';
 import { startDrainHooks, type DrainHooks } from './control/drain-hooks.js';
 import { OperatorService } from './control/operator.js';
-import { WindowsService } from './control/windows.js';
+import { auditConfigWindows, WindowsService } from './control/windows.js';
 import { JobRunner } from './control/jobs.js';
 import { housekeepingJobs, practiceRuns } from './control/housekeeping.js';
 import { registerJobMetrics } from './control/job-metrics.js';
@@ -40,7 +40,7 @@ import { loadTokens } from './api/auth.js';
 import { logHttps } from './api/https.js';
 import { readHttpTls } from './config/tls.js';
 import { collectors } from '../collectors/index.js';
-import { now as clockNow, testClock } from './platform/clock.js';
+import { now as clockNow, realMs, testClock } from './platform/clock.js';
 
 export interface StartOptions {
   configFile: string;
@@ -125,7 +125,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
 
   const registry = createRegistry(() => dns.stats());
   // Measured demand: every process's counts, every 10 s, into the store's buckets.
-  const demand = new DemandFlusher(store, () => dns.takeDemand(), (msg) => log.warn({ module: 'state' }, msg), clockNow);
+  const demand = new DemandFlusher(store, () => dns.takeDemand(), (msg) => log.warn({ module: 'state' }, msg), clockNow, realMs);
   demand.start();
 
   // Collectors: receivers on every node, pollers under a store lease on one.
@@ -163,7 +163,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   });
   // Housekeeping jobs (docs/schedules.md): node-cron, each slot on one node of the fleet.
   const practiceCounts = new Map<string, number>();
-  const jobs = new JobRunner({ store, node: nodeId, log, clock: clockNow, jobs: housekeepingJobs({
+  const jobs = new JobRunner({ store, node: nodeId, log, clock: clockNow, ...(testClock ? { testRate: testClock.rate } : {}), jobs: housekeepingJobs({
       svc: stateSvc,
       plan: () => serving.prepared.state.plan,
       node: nodeId,
@@ -199,7 +199,12 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     serving,
     geo,
     plan: () => stateSvc.plan,
-    reconfigure: (next) => stateSvc.reconfigure(next.loaded.hash, plannerSettings(next.loaded.config, next.loaded.regions)),
+    reconfigure: (next, previous) => {
+      // The configuration's windows are not overrides: a reload that changes them is audited here.
+      const before = previous.loaded.config.windows ?? [];
+      stateSvc.reconfigure(next.loaded.hash, plannerSettings(next.loaded.config, next.loaded.regions));
+      void auditConfigWindows(stateSvc, nodeId, next.loaded.file, before, next.loaded.config.windows ?? [], clockNow(), (m) => log.warn({ module: 'config' }, m));
+    },
     log,
   });
 

@@ -6,6 +6,8 @@
  * node and is not started again; later slots run on the other nodes.
  *
  * Three JobRunners in this process, each with its own RedisStore connection (the three nodes),
+ * so that many slots and the not-elected counts are seen in seconds; test/jobs-three-processes
+ * does the same with three server processes and a real SIGKILL.
  * one redis-server on a free loopback port. The job runs every second (node-cron's seconds
  * field); every wait is bounded in count, no assertion depends on how long anything took.
  */

@@ -9,10 +9,12 @@
  * each step, is told to refuse new streams at T and to take traffic again after. A node started
  * in the middle of the window answers inside it. Two practice runs later that day: one moves
  * us-va's clients and restores them, one a grid alert blocks; the practice-runs job's records
- * (GET /v1/practice-runs) say the same.
+ * (GET /v1/practice-runs) say the same, with the demand measured while the run acted matching
+ * the queries dig sent, and a health probe that failed during the run.
  *
  * The server runs with GRIDSTEER_TEST_CLOCK at 50× (gslb/platform/clock.ts): a 30 s step takes
- * 0.6 s. Every wait is bounded in count; no assertion depends on how long anything took.
+ * 0.6 s; the housekeeping jobs follow the test clock too (a minute's job every 1.2 s). Every
+ * wait is bounded in count; no assertion depends on how long anything took.
  * geoip is disabled: every client is placed at the default location (Ashburn, VA), whose
  * ranking starts us-va, us-tx.
  */
@@ -30,6 +32,7 @@ import { startDrainGateway, type DrainGateway } from './helpers/drain-gateway.js
 
 const VIEWER = 'windows-dig-viewer-token-31c4';
 const INGEST = 'windows-dig-ingest-token-8d2a';
+const OPERATOR = 'windows-dig-operator-token-77b0';
 const RATE = 50;
 const FAKE0 = Date.UTC(2027, 5, 1, 12, 0, 0);
 const REAL0 = Date.now();
@@ -56,8 +59,8 @@ before(async () => {
     c.windows = [
       { id: 'va-daily', kind: 'maintenance', regions: ['us-va'], cron: '30 12 * * *', timezone: 'UTC', duration: '5m', reason: 'daily patching' },
       // Practice runs (the third test): one that goes, one a grid alert blocks.
-      { id: 'drill-a', kind: 'practice', regions: ['us-va'], cron: '15 13 * * *', timezone: 'UTC', duration: '5m', reason: 'failover drill' },
-      { id: 'drill-b', kind: 'practice', regions: ['us-va'], cron: '35 13 * * *', timezone: 'UTC', duration: '5m', reason: 'failover drill' },
+      { id: 'drill-a', kind: 'practice', regions: ['us-va'], cron: '5 13 * * *', timezone: 'UTC', duration: '5m', reason: 'failover drill' },
+      { id: 'drill-b', kind: 'practice', regions: ['us-va'], cron: '25 13 * * *', timezone: 'UTC', duration: '5m', reason: 'failover drill' },
     ];
   });
   const dir = join(cfg.dir, 'regions-hooked');
@@ -65,7 +68,7 @@ before(async () => {
   const va = parse(readFileSync(join(dir, 'us-va.yaml'), 'utf8')) as Record<string, unknown>;
   va.drainHook = { url: gw.url, tokenEnv: 'GRIDSTEER_TEST_HOOK_TOKEN', timeoutMs: 1000, retries: 2, retryBaseMs: 50 };
   writeFileSync(join(dir, 'us-va.yaml'), stringify(va));
-  writeTokensFile(cfg.dir, [{ name: 'vic', role: 'viewer', token: VIEWER }, { name: 'iso', role: 'ingest', token: INGEST }]);
+  writeTokensFile(cfg.dir, [{ name: 'vic', role: 'viewer', token: VIEWER }, { name: 'iso', role: 'ingest', token: INGEST }, { name: 'olga', role: 'operator', token: OPERATOR }]);
   srv = await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_TEST_CLOCK: `${FAKE0}@${RATE}@${REAL0}`, GRIDSTEER_TEST_HOOK_TOKEN: 'hook-secret-2' } });
 });
 
@@ -92,7 +95,7 @@ test('a daily maintenance window from the config: TTLs shrink ahead, us-va drain
   assert.deepEqual(plan.windows?.find((o) => o.start === T), { window: 'va-daily', kind: 'maintenance', regions: ['us-va'], start: T, end: E, cap: 0, reason: 'daily patching', source: 'config' });
   const listing = (await api('GET', '/v1/windows')).body as unknown as { windows: { id: string; next: { start: number }[] }[] };
   assert.equal(listing.windows[0]?.next[0]?.start, T);
-  // The housekeeping jobs are scheduled (node-cron, on the real clock).
+  // The housekeeping jobs are scheduled (node-cron's match, on the test clock).
   const jobs = (await api('GET', '/v1/jobs')).body as unknown as { jobs: { name: string; nextRun: number | null }[] };
   assert.deepEqual(jobs.jobs.map((j) => [j.name, typeof j.nextRun]), [['gc-signals', 'number'], ['audit-trim', 'number'], ['verify-hooks', 'number'], ['geoip-check', 'number'], ['practice-runs', 'number']]);
 
@@ -179,43 +182,117 @@ test('a node started in the middle of an occurrence answers inside it: its first
 });
 
 
-test('practice runs in the running server: one moves us-va\'s clients and restores them, one a grid alert blocks; the recorded outcomes match what dig saw', async () => {
-  // Far enough after the first tests (a busy machine starts the late node slowly): 13:15 and 13:35.
-  const TA = Date.UTC(2027, 5, 1, 13, 15, 0);
-  const TB = Date.UTC(2027, 5, 1, 13, 35, 0);
+test('practice runs in the running server: one moves us-va\'s clients and restores them, one a grid alert blocks; the recorded outcomes match what dig saw, and a probe that failed during the run', async () => {
+  // Far enough after the first tests (a busy machine starts the late node slowly): 13:05 and 13:25.
+  const TA = Date.UTC(2027, 5, 1, 13, 5, 0);
+  const TB = Date.UTC(2027, 5, 1, 13, 25, 0);
   assert.ok(fakeNow() < TA - 500 * S, `the first test left time before drill-a (test clock at ${new Date(fakeNow()).toISOString()})`);
-  // A grid alert in us-tx from 13:25 to 13:55 (a watch: it caps nothing, it blocks practice runs).
+  const obs = () => Math.floor(fakeNow() / S) * S;
+  // A grid alert in us-tx from 13:15 to 13:45 (a watch: it caps nothing, it blocks practice runs);
+  // us-tx's health probe up (its first result sets its state; one failure later stays below fall, 3).
+  const probe = (up: boolean) => ({ region: 'us-tx', kind: 'health.probe', source: 'health/n7', key: '192.0.2.10:443', observedAt: obs(), expiresAt: TB + 3600 * S, value: up ? { up } : { up, detail: 'tls handshake timeout' } });
   const alert = await apiCall(srv.http, 'POST', '/v1/signals', INGEST, {
-    signals: [{ region: 'us-tx', kind: 'grid.alert', source: 'ercot/alerts', key: 'watch-1', observedAt: Math.floor(fakeNow() / S) * S, expiresAt: TB + 3600 * S, value: { type: 'watch', level: 1, start: TB - 600 * S, end: TB + 1200 * S } }],
+    signals: [{ region: 'us-tx', kind: 'grid.alert', source: 'ercot/alerts', key: 'watch-1', observedAt: obs(), expiresAt: TB + 3600 * S, value: { type: 'watch', level: 1, start: TB - 600 * S, end: TB + 1200 * S } }, probe(true)],
   });
   assert.equal(alert.status, 200, JSON.stringify(alert.body));
   const samples: Sample[] = [];
-  // Bounded: at most 5,000 rounds of 4 queries, until the test clock passes drill-b's end + 10 min.
-  for (let round = 0; round < 5000 && fakeNow() < TB + 900 * S; round++) {
+  let failedAt = 0;
+  // Bounded: at most 5,000 rounds of 4 queries, until the test clock passes drill-b's end.
+  for (let round = 0; round < 5000 && fakeNow() < TB + 300 * S; round++) {
     for (const subnet of SUBNETS.slice(0, 4)) {
       const t0 = fakeNow();
       const r = await askSteered(srv.udp, 'A', subnet);
       samples.push({ t0, t1: fakeNow(), subnet, region: r.region, ttl: 0 });
     }
+    if (failedAt === 0 && fakeNow() >= TA + 60 * S) {
+      // During drill-a, us-tx's probe fails once (then nothing more is heard from it).
+      const p = probe(false);
+      const r = await apiCall(srv.http, 'POST', '/v1/signals', INGEST, { signals: [p] });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      failedAt = p.observedAt;
+    }
     await sleep(40);
   }
-  assert.ok(fakeNow() >= TB + 900 * S, 'the loop ran past drill-b');
+  assert.ok(fakeNow() >= TB + 300 * S, 'the loop ran past drill-b');
   const at = (from: number, to: number) => samples.filter((x) => x.t0 >= from && x.t1 < to);
   const moved = at(TA - 334 * S, TA + 420 * S);
   assert.ok(moved.length >= 20 && moved.every((x) => x.region === 'us-tx'), 'drill-a moved every client to us-tx');
-  const back = at(TA + 721 * S, TB + 900 * S);
+  const back = at(TA + 721 * S, TB + 300 * S);
   assert.ok(back.length >= 20 && back.every((x) => x.region === 'us-va'), 'restored after drill-a, and drill-b moved nobody');
-  // The practice-runs job (node-cron, every real minute) records what the plan decided: bounded wait.
-  type Runs = { runs: { window: string; outcome: string; why?: string; share?: number; restored?: boolean }[] };
-  let runs: Runs['runs'] = [];
-  for (let i = 0; i < 90; i++) {
-    runs = ((await api('GET', '/v1/practice-runs')).body as unknown as Runs).runs;
+  // The practice-runs job (node-cron's match on the test clock: every test minute, 1.2 s) records what the plan decided and what was measured: bounded wait.
+  type Span = { from: number; to: number; queries: number; qps: number };
+  type Run = { window: string; outcome: string; why?: string; share?: number; restored?: boolean; restoredAt?: number; traffic?: { homes: string[]; before: Span; held: Span; acting: Span & { moved: number } }; probeErrors?: { region: string; source: string; key: string; at: number; detail?: string }[] };
+  let runs: Run[] = [];
+  for (let i = 0; i < 60; i++) {
+    runs = ((await api('GET', '/v1/practice-runs')).body as unknown as { runs: Run[] }).runs;
     if (runs.some((r) => r.window === 'drill-a' && r.outcome === 'finished') && runs.some((r) => r.window === 'drill-b')) break;
-    await sleep(1000);
+    await sleep(500);
   }
   const a = runs.find((r) => r.window === 'drill-a');
   const b = runs.find((r) => r.window === 'drill-b');
   assert.deepEqual([a?.outcome, a?.share, a?.restored], ['finished', 0, true], JSON.stringify(runs));
   assert.equal(b?.outcome, 'skipped', JSON.stringify(runs));
   assert.match(b!.why!, /a grid alert is in force in us-tx/);
+
+  // The measured traffic is what dig sent: every query here is from a client homed in us-va. A
+  // query counted at a bucket's edge may land in the bucket next to it (the flush collects a
+  // moment after the boundary), so each count lies between dig's queries in the span less its
+  // edge buckets and in the span with one bucket more on each side.
+  const B = 10 * S;
+  const within = ({ from, to, queries }: Span, what: string) => {
+    const inner = at(from + B, to - B).length;
+    const outer = samples.filter((x) => x.t0 >= from - B && x.t0 < to + B).length;
+    assert.ok(queries >= inner && queries <= outer, `${what}: recorded ${queries} queries, dig sent ${inner}–${outer} in [${rel(from)}, ${rel(to)})`);
+  };
+  const rel = (t: number) => `TA${t >= TA ? '+' : '−'}${Math.abs(Math.round((t - TA) / S))}s`;
+  const tr = a!.traffic!;
+  assert.deepEqual(tr.homes, ['us-va']);
+  assert.deepEqual([tr.held.from, tr.held.to], [TA, TA + 300 * S], 'held: the run\'s start to its end');
+  assert.equal(tr.acting.from, Math.floor((TA - 455 * S) / B) * B, 'acting from the first ramp step');
+  assert.equal(tr.acting.to, Math.ceil(a!.restoredAt! / B) * B);
+  within(tr.held, 'held');
+  within(tr.acting, 'acting');
+  within(tr.before, 'before');
+  assert.ok(tr.held.queries >= 20, `queries measured while held: ${tr.held.queries}`);
+  // Moved: every query while drained went elsewhere (dig: all us-tx), some of the ramp's and restore's.
+  const drained = at(TA - 334 * S + B, TA + 420 * S - B).length;
+  assert.ok(tr.acting.moved >= drained && tr.acting.moved <= tr.acting.queries, `moved ${tr.acting.moved}: dig saw ${drained} answers from us-tx while drained, ${tr.acting.queries} in all`);
+  // The probe that failed during the run is in the record; nothing else failed.
+  assert.ok(failedAt > 0);
+  assert.deepEqual(a!.probeErrors, [{ region: 'us-tx', source: 'health/n7', key: '192.0.2.10:443', at: failedAt, detail: 'tls handshake timeout' }]);
+});
+
+test('a configuration reload that adds, changes and removes windows audits each change (actor config/<node>, before and after); one that only reorders them audits none', async () => {
+  const file = cfg.file;
+  const c = parse(readFileSync(file, 'utf8')) as { windows: Record<string, unknown>[]; [k: string]: unknown };
+  const audited = async () => ((await api('GET', '/v1/audit?limit=200')).body as unknown as { entries: { actor: string; action: string; target: string; before: unknown; after: unknown }[] }).entries.filter((e) => e.action.startsWith('window.config-'));
+  assert.deepEqual(await audited(), [], 'nothing before a reload');
+  // va-daily's reason changes, drill-b goes, drill-c comes.
+  c.windows = [
+    { ...c.windows[0], reason: 'daily patching (new vendor)' },
+    c.windows[1]!,
+    { id: 'drill-c', kind: 'practice', regions: ['us-va'], cron: '45 14 * * *', timezone: 'UTC', duration: '5m', reason: 'failover drill' },
+  ];
+  writeFileSync(file, stringify(c));
+  const r = await apiCall(srv.http, 'POST', '/v1/config/reload', OPERATOR);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  // Bounded: the audit entries are written just after the reload answers (20 looks).
+  let got: Awaited<ReturnType<typeof audited>> = [];
+  for (let i = 0; i < 20 && got.length < 3; i++) {
+    got = await audited();
+    if (got.length < 3) await sleep(100);
+  }
+  assert.deepEqual(got.map((e) => [e.action, e.target]).sort(), [['window.config-add', 'window:drill-c'], ['window.config-change', 'window:va-daily'], ['window.config-remove', 'window:drill-b']]);
+  const change = got.find((e) => e.target === 'window:va-daily')!;
+  assert.match(change.actor, /^config\//);
+  assert.deepEqual([(change.before as { reason: string }).reason, (change.after as { reason: string }).reason], ['daily patching', 'daily patching (new vendor)']);
+  assert.equal(got.find((e) => e.target === 'window:drill-b')!.after, null);
+  // A reload that only reorders them (the configuration changed, its windows did not): no entry
+  // (the memory store writes them before the reload answers).
+  writeFileSync(file, stringify({ ...c, windows: [...c.windows].reverse() }));
+  const again = await apiCall(srv.http, 'POST', '/v1/config/reload', OPERATOR);
+  assert.deepEqual([again.status, (again.body as { changed?: boolean }).changed], [200, true], JSON.stringify(again.body));
+  assert.equal((await audited()).length, 3);
+  const plan = (await api('GET', '/v1/plan')).body as unknown as { windows?: { window: string }[] };
+  assert.ok(plan.windows?.some((o) => o.window === 'drill-c'), 'the new window is planned');
 });

@@ -625,9 +625,15 @@ test('renderJobs and renderPracticeRuns: one aligned row each, the last run and 
     runs: [
       { window: 'va-drill', regions: ['us-va'], start: Date.UTC(2026, 5, 2, 14), end: Date.UTC(2026, 5, 2, 15), outcome: 'skipped', why: 'practice run blocked at …: a grid alert is in force in us-tx' },
       { window: 'va-drill', regions: ['us-va'], start: Date.UTC(2026, 4, 26, 14), end: Date.UTC(2026, 4, 26, 15), outcome: 'finished', share: 0, restored: true },
+      {
+        window: 'va-drill', regions: ['us-va'], start: Date.UTC(2026, 4, 19, 14), end: Date.UTC(2026, 4, 19, 15), outcome: 'finished', share: 0, restored: true,
+        traffic: { held: { qps: 12.5 }, acting: { queries: 61_000, moved: 52_400.4 } },
+        probeErrors: [{ region: 'us-tx' }, { region: 'us-tx' }],
+      },
     ],
   });
   assert.match(runs, /^WINDOW +REGIONS +START \(UTC\) +OUTCOME +DETAIL\n/);
   assert.match(runs, /va-drill +us-va +2026-06-02T14:00:00Z +skipped +practice run blocked at …: a grid alert is in force in us-tx\n/);
   assert.match(runs, /va-drill +us-va +2026-05-26T14:00:00Z +finished +down to 0%, restored\n/);
+  assert.match(runs, /va-drill +us-va +2026-05-19T14:00:00Z +finished +down to 0%, restored; moved 52400 of 61000 queries \(12\.5 q\/s while held\); 2 probe error\(s\): us-tx\n/);
 });

@@ -436,7 +436,8 @@ ${connectionUsage('viewer')}`,
 
   The practice runs recorded (GET /v1/practice-runs), newest first: skipped and why (the
   blocking condition the planner found as the run would begin), started, aborted and why,
-  finished with the least share planned and whether every region was restored.
+  finished with the least share planned and whether every region was restored, the queries
+  it moved (measured demand) and the health probes that failed during it.
 
 ${connectionUsage('viewer')}`,
   status: `usage: gridsteer status
@@ -939,6 +940,9 @@ export interface PracticeRunView {
   why?: string;
   share?: number;
   restored?: boolean;
+  /** Measured (docs/schedules.md "Practice runs"): the run's regions' clients' demand. */
+  traffic?: { held: { qps: number }; acting: { queries: number; moved: number } };
+  probeErrors?: { region: string }[];
 }
 
 /** `gridsteer practice-runs`: one row per run, newest first (the API's order). */
@@ -946,7 +950,12 @@ export function renderPracticeRuns(b: { runs: PracticeRunView[] }, columns?: num
   if (b.runs.length === 0) return 'no practice runs recorded (windows of kind practice: docs/schedules.md)\n';
   const rows: string[][] = [['WINDOW', 'REGIONS', 'START (UTC)', 'OUTCOME', 'DETAIL']];
   for (const r of b.runs) {
-    const detail = r.why ?? (r.share !== undefined ? `down to ${formatShare(r.share)}${r.restored === undefined ? '' : r.restored ? ', restored' : ', NOT restored'}` : '-');
+    const planned = r.why ?? (r.share !== undefined ? `down to ${formatShare(r.share)}${r.restored === undefined ? '' : r.restored ? ', restored' : ', NOT restored'}` : '-');
+    const measured = [
+      ...(r.traffic ? [`moved ${Math.round(r.traffic.acting.moved)} of ${r.traffic.acting.queries} queries (${r.traffic.held.qps} q/s while held)`] : []),
+      ...(r.probeErrors && r.probeErrors.length > 0 ? [`${r.probeErrors.length} probe error(s): ${[...new Set(r.probeErrors.map((e) => e.region))].join(',')}`] : []),
+    ];
+    const detail = [planned, ...measured].join('; ');
     rows.push([r.window, r.regions.join(','), formatInstant(r.start), r.outcome, detail]);
   }
   return alignTable(rows).map((line) => cut(line, columns)).join('\n') + '\n';

@@ -43,13 +43,15 @@ export class DemandFlusher {
     private readonly collect: () => Promise<DemandCounts[]>,
     private readonly warn: (msg: string) => void,
     private readonly clock: () => number = Date.now,
+    /** Real ms a span of the clock takes (GRIDSTEER_TEST_CLOCK runs `rate` times as fast: platform/clock.ts realMs). */
+    private readonly realMs: (ms: number) => number = (ms) => ms,
   ) {}
 
   start(): void {
     const schedule = () => {
       const now = this.clock();
       // Just after the next boundary, so the bucket just ended is complete here.
-      const wait = BUCKET_MS - (now % BUCKET_MS) + 50;
+      const wait = this.realMs(BUCKET_MS - (now % BUCKET_MS) + 50);
       this.timer = setTimeout(() => {
         void this.flush(Math.floor((this.clock() - 50) / BUCKET_MS) * BUCKET_MS - BUCKET_MS).finally(() => {
           if (this.timer) schedule();

@@ -43,9 +43,63 @@ test('a practice run nothing blocks: recorded started, then finished with what m
   await c.at(T + 2 * H);
   assert.match((await recordPracticeRuns(c.deps)).detail, /^1 outcome\(s\) recorded$/);
   const [run] = practiceRuns(await c.svc.audit(100));
-  assert.deepEqual(run, { window: 'va-drill', regions: ['us-va'], start: T, end: T + H, outcome: 'finished', share: 0, restored: true, recordedBy: 'automation/n1' });
+  const { restoredAt, traffic, ...rest } = run!;
+  assert.deepEqual(rest, { window: 'va-drill', regions: ['us-va'], start: T, end: T + H, outcome: 'finished', share: 0, restored: true, probeErrors: [], recordedBy: 'automation/n1' });
+  assert.ok(restoredAt! > T + H && restoredAt! <= T + 2 * H, `restored after the end: ${restoredAt}`);
+  assert.deepEqual([traffic!.homes, traffic!.held, traffic!.acting.queries, traffic!.acting.moved], [['us-va'], { from: T, to: T + H, queries: 0, qps: 0 }, 0, 0], 'no demand measured, none recorded');
   assert.deepEqual(await recordPracticeRuns(c.deps), { outcome: 'ok', detail: 'nothing new to record' });
   assert.deepEqual([...c.deps.practiceCounts], [['practice.started', 1], ['practice.finished', 1]]);
+});
+
+test('a practice run records what was measured: its regions\' clients\' demand before, held and moved (from the demand buckets), and a probe that failed mid-run even after it recovered', async (t) => {
+  const c = await setup();
+  t.after(c.close);
+  const B = 10_000;
+  const row = (bucket: number, home: string, queries: number) => ({ bucket, home, name: 'api.gslb.example.com', queries });
+  // us-tx's probe is up before the run (its first result decides its state: one failure later is below fall, 3).
+  const probe = (at: number, up: boolean) => ({ region: 'us-tx', kind: 'health.probe' as const, source: 'health/n9', key: '10.0.0.7:443', observedAt: at, expiresAt: at + 10 * H, value: up ? { up } : { up, detail: 'connect timeout' } });
+  await c.svc.ingest([probe(T - 2 * H, true)], new Set(REGIONS));
+  await c.at(T - 30 * 60_000);
+  // The plan's first step of the run (the drain lead: from the plan, not assumed here).
+  const steps = c.svc.plan!.regions['us-va']!;
+  const F = Math.floor(steps.find((st) => st.share < 1 || st.down)!.at / B) * B;
+  // Demand as the flusher writes it, bucket by bucket while time goes: 2 q/bucket from us-va's clients before F, 3 from F on; eu-ie's clients are not read.
+  let written = F - 600_000;
+  let probed = 0;
+  let recorded = '';
+  // Bounded: 5-minute steps from F − 10 min to T + 2 h (the job every 5 minutes; the store keeps an hour of demand).
+  for (let t = F - 600_000; t <= T + 2 * H; t += 300_000) {
+    const rows = [];
+    for (; written < t - B; written += B) rows.push(row(written, 'us-va', written < F ? 2 : 3), row(written, 'eu-ie', 100));
+    await c.store.addDemand(rows);
+    await c.at(t);
+    if (!probed && t >= T + 10 * 60_000) {
+      // Mid-run: us-tx's probe fails once, the job runs, then the probe recovers before the next run.
+      probed = t;
+      await c.svc.ingest([probe(t, false)], new Set(REGIONS));
+      recorded = (await recordPracticeRuns(c.deps)).detail;
+      assert.equal(c.svc.plan!.windows!.find((o) => o.window === 'va-drill')!.aborted, undefined, 'one failure does not take us-tx down: the run goes on');
+      await c.at(t + 60_000);
+      await c.svc.ingest([probe(t + 60_000, true)], new Set(REGIONS));
+      continue;
+    }
+    await recordPracticeRuns(c.deps);
+  }
+  assert.match(recorded, /^\d outcome\(s\) recorded$/);
+  const [run] = practiceRuns(await c.svc.audit(1000));
+  assert.equal(run!.outcome, 'finished', JSON.stringify(run));
+  assert.deepEqual(run!.probeErrors, [{ region: 'us-tx', source: 'health/n9', key: '10.0.0.7:443', at: probed, detail: 'connect timeout' }]);
+  const tr = run!.traffic!;
+  const restoredAt = run!.restoredAt!;
+  assert.deepEqual(tr.before, { from: F - 300_000, to: F, queries: 2 * 30, qps: 0.2 });
+  assert.deepEqual(tr.held, { from: T, to: T + H, queries: 3 * 360, qps: 0.3 });
+  const actingBuckets = Math.ceil(restoredAt / B) - F / B;
+  assert.deepEqual([tr.acting.from, tr.acting.to, tr.acting.queries], [F, Math.ceil(restoredAt / B) * B, 3 * actingBuckets]);
+  // Moved: all of the held hour (share 0), part of the ramp buckets: between the two.
+  assert.ok(tr.acting.moved > 3 * 360 && tr.acting.moved < 3 * actingBuckets, `moved ${tr.acting.moved} of ${tr.acting.queries}`);
+  assert.ok(F < T - H, `the drain lead is over an hour (${(T - F) / 60_000} min): the demand was measured in stretches`);
+  // Recording again writes nothing.
+  assert.deepEqual(await recordPracticeRuns(c.deps), { outcome: 'ok', detail: 'nothing new to record' });
 });
 
 test('a practice run blocked by a grid alert: recorded skipped with the reason; nothing moved', async (t) => {

@@ -14,7 +14,11 @@
  * store mid-run). A run that found nothing to do leaves no audit entry (the audit log is for
  * changes): the node that ran it keeps it, and GET /v1/jobs on that node lists it.
  *
- * Jobs run on this process's real clock (node-cron's timers), not on GRIDSTEER_TEST_CLOCK.
+ * Jobs run on node-cron's timers, which read the real clock. Under GRIDSTEER_TEST_CLOCK
+ * (JobRunnerOptions.testRate; gslb/platform/clock.ts) the runner walks the test clock's seconds
+ * itself instead and asks node-cron's match() of each job's task which are slots; the run
+ * coordinator, noOverlap and missed-slot counting are the same, and a slot's lease lasts half
+ * the job's interval in real time (JobRunner.leaseFor).
  */
 import cron, { type RunCoordinator, type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
@@ -114,19 +118,26 @@ export interface JobRunnerOptions {
   leaseMs?: number;
   /** ms epoch for the audit entries (the process clock). */
   clock: () => number;
+  /**
+   * Tests only: GRIDSTEER_TEST_CLOCK's rate. The slots follow `clock` (the test clock) instead of
+   * node-cron's real-clock timers, and a slot's lease is half the job's interval in real time.
+   */
+  testRate?: number;
 }
 
 export class JobRunner {
   private readonly tasks = new Map<string, ScheduledTask>();
   private readonly counts = new Map<string, Counts>();
-  private readonly leaseMs: number;
+  /** Per job: how long a slot's lease lasts after its last renewal, real ms. */
+  private readonly leases = new Map<string, number>();
   private readonly heartbeats = new Set<NodeJS.Timeout>();
+  /** The test-clock walkers (testRate set), one per job. */
+  private readonly walkers = new Set<NodeJS.Timeout>();
   /** Per-node jobs' runs on this node, newest first (at most 11). */
   private readonly local = new Map<string, JobRunView[]>();
   private closed = false;
 
   constructor(private readonly o: JobRunnerOptions) {
-    this.leaseMs = o.leaseMs ?? 60_000;
     for (const j of o.jobs) this.counts.set(j.name, { started: 0, ok: 0, failed: 0, notElected: 0, coordinatorError: 0, missed: 0, overlap: 0 });
   }
 
@@ -148,7 +159,8 @@ export class JobRunner {
         name: `gridsteer-${def.name}`,
         timezone: 'UTC',
         noOverlap: true,
-        ...(def.perNode ? {} : { distributed: true, runCoordinator: coordinator, distributedLease: this.leaseMs }),
+        // node-cron's own lease (real clock); under the test clock its timers do not run (walkTestClock).
+        ...(def.perNode ? {} : { distributed: true, runCoordinator: coordinator, distributedLease: this.o.leaseMs ?? 60_000 }),
         unref: true,
         logger: { info: () => undefined, warn: (m) => log.warn(m), error: (m) => log.error({ err: String(m) }, 'jobs: node-cron'), debug: () => undefined },
       });
@@ -161,9 +173,80 @@ export class JobRunner {
         log.warn({ job: def.name, slot: ctx.date.toISOString() }, `jobs: ${def.name} missed its slot at ${ctx.date.toISOString()} (this node's event loop was blocked)`);
       });
       task.on('execution:overlap', () => void c.overlap++);
-      void task.start();
       this.tasks.set(def.name, task);
+      this.leases.set(def.name, this.leaseFor(def, task));
+      if (this.o.testRate === undefined) void task.start();
+      else this.walkTestClock(def, task, coordinator, c, log, this.o.testRate);
     }
+  }
+
+  /**
+   * Tests only (testRate): every ~1 s of the test clock, the seconds since the last look that
+   * node-cron's match() takes for a slot; the newest is run as node-cron would (noOverlap, the run
+   * coordinator), older ones in the same look are counted missed. Bounded: one look walks
+   * at most the seconds the test clock moved since the last.
+   */
+  private walkTestClock(def: JobDef, task: ScheduledTask, coordinator: RunCoordinator, c: Counts, log: Logger, rate: number): void {
+    let last = Math.floor(this.o.clock() / 1000) * 1000;
+    let running = false;
+    const look = () => {
+      const now = Math.floor(this.o.clock() / 1000) * 1000;
+      let due: number | null = null;
+      for (let s = last + 1000; s <= now; s += 1000) {
+        if (!task.match(new Date(s))) continue;
+        if (due !== null) c.missed++;
+        due = s;
+      }
+      last = Math.max(last, now);
+      if (due === null || this.closed) return;
+      if (running) {
+        c.overlap++;
+        return;
+      }
+      running = true;
+      const slot = new Date(due);
+      void (async () => {
+        if (def.perNode) return this.runLocal(def, slot, c, log);
+        let elected: boolean;
+        try {
+          elected = await coordinator.shouldRun(`gridsteer-${def.name}:${slot.toISOString()}`, this.leases.get(def.name)!);
+        } catch {
+          c.coordinatorError++;
+          return;
+        }
+        if (!elected) c.notElected++;
+        else await this.runSlot(def, slot, c, log);
+      })()
+        .catch((e) => log.error({ err: String(e), job: def.name }, 'jobs: a test-clock slot failed'))
+        .finally(() => (running = false));
+    };
+    const timer = setInterval(look, Math.max(5, Math.round(1000 / rate)));
+    timer.unref?.();
+    this.walkers.add(timer);
+  }
+
+  /**
+   * A slot's lease, real ms: JobRunnerOptions.leaseMs, else 60 s (shorter than every job's
+   * interval). Under the test clock, half the job's interval in real time (at most 60 s, at
+   * least 20 ms): long enough that a node coming late for a slot whose runner died does not
+   * start it again, short enough to free the next slot.
+   */
+  private leaseFor(def: JobDef, task: ScheduledTask): number {
+    if (this.o.leaseMs !== undefined) return this.o.leaseMs;
+    const rate = this.o.testRate;
+    if (rate === undefined) return 60_000;
+    const a = this.nextSlot(def, task);
+    const b = a === null ? null : this.nextSlot(def, task, a);
+    return b === null ? Math.max(20, Math.round(60_000 / rate)) : Math.min(60_000, Math.max(20, Math.round((b - a!) / 2 / rate)));
+  }
+
+  /** The next slot of a job after `from` on this runner's clock (test clock: node-cron's getNextRun reads the real one), or null. */
+  private nextSlot(def: JobDef, task: ScheduledTask, from = this.o.clock()): number | null {
+    if (this.o.testRate === undefined) return task.getNextRun()?.getTime() ?? null;
+    // Second by second for a seconds field, else minute by minute: at most 3,000 steps (a seconds job within 50 min, others within 2 days).
+    const step = def.cron.trim().split(/\s+/).length === 6 ? 1000 : 60_000;
+    for (let t = Math.floor(from / step) * step + step, i = 0; i < 3000; i++, t += step) if (task.match(new Date(t))) return t;
+    return null;
   }
 
   /** This node's run of a job, newest first (at most 11 kept). */
@@ -192,7 +275,8 @@ export class JobRunner {
       },
     };
     // Renew the lease while the run lasts: no other node takes the next slot meanwhile.
-    const hb = setInterval(() => void this.o.store.acquireLease(jobLease(def.name), holder, this.leaseMs).catch(() => undefined), Math.max(100, Math.floor(this.leaseMs / 3)));
+    const leaseMs = this.leases.get(def.name)!;
+    const hb = setInterval(() => void this.o.store.acquireLease(jobLease(def.name), holder, leaseMs).catch(() => undefined), Math.max(20, Math.floor(leaseMs / 3)));
     hb.unref?.();
     this.heartbeats.add(hb);
     let result: { outcome: JobOutcome; detail: string };
@@ -242,8 +326,8 @@ export class JobRunner {
       const fleet = def.perNode ? [] : (runs.get(def.name) ?? []);
       const seen = new Set(fleet.map((r) => `${r.slot}@${r.node}`));
       const mine = [...fleet, ...here.filter((r) => !seen.has(`${r.slot}@${r.node}`))].sort((a, b) => b.slot - a.slot);
-      const next = this.tasks.get(def.name)?.getNextRun();
-      return { name: def.name, cron: def.cron, what: def.what, nextRun: next ? next.getTime() : null, lastRun: mine[0] ?? null, earlier: mine.slice(1, 11), thisNode: { ...this.counts.get(def.name)! } };
+      const task = this.tasks.get(def.name);
+      return { name: def.name, cron: def.cron, what: def.what, nextRun: task ? this.nextSlot(def, task) : null, lastRun: mine[0] ?? null, earlier: mine.slice(1, 11), thisNode: { ...this.counts.get(def.name)! } };
     });
   }
 
@@ -253,6 +337,8 @@ export class JobRunner {
    */
   async close(abandon = false): Promise<void> {
     this.closed = true;
+    for (const w of this.walkers) clearInterval(w);
+    this.walkers.clear();
     for (const t of this.tasks.values()) await t.destroy();
     this.tasks.clear();
     if (abandon) {

@@ -171,3 +171,22 @@ test('the API: POST /v1/windows refuses a bad cron expression naming body.cron a
   assert.equal(gone.statusCode, 400);
   assert.equal(gone.json().error.field, 'params.id');
 });
+
+test('configWindowChanges: a reload\'s windows compared by id (case table)', async () => {
+  const { configWindowChanges } = await import('./windows.js');
+  const a = spec({ id: 'a' });
+  const b = spec({ id: 'b', regions: ['us-tx'] });
+  const a2 = spec({ id: 'a', duration: '3h' });
+  const cases: [string, WindowSpec[], WindowSpec[], [string, string][]][] = [
+    ['nothing', [], [], []],
+    ['equal', [a, b], [a, b], []],
+    ['reordered', [a, b], [b, a], []],
+    ['added', [a], [a, b], [['window.config-add', 'b']]],
+    ['removed', [a, b], [b], [['window.config-remove', 'a']]],
+    ['changed', [a, b], [a2, b], [['window.config-change', 'a']]],
+    ['all three, in id order', [a, spec({ id: 'c' })], [a2, b], [['window.config-change', 'a'], ['window.config-add', 'b'], ['window.config-remove', 'c']]],
+  ];
+  for (const [name, before, after, want] of cases) assert.deepEqual(configWindowChanges(before, after).map((c) => [c.action, c.id]), want, name);
+  const [c] = configWindowChanges([a], [a2]);
+  assert.deepEqual([c!.before, c!.after], [a, a2]);
+});

@@ -130,3 +130,43 @@ export class WindowsService {
     return { skip: override, occurrence: { ...next, skipped: `skipped by ${actor} (${reason}) [${override.id}]` } };
   }
 }
+
+/** One change of the configuration's `windows:` between two loads. */
+export interface ConfigWindowChange {
+  action: 'window.config-add' | 'window.config-change' | 'window.config-remove';
+  id: string;
+  before: WindowSpec | null;
+  after: WindowSpec | null;
+}
+
+/** The windows a configuration (re)load adds, changes or removes, by id (in id order); none when equal. */
+export function configWindowChanges(before: readonly WindowSpec[], after: readonly WindowSpec[]): ConfigWindowChange[] {
+  const a = new Map(before.map((w) => [w.id, w]));
+  const b = new Map(after.map((w) => [w.id, w]));
+  const out: ConfigWindowChange[] = [];
+  for (const id of [...new Set([...a.keys(), ...b.keys()])].sort()) {
+    const x = a.get(id) ?? null;
+    const y = b.get(id) ?? null;
+    if (x && y && JSON.stringify(x) === JSON.stringify(y)) continue;
+    out.push({ action: x === null ? 'window.config-add' : y === null ? 'window.config-remove' : 'window.config-change', id, before: x, after: y });
+  }
+  return out;
+}
+
+/**
+ * Audits what a configuration reload changed in `windows:` (like an override change: actor
+ * `config/<node>`, before and after), one entry per window. Every node that reloads audits
+ * its own reload. A store that refuses the write is reported to `warn`, never thrown: the
+ * reload itself has happened.
+ */
+export async function auditConfigWindows(svc: StateService, node: string, file: string, before: readonly WindowSpec[], after: readonly WindowSpec[], at: number, warn: (msg: string) => void): Promise<number> {
+  const changes = configWindowChanges(before, after);
+  for (const c of changes) {
+    try {
+      await svc.store.appendAudit({ at, actor: `config/${node}`, action: c.action, target: `window:${c.id}`, reason: `configuration reloaded from ${file}`, before: c.before, after: c.after });
+    } catch (e) {
+      warn(`config: the change of window ${c.id} was not audited (${(e as Error).message})`);
+    }
+  }
+  return changes.length;
+}

@@ -23,8 +23,8 @@ export interface ReloadOptions {
   geo: GeoService;
   /** The planner's plan, once it has planned (null before). */
   plan(): Plan | null;
-  /** Hands a changed configuration to the planner (its hash and regions). */
-  reconfigure(next: Prepared): void;
+  /** Hands a changed configuration to the planner (its hash and regions); `previous` is the one it replaces. */
+  reconfigure(next: Prepared, previous: Prepared): void;
   log: Logger;
 }
 
@@ -50,7 +50,7 @@ export function reloader(o: ReloadOptions): () => Promise<{ version: string; cha
       if (next.loaded.config.state.store !== cfg.state.store || JSON.stringify(next.loaded.config.state.redis) !== JSON.stringify(cfg.state.redis)) {
         log.warn({ module: 'state' }, 'config: state.store or state.redis changed; restart to use the new store');
       }
-      o.reconfigure(next);
+      o.reconfigure(next, current);
       if (JSON.stringify(next.loaded.config.collectors) !== JSON.stringify(cfg.collectors)) {
         log.warn({ module: 'collectors' }, 'config: collectors changed; restart to run the new collector settings');
       }

@@ -160,7 +160,7 @@ test('a torn line that is the only one: the store starts empty', async (t) => {
 /** A file of three lines whose middle one is `bad`; each case must refuse the start. */
 const corrupt: { name: string; bad: string; says: RegExp }[] = [
   { name: 'not JSON', bad: '{"op":"create","rev":2,', says: /unreadable line \(.*JSON/ },
-  { name: 'an unknown op', bad: '{"op":"delete","rev":2,"id":"ov-1","audit":{"seq":2}}', says: /unknown op "delete" \(known: create, end, rev, audit, trim\)/ },
+  { name: 'an unknown op', bad: '{"op":"delete","rev":2,"id":"ov-1","audit":{"seq":2}}', says: /unknown op "delete" \(known: create, end, rev, audit, trim, base, override\)/ },
   { name: 'no op', bad: '{"rev":2,"id":"ov-1"}', says: /unknown op undefined/ },
   { name: 'JSON but not an object', bad: '[1,2]', says: /not a JSON object/ },
   { name: 'null', bad: 'null', says: /not a JSON object/ },
@@ -323,4 +323,60 @@ test('an audit trim survives a restart (the trimmed entries stay gone); override
   const b = await open(t, file);
   assert.deepEqual((await b.audit(10)).map((e) => e.target), ['job:x@2']);
   assert.deepEqual((await b.snapshot()).overrides.map((o) => o.reason), ['old one']);
+});
+
+test('an audit trim compacts the file: the trimmed entries are gone from it, not only from memory; a restart reads the same state, ids and seqs go on', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'state.jsonl');
+  const a = await open(t, file);
+  const live = (await a.createOverride(ov('eu-west', 'kept drain'), T0)).override;
+  const gone = (await a.createOverride(ov('us-east', 'short work'), T0 + 1)).override;
+  await a.endOverride(gone.id, 'bob', 'work done', T0 + 2);
+  await a.appendAudit({ at: T0 + 3, actor: 'n1', action: 'job.start', target: 'job:x@old', reason: 'r', before: null, after: null });
+  await a.putSignal(signal(1));
+  await a.appendAudit({ at: T0 + 20, actor: 'n1', action: 'job.start', target: 'job:x@new', reason: 'r', before: null, after: null });
+  const rev = await a.revision();
+  assert.deepEqual(await a.trimAudit(T0 + 10), { removed: 4 });
+  const text = readFileSync(file, 'utf8');
+  for (const trimmed of ['short work', 'work done', 'job:x@old']) assert.ok(!text.includes(trimmed), `${trimmed} is gone from the file:\n${text}`);
+  assert.deepEqual(lines(file).map((l) => l.op), ['base', 'override', 'audit']);
+  assert.deepEqual(readdirSync(dir).sort(), ['state.jsonl'], 'no temporary file left');
+  // Appends after the compaction land in the new file.
+  await a.appendAudit({ at: T0 + 30, actor: 'n1', action: 'job.finish', target: 'job:x@new', reason: 'ok', before: null, after: null });
+  await a.close();
+  const b = await open(t, file);
+  assert.deepEqual((await b.snapshot()).overrides, [live]);
+  assert.deepEqual((await b.audit(10)).map((e) => [e.seq, e.target]), [[6, 'job:x@new'], [5, 'job:x@new']]);
+  assert.ok((await b.revision()) >= rev, 'the revision does not go back');
+  assert.equal((await b.createOverride(ov('eu-west', 'next'), T0 + 40)).override.id, 'ov-3', 'an id of a trimmed override is not handed out again');
+  assert.equal((await b.appendAudit({ at: T0 + 41, actor: 'n1', action: 'job.start', target: 'job:y', reason: 'r', before: null, after: null })).seq, 8, 'seqs go on (7 was the create just made)');
+});
+
+test('a compaction that cannot be written changes nothing (warned; the trim stands), and a crash mid-compaction (a stray .compact) leaves the old file in force', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'state.jsonl');
+  const warnings: string[] = [];
+  const a = await open(t, file, warnings);
+  await a.createOverride(ov('eu-west', 'kept drain'), T0);
+  await a.appendAudit({ at: T0 + 3, actor: 'n1', action: 'job.start', target: 'job:x@old', reason: 'r', before: null, after: null });
+  await a.appendAudit({ at: T0 + 20, actor: 'n1', action: 'job.start', target: 'job:x@new', reason: 'r', before: null, after: null });
+  // The temporary file cannot be created (a directory holds its name): the compaction fails.
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(`${file}.compact`);
+  assert.deepEqual(await a.trimAudit(T0 + 10), { removed: 2 });
+  assert.match(warnings.join('\n'), /compaction after an audit trim failed .*the file keeps the trimmed entries/);
+  assert.ok(readFileSync(file, 'utf8').includes('job:x@old'), 'the old file, with its trim line');
+  await a.appendAudit({ at: T0 + 30, actor: 'n1', action: 'job.finish', target: 'job:x@new', reason: 'ok', before: null, after: null });
+  await a.close();
+  rmSync(`${file}.compact`, { recursive: true });
+  // A crash after writing part of the temporary file, before the rename: the old file is in force.
+  writeFileSync(`${file}.compact`, '{"op":"base","rev":1,"nextOverride":1,"nextAu');
+  const b = await open(t, file);
+  assert.deepEqual((await b.audit(10)).map((e) => e.target), ['job:x@new', 'job:x@new'], 'trimmed entries stay trimmed');
+  assert.deepEqual((await b.snapshot()).overrides.map((o) => o.reason), ['kept drain']);
+  // The next trim compacts over the stray file.
+  await b.appendAudit({ at: T0 + 50, actor: 'n1', action: 'job.start', target: 'job:x@later', reason: 'r', before: null, after: null });
+  assert.deepEqual(await b.trimAudit(T0 + 25), { removed: 1 });
+  assert.deepEqual(readdirSync(dir).sort(), ['state.jsonl']);
+  assert.ok(!readFileSync(file, 'utf8').includes('job:x@old'));
 });

@@ -13,10 +13,13 @@
  * line stops the start with an error naming the file and line, so nothing is dropped
  * without an operator knowing.
  *
+ * An audit trim (the audit-trim job) is a `trim` line, then the file is compacted: rewritten
+ * without the trimmed entries, atomically (MemoryStore.compact).
+ *
  * Writes to a store with a file are refused (StoreError `unavailable`) before start() and
  * after close(): they could not be made durable.
  */
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Override, Signal } from '../model/types.js';
 import { reduce, DEFAULT_RULES, type ReduceRules } from './reducer.js';
@@ -35,7 +38,20 @@ type LogLine =
   | { op: 'end'; rev: number; id: string; audit: AuditEntry }
   | { op: 'rev'; rev: number }
   | { op: 'audit'; rev: number; audit: AuditEntry }
-  | { op: 'trim'; rev: number; before: number };
+  | { op: 'trim'; rev: number; before: number }
+  /** The first lines of a compacted file: the counters, then every live override (its create entry may have been trimmed). */
+  | { op: 'base'; rev: number; nextOverride: number; nextAudit: number }
+  | { op: 'override'; rev: number; override: Override };
+
+/** fsyncs a directory: a file created or renamed in it stays after a crash. */
+function syncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -43,9 +59,18 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function parseLine(line: string): LogLine {
   const e: unknown = JSON.parse(line);
   if (!isObject(e)) throw new Error('not a JSON object');
-  if (e.op !== 'create' && e.op !== 'end' && e.op !== 'rev' && e.op !== 'audit' && e.op !== 'trim') throw new Error(`unknown op ${JSON.stringify(e.op) ?? 'undefined'} (known: create, end, rev, audit, trim)`);
-  // Audit and trim lines carry the revision they were written at (0 in a store never written to).
-  if (typeof e.rev !== 'number' || !Number.isSafeInteger(e.rev) || e.rev < (e.op === 'audit' || e.op === 'trim' ? 0 : 1)) throw new Error('rev must be a positive integer');
+  if (!['create', 'end', 'rev', 'audit', 'trim', 'base', 'override'].includes(e.op as string)) throw new Error(`unknown op ${JSON.stringify(e.op) ?? 'undefined'} (known: create, end, rev, audit, trim, base, override)`);
+  // Audit, trim and a compacted file's lines carry the revision they were written at (0 in a store never written to).
+  if (typeof e.rev !== 'number' || !Number.isSafeInteger(e.rev) || e.rev < (e.op === 'create' || e.op === 'end' || e.op === 'rev' ? 1 : 0)) throw new Error('rev must be a positive integer');
+  if (e.op === 'base') {
+    if (!Number.isSafeInteger(e.nextOverride) || !Number.isSafeInteger(e.nextAudit)) throw new Error('nextOverride and nextAudit must be integers');
+    return e as LogLine;
+  }
+  if (e.op === 'override') {
+    const o = e.override;
+    if (!isObject(o) || typeof o.id !== 'string' || typeof o.region !== 'string' || typeof o.action !== 'string') throw new Error('override must be an object with string id, region and action');
+    return e as LogLine;
+  }
   if (e.op === 'trim') {
     if (typeof e.before !== 'number' || !Number.isFinite(e.before)) throw new Error('before must be a number (ms epoch)');
     return e as LogLine;
@@ -109,15 +134,8 @@ export class MemoryStore implements StateStore {
     const keep = existed ? this.replay(file) : null;
     const fd = openSync(file, 'a');
     try {
-      if (!existed) {
-        // The new file's directory entry must be durable too.
-        const dir = openSync(dirname(file), 'r');
-        try {
-          fsyncSync(dir);
-        } finally {
-          closeSync(dir);
-        }
-      }
+      // The new file's directory entry must be durable too.
+      if (!existed) syncDir(dirname(file));
       this.size = fstatSync(fd).size;
       if (keep !== null && keep.bytes < this.size) {
         ftruncateSync(fd, keep.bytes);
@@ -147,7 +165,7 @@ export class MemoryStore implements StateStore {
       } catch (e) {
         throw new StoreError(
           'invalid',
-          `state: ${file}:${i + 1}: unreadable line (${(e as Error).message}); fix or remove that line (the file is JSON lines: one override create, end, rev, audit entry or audit trim per line), then start again`,
+          `state: ${file}:${i + 1}: unreadable line (${(e as Error).message}); fix or remove that line (the file is JSON lines: one override create, end, rev, audit entry, audit trim, or a compacted file's base or override line per line), then start again`,
         );
       }
     });
@@ -159,6 +177,15 @@ export class MemoryStore implements StateStore {
     this.rev = Math.max(this.rev, e.rev);
     this.persistedRev = Math.max(this.persistedRev, e.rev);
     if (e.op === 'rev') return;
+    if (e.op === 'base') {
+      this.nextOverride = Math.max(this.nextOverride, e.nextOverride);
+      this.nextAudit = Math.max(this.nextAudit, e.nextAudit);
+      return;
+    }
+    if (e.op === 'override') {
+      this.overrides.set(e.override.id, e.override);
+      return;
+    }
     if (e.op === 'trim') {
       this.trimLog(e.before);
       return;
@@ -330,7 +357,56 @@ export class MemoryStore implements StateStore {
     this.writable();
     if (!this.auditLog.some((e) => e.at < before)) return { removed: 0 };
     this.append({ op: 'trim', rev: this.rev, before });
-    return { removed: this.trimLog(before) };
+    const removed = this.trimLog(before);
+    this.compact();
+    return { removed };
+  }
+
+  /**
+   * Rewrites the file without what a trim removed: `<file>.compact` gets a `base` line (the
+   * revision reserved and the id and seq counters, so none is handed out twice), one `override`
+   * line per live override, then the audit log as `audit` lines; it is fsync'd, renamed over the
+   * file and the directory fsync'd. A crash before the rename leaves the old file (its `trim`
+   * line already durable: replayed, the same state) and a stray `.compact`, which the next
+   * compaction overwrites; after it, the new file. A compaction that fails is warned about and
+   * changes nothing (the trim stands; the file keeps the trimmed entries until the next one).
+   */
+  private compact(): void {
+    const file = this.o.file;
+    if (file === null || this.fd === null) return;
+    const tmp = `${file}.compact`;
+    const head: LogLine[] = [
+      { op: 'base', rev: this.persistedRev, nextOverride: this.nextOverride, nextAudit: this.nextAudit },
+      ...[...this.overrides.values()].sort((a, b) => Number(a.id.replace(/^ov-/, '')) - Number(b.id.replace(/^ov-/, ''))).map((override): LogLine => ({ op: 'override', rev: this.persistedRev, override })),
+      ...this.auditLog.map((audit): LogLine => ({ op: 'audit', rev: this.persistedRev, audit })),
+    ];
+    const buf = Buffer.from(head.map((l) => JSON.stringify(l) + '\n').join(''), 'utf8');
+    let fd: number | null = null;
+    try {
+      fd = openSync(tmp, 'w');
+      let at = 0;
+      while (at < buf.length) at += writeSync(fd, buf, at);
+      fsyncSync(fd);
+      closeSync(fd);
+      fd = null;
+      renameSync(tmp, file);
+    } catch (e) {
+      if (fd !== null) closeSync(fd);
+      (this.o.warn ?? ((m: string) => process.emitWarning(m)))(`state: ${file}: compaction after an audit trim failed (${(e as Error).message}); the file keeps the trimmed entries (replayed, they stay trimmed) until the next trim`);
+      return;
+    }
+    // The new file is the store's file from here: appends go to it (opened for appending, as at start).
+    closeSync(this.fd);
+    this.fd = null;
+    try {
+      syncDir(dirname(file));
+      this.fd = openSync(file, 'a');
+    } catch (e) {
+      // Not open: writes are refused (unavailable) rather than lost in the old file's inode.
+      (this.o.warn ?? ((m: string) => process.emitWarning(m)))(`state: ${file}: could not reopen after compaction (${(e as Error).message}); writes are refused until a restart`);
+      return;
+    }
+    this.size = buf.length;
   }
 
   async audit(limit: number): Promise<AuditEntry[]> {

@@ -48,6 +48,17 @@ export const JobsSchema = Type.Object({
   ),
 });
 
+const PracticeSpanSchema = (description: string) =>
+  Type.Object(
+    {
+      from: Type.Integer({ description: 'ms epoch, a 10-second bucket boundary' }),
+      to: Type.Integer({ description: 'ms epoch, exclusive' }),
+      queries: Type.Number({ description: 'steered queries counted fleet-wide from those clients in the closed buckets of [from, to)' }),
+      qps: Type.Number(),
+    },
+    { description },
+  );
+
 export const PracticeRunsSchema = Type.Object({
   runs: Type.Array(
     Type.Object({
@@ -59,6 +70,27 @@ export const PracticeRunsSchema = Type.Object({
       why: Type.Optional(Type.String()),
       share: Type.Optional(Type.Number({ description: 'the least share the regions were planned down to during the run' })),
       restored: Type.Optional(Type.Boolean()),
+      restoredAt: Type.Optional(Type.Integer({ description: "ms epoch: the regions' first full-share step after the run" })),
+      traffic: Type.Optional(
+        Type.Object(
+          {
+            homes: Type.Array(Type.String(), { description: "the run's regions: the measured demand of clients homed there is read" }),
+            before: PracticeSpanSchema('the 5 minutes before the first step'),
+            held: PracticeSpanSchema('the run held its regions at its least share: its start until its end or abort'),
+            acting: Type.Intersect([
+              PracticeSpanSchema('from the first step until the regions were back at full share'),
+              Type.Object({ moved: Type.Number({ description: "of those queries, the ones the plan sent elsewhere: each bucket's queries × (1 − its home region's planned share over the bucket)" }) }),
+            ]),
+          },
+          { description: 'measured demand (GET /v1/demand buckets) of the run\'s regions\' clients; recorded with finished' },
+        ),
+      ),
+      probeErrors: Type.Optional(
+        Type.Array(
+          Type.Object({ region: Type.String(), source: Type.String(), key: Type.String(), at: Type.Integer({ description: "the probe's observedAt, ms epoch" }), detail: Type.Optional(Type.String()) }),
+          { description: 'failing health probes anywhere in the fleet while the run acted (sampled at each run of the practice-runs job), oldest first' },
+        ),
+      ),
       recordedBy: Type.String(),
     }),
   ),
