@@ -27,7 +27,7 @@ import { defaultSettings, plan, type PlannerSettings } from '../policy/planner/i
 import { reduce } from '../state/reducer.js';
 import type { SignalRecord, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
 import { validateSignal } from '../state/signals.js';
-import { drainLeadMs, stepSpacingMs } from '../policy/drain.js';
+import { drainLeadMs } from '../policy/drain.js';
 import type { Plan, Signal } from '../model/types.js';
 import type { PolicyParams } from './scenario.js';
 import type { World } from './world.js';
