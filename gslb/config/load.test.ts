@@ -516,7 +516,7 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
     saturation: { queueWaiting: 5, kvCacheUse: 0.8, throttledFactor: 0.5, spillMargin: 0.1 },
     carbon: { bandKm: 250, minGain: 0.2 },
     rampStepMs: 30000,
-    drain: { sessionAllowanceMs: 300000, sessionAllowanceMaxMs: 14400000, capSessionAllowanceMaxMs: 5400000, marginMs: 5000, rampMs: 60000, holdMs: 120000, restoreMs: 300000, maxAutoShare: 0.5, minDrainIntervalMs: 120000 },
+    drain: { sessionAllowanceMs: 300000, sessionAllowanceMaxMs: 14400000, discretionarySessionAllowanceMaxMs: 5400000, marginMs: 5000, rampMs: 60000, holdMs: 120000, restoreMs: 300000, maxAutoShare: 0.5, minDrainIntervalMs: 120000 },
   });
   assert.deepEqual(c.state, {
     store: 'memory',

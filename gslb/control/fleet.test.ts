@@ -79,11 +79,12 @@ test('fleetView: state, next change, traffic, health, signals and grid events of
     { id: 'b', location: { lat: 52, lon: 0 }, capacityUnits: 100 },
     { id: 'c', location: { lat: 40, lon: -75 }, capacityUnits: 100 },
   ]);
+  // Learned 6 h 10 min ahead: S grows to 4 h at most, so b's drain is still to come at NOW.
   const learned = NOW - 600 * S;
   const recs = records([
-    { region: 'b', kind: 'grid.event', source: 'openadr/vtn', key: 'e1', observedAt: learned, expiresAt: NOW + 86_400 * S, value: { id: 'e1', type: 'load-shed', start: NOW + 7200 * S, end: NOW + 10_800 * S } },
+    { region: 'b', kind: 'grid.event', source: 'openadr/vtn', key: 'e1', observedAt: learned, expiresAt: NOW + 86_400 * S, value: { id: 'e1', type: 'load-shed', start: NOW + 6 * 3600 * S, end: NOW + 7 * 3600 * S } },
     // The same event polled again later: the notice stays from when it was first learned.
-    { region: 'b', kind: 'grid.event', source: 'openadr/vtn', key: 'e1', observedAt: NOW - 60 * S, expiresAt: NOW + 86_400 * S, value: { id: 'e1', type: 'load-shed', start: NOW + 7200 * S, end: NOW + 10_800 * S } },
+    { region: 'b', kind: 'grid.event', source: 'openadr/vtn', key: 'e1', observedAt: NOW - 60 * S, expiresAt: NOW + 86_400 * S, value: { id: 'e1', type: 'load-shed', start: NOW + 6 * 3600 * S, end: NOW + 7 * 3600 * S } },
     { region: 'a', kind: 'grid.alert', source: 'iso/x', key: 'alert', observedAt: NOW - 30 * S, expiresAt: NOW + 3600 * S, value: { level: 1, type: 'watch', message: 'tight' } },
     { region: 'c', kind: 'health.probe', source: 'health/n1', key: 'ep1', observedAt: NOW - 2 * S, expiresAt: NOW + 30 * S, value: { up: true } },
     { region: 'c', kind: 'health.probe', source: 'health/n1', key: 'ep2', observedAt: NOW - 2 * S, expiresAt: NOW + 30 * S, value: { up: false } },
@@ -109,7 +110,7 @@ test('fleetView: state, next change, traffic, health, signals and grid events of
   // b: serving now, a drain scheduled before its load shed.
   assert.equal(b.down, false);
   assert.equal(b.share, 1);
-  assert.ok(b.next && b.next.at > NOW && b.next.at < NOW + 7200 * S && b.next.share < 1, JSON.stringify(b.next));
+  assert.ok(b.next && b.next.at > NOW && b.next.at < NOW + 6 * 3600 * S && b.next.share < 1, JSON.stringify(b.next));
   // Traffic: every home weighed the same before demand is measured; shares add up with unplaced.
   const total = v.regions.reduce((n, r) => n + r.traffic, 0) + v.unplaced;
   assert.ok(Math.abs(total - 1) < 1e-3, `shares add up: ${total}`);

@@ -34,6 +34,7 @@ async function setup(over: Partial<PlannerSettings> = {}) {
   return { svc, op, regions, plan: () => current!, close: () => svc.close() };
 }
 
+// The load shed starts 6 h ahead: its drain (S up to 4 h for a grid drain to 0) has not begun at NOW.
 const shed = (source: string) => ({
   region: 'b',
   kind: 'grid.event',
@@ -41,18 +42,18 @@ const shed = (source: string) => ({
   key: 'e1',
   observedAt: NOW,
   expiresAt: NOW + 24 * 3600 * S,
-  value: { id: 'e1', type: 'load-shed', start: NOW + 7200 * S, end: NOW + 10800 * S },
+  value: { id: 'e1', type: 'load-shed', start: NOW + 6 * 3600 * S, end: NOW + 7 * 3600 * S },
 });
 
 test('preview of a grid event: the region changes, shares move to its neighbours, nothing is written', async () => {
   const t = await setup();
   try {
     const before = await t.svc.snapshot();
-    const p = await t.op.preview({ event: { region: 'b', type: 'load-shed', start: NOW + 7200 * S, end: NOW + 10800 * S } }, 'alice');
+    const p = await t.op.preview({ event: { region: 'b', type: 'load-shed', start: NOW + 6 * 3600 * S, end: NOW + 7 * 3600 * S } }, 'alice');
     assert.deepEqual(p.changed, ['b']);
     assert.ok(p.shares.length > 3 && p.shares.length <= 24);
     assert.ok(p.shares[0]!.regions.b! > 0.3, JSON.stringify(p.shares[0]));
-    const drained = p.shares.find((x) => x.at >= NOW + 7200 * S)!;
+    const drained = p.shares.find((x) => x.at >= NOW + 6 * 3600 * S)!;
     assert.equal(drained.regions.b, 0);
     assert.ok(Math.abs(Object.values(drained.regions).reduce((n, x) => n + x, 0) + drained.unplaced - 1) < 1e-3, 'shares add up to 1');
     assert.deepEqual(await t.svc.snapshot(), before, 'nothing written');
@@ -80,10 +81,10 @@ test('preview applyShadow: what a shadowed source would have done, while the pla
   try {
     await t.svc.ingest([shed('openadr3/vtn')], t.regions);
     await t.svc.replan();
-    assert.equal(regionStepAt(t.plan(), 'b', NOW + 7200 * S).share, 1, 'shadowed: not applied');
+    assert.equal(regionStepAt(t.plan(), 'b', NOW + 6 * 3600 * S).share, 1, 'shadowed: not applied');
     const p = await t.op.preview({ applyShadow: true }, 'alice');
     assert.deepEqual(p.changed, ['b']);
-    assert.equal(regionStepAt(p.plan, 'b', NOW + 7200 * S).share, 0);
+    assert.equal(regionStepAt(p.plan, 'b', NOW + 6 * 3600 * S).share, 0);
   } finally {
     await t.close();
   }
@@ -100,12 +101,12 @@ test('freeze: preview, then on (holding gridPolicy), a second is refused, off; e
     assert.deepEqual(on.frozen?.hold, { a: 1, b: 1, c: 1 });
     await assert.rejects(t.op.freeze(true, 'again', undefined, 'bob'), (e: unknown) => e instanceof OverrideError && e.field === 'body.frozen');
     await t.svc.replan();
-    assert.equal(regionStepAt(t.plan(), 'b', NOW + 7200 * S).share, 1, 'held at 1 while frozen');
+    assert.equal(regionStepAt(t.plan(), 'b', NOW + 6 * 3600 * S).share, 1, 'held at 1 while frozen');
     assert.equal((await t.op.status()).frozen?.reason, 'VTN looks wrong');
     const off = await t.op.freeze(false, 'checked', undefined, 'alice');
     assert.equal(off.ended.length, 1);
     await t.svc.replan();
-    assert.equal(regionStepAt(t.plan(), 'b', NOW + 7200 * S).share, 0, 'the drain goes on');
+    assert.equal(regionStepAt(t.plan(), 'b', NOW + 6 * 3600 * S).share, 0, 'the drain goes on');
     const audit = await t.svc.audit(10);
     assert.deepEqual(
       audit.map((e) => `${e.actor} ${e.action} ${e.reason}`),

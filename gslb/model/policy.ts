@@ -203,13 +203,14 @@ export const PolicySchema = Type.Object(
           maximum: 86_400_000,
           default: 14_400_000,
           description:
-            "with more notice than the lead needs, S of a drain to 0 grows to use it up to this, ms: set it to your longest sessions, which then end on their own before the event instead of being cut (at the cost of serving the region's clients from farther away for longer: 4 h ahead with the default when the notice allows); at most sessionAllowanceMs = a fixed S",
+            "with more notice than the lead needs, S of a grid obligation to take nothing (a load shed, a power-off, a grid operator's drain: what runs at the event is cut) grows to use it up to this, ms: set it to your longest sessions, which then end on their own before the event instead of being cut (at the cost of serving the region's clients from farther away for longer: up to 4 h ahead with the default); at most sessionAllowanceMs = a fixed S",
         }),
-        capSessionAllowanceMaxMs: Type.Integer({
+        discretionarySessionAllowanceMaxMs: Type.Integer({
           minimum: 0,
           maximum: 86_400_000,
           default: 5_400_000,
-          description: 'the same for a cap above 0 (a tariff window, a grid alert\'s cap): nothing is cut at the event, S grows only so that the load from sessions begun before the ramp has fallen by then, ms; sessionAllowanceMaxMs bounds it',
+          description:
+            "the same for every other curve — a grid cap above 0 (nothing is cut at the event: S only brings the load down by then), a recurring window, an operator's drain with a deadline (the operator chose the time) — ms; sessionAllowanceMaxMs bounds it",
         }),
         marginMs: Type.Integer({ minimum: 250, maximum: 3_600_000, default: 5000, description: 'm: margin before the event start, at least the clock-skew bound (250 ms), ms' }),
         rampMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000, description: 'R: length of the weight ramp ahead of an event, in steps max(minTtl, resolverMinTtl) apart, ms (0 = one step): sessions started during it may still be running at the event, so keep it short (ADR 0016)' }),

@@ -51,8 +51,9 @@ const cases: [string, Partial<CurveInput>, Partial<DrainSettings>, string][] = [
     { restoreMs: 0, holdMs: 0 },
     '-395:0.6667 -365:0.3333 -335:0 3600:1',
   ],
-  ['a cap above 0 grows S only to capSessionAllowanceMaxMs: 10 min → reach at T − 635 s', { cap: 0.5 }, { sessionAllowanceMaxMs: 1_800_000, capSessionAllowanceMaxMs: 600_000, restoreMs: 0, holdMs: 0 }, '-695:0.8333 -665:0.6667 -635:0.5 3600:1'],
-  ['a drain to 0 with the same settings grows S to sessionAllowanceMaxMs: 30 min', {}, { sessionAllowanceMaxMs: 1_800_000, capSessionAllowanceMaxMs: 600_000, restoreMs: 0, holdMs: 0 }, '-1895:0.6667 -1865:0.3333 -1835:0 3600:1'],
+  ['a grid cap above 0 grows S only to discretionarySessionAllowanceMaxMs: 10 min → reach at T − 635 s', { cap: 0.5, gridDrain: true }, { sessionAllowanceMaxMs: 1_800_000, discretionarySessionAllowanceMaxMs: 600_000, restoreMs: 0, holdMs: 0 }, '-695:0.8333 -665:0.6667 -635:0.5 3600:1'],
+  ['a grid drain to 0 with the same settings grows S to sessionAllowanceMaxMs: 30 min', { gridDrain: true }, { sessionAllowanceMaxMs: 1_800_000, discretionarySessionAllowanceMaxMs: 600_000, restoreMs: 0, holdMs: 0 }, '-1895:0.6667 -1865:0.3333 -1835:0 3600:1'],
+  ['a window or an operator drain to 0 (not a grid obligation) with the same settings: 10 min', {}, { sessionAllowanceMaxMs: 1_800_000, discretionarySessionAllowanceMaxMs: 600_000, restoreMs: 0, holdMs: 0 }, '-695:0.6667 -665:0.3333 -635:0 3600:1'],
   ['an open-ended event never restores', { end: Infinity }, {}, '-395:0.6667 -365:0.3333 -335:0'],
 ];
 

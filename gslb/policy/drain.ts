@@ -35,6 +35,8 @@ export interface CurveInput {
   ttl0S: number;
   /** R for this obligation (an operator's ramp), ms; default the settings'. */
   rampMs?: number;
+  /** A grid obligation (with cap 0: to take nothing): S may grow to sessionAllowanceMaxMs. */
+  gridDrain?: boolean;
 }
 
 export type CurvePhase = 'before' | 'ramp' | 'ahead' | 'event' | 'hold' | 'restore' | 'done';
@@ -90,12 +92,13 @@ function toReachMs(ttl0S: number, R: number, g: number): number {
 }
 
 /**
- * S's maximum for a curve to `cap`: a drain to 0 cuts what is still running at T, so S may grow
- * to the longest sessions (`sessionAllowanceMaxMs`); a cap above 0 cuts nothing and grows S
- * only to bring the load down by T (`capSessionAllowanceMaxMs`).
+ * S's maximum: a grid obligation to take nothing cuts what is still running at T, so S may grow
+ * to the longest sessions (`sessionAllowanceMaxMs`); every other curve — a grid cap above 0 cuts
+ * nothing, a window's or an operator's drain is at a time they chose — grows S only to
+ * `discretionarySessionAllowanceMaxMs` (ADR 0016).
  */
-export function sessionAllowanceMax(d: DrainSettings, cap: number): number {
-  return Math.max(d.sessionAllowanceMs, cap === 0 ? d.sessionAllowanceMaxMs : Math.min(d.sessionAllowanceMaxMs, d.capSessionAllowanceMaxMs));
+export function sessionAllowanceMax(d: DrainSettings, gridDrain: boolean): number {
+  return Math.max(d.sessionAllowanceMs, gridDrain ? d.sessionAllowanceMaxMs : Math.min(d.sessionAllowanceMaxMs, d.discretionarySessionAllowanceMaxMs));
 }
 
 /**
@@ -116,7 +119,7 @@ export function drainCurve(i: CurveInput, d: DrainSettings): DrainCurve {
   const L = i.learnedAt;
   const toReach = toReachMs(i.ttl0S, R, g);
   // S grows with the notice beyond what the rest of the lead needs, up to its maximum.
-  const S = Math.min(sessionAllowanceMax(d, i.cap), Math.max(d.sessionAllowanceMs, T - L - (toReach + g + m)));
+  const S = Math.min(sessionAllowanceMax(d, i.gridDrain === true && i.cap === 0), Math.max(d.sessionAllowanceMs, T - L - (toReach + g + m)));
   const reach0 = T - S - g - m;
   const start0 = reach0 - R;
   const noticeStart = reach0 - toReach;

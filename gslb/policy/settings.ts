@@ -99,13 +99,13 @@ export interface DrainSettings {
   /** S: the time sessions get to finish before T, ms (at least). */
   sessionAllowanceMs: number;
   /**
-   * With more notice than the lead needs, S of a drain to 0 grows to use it, up to this (ms):
+   * With more notice than the lead needs, S of a grid obligation to take nothing grows to use it, up to this (ms):
    * long streams then end on their own before T instead of being cut. Equal to
    * sessionAllowanceMs = fixed S.
    */
   sessionAllowanceMaxMs: number;
-  /** The same for a cap above 0 (nothing is cut at T: S only brings the load down by then), ms; at most sessionAllowanceMaxMs. */
-  capSessionAllowanceMaxMs: number;
+  /** The same for every other curve (a grid cap above 0, a window, an operator's deadline), ms; at most sessionAllowanceMaxMs. */
+  discretionarySessionAllowanceMaxMs: number;
   /** m: margin, at least the clock-skew bound, ms. */
   marginMs: number;
   /** R: the ramp's length, ms (0 = one step). */

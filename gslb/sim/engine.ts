@@ -855,8 +855,15 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       policy.tick(t, ws);
       drainHook(t);
       if (inWindow(t)) {
+        // The reachable fleet: a region announced to lose power is not a place for sessions from
+        // the announcement to its end (what starts there is cut at T; GridSteer drains it
+        // ahead), so its capacity is not room for the rest.
         let capNow = 0;
-        for (let r = 0; r < R; r++) capNow += capacityNow[r]!;
+        for (let r = 0; r < R; r++) {
+          let announcedDark = false;
+          for (const e of events) if (e.kind === 'power-off' && e.region === r && t >= e.announce && t < e.E) announcedDark = true;
+          if (!announcedDark) capNow += capacityNow[r]!;
+        }
         const room = capNow >= world.expectedConcurrent * demandFactor(world, t);
         for (let r = 0; r < R; r++) {
           if (load[r]! > capacityNow[r]!) {

@@ -23,7 +23,8 @@
  *   it was at that instant), the share of that load from clients of other homes (spill), and
  *   the time spent over capacity (sampled every second); over capacity by spill: load above
  *   capacity while clients of other homes are on the region, min(spill, load − capacity),
- *   counted while the fleet has room.
+ *   counted while the reachable fleet has room: the capacity of the regions not announced to
+ *   lose power (from the announcement to the event's end) holds the expected demand.
  * - unplaced demand: the plan's `unplaced` (q/s per home) sampled every simulated second.
  */
 import { formatDuration } from './scenario.js';
@@ -266,7 +267,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
     };
     L.push(`| ${w.regions[r]!.id} | ${results.map(cell).join(' | ')} |`);
   }
-  L.push('', 'Over capacity **by spill** while the fleet had room (load above capacity with clients of other homes on the region; the highest excess they caused, min(spill, load − capacity) ÷ capacity):', '', ...header('region'));
+  L.push('', 'Over capacity **by spill** while the reachable fleet had room (the regions not announced to lose power hold the expected demand; load above capacity with clients of other homes on the region; the highest excess they caused, min(spill, load − capacity) ÷ capacity):', '', ...header('region'));
   for (let r = 0; r < R; r++) L.push(`| ${w.regions[r]!.id} | ${results.map((x) => (x.spillOverMs[r]! > 0 ? `**${formatDuration(x.spillOverMs[r]!)}**, up to ${pct(x.spillOverPeak[r]!, 1)}` : '0s')).join(' | ')} |`);
 
   const gs = results.find((x) => x.policy === 'gridsteer');

@@ -167,7 +167,7 @@ export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: Si
         .join(', ');
       const until = c.until;
       const curveOf = (x: number) =>
-        drainCurve({ start, end, learnedAt: c.learnedAt, cap: round(x), ttl0S: region.ttl0S ?? s.drain.ttl0S, ...(until !== undefined ? { until } : {}) }, s.drain);
+        drainCurve({ start, end, learnedAt: c.learnedAt, cap: round(x), ttl0S: region.ttl0S ?? s.drain.ttl0S, gridDrain: true, ...(until !== undefined ? { until } : {}) }, s.drain);
       const curve = curveCap < 1 && Number.isFinite(start) ? curveOf(curveCap) : undefined;
       const loss: LossClaim | undefined =
         lossClaimed && Number.isFinite(start)

@@ -80,7 +80,7 @@ function curveReach(s: PlannerSettings): number {
   const d = s.drain;
   const ttl0 = Math.max(d.ttl0S, ...s.regions.map((r) => r.ttl0S ?? 0));
   // At most: TTL0's shrink, then the ramp, with S at its largest (a drain to 0).
-  const lead = ttl0 * 1000 + d.rampMs + stepSpacingMs(d) + sessionAllowanceMax(d, 0) + d.marginMs;
+  const lead = ttl0 * 1000 + d.rampMs + stepSpacingMs(d) + sessionAllowanceMax(d, false) + d.marginMs;
   return lead + d.holdMs + d.restoreMs;
 }
 
