@@ -40,7 +40,7 @@ import { loadTokens } from './api/auth.js';
 import { logHttps } from './api/https.js';
 import { readHttpTls } from './config/tls.js';
 import { collectors } from '../collectors/index.js';
-import { now as clockNow, testClock } from './platform/clock.js';
+import { now as clockNow, realMs, testClock } from './platform/clock.js';
 
 export interface StartOptions {
   configFile: string;
@@ -125,7 +125,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
 
   const registry = createRegistry(() => dns.stats());
   // Measured demand: every process's counts, every 10 s, into the store's buckets.
-  const demand = new DemandFlusher(store, () => dns.takeDemand(), (msg) => log.warn({ module: 'state' }, msg), clockNow);
+  const demand = new DemandFlusher(store, () => dns.takeDemand(), (msg) => log.warn({ module: 'state' }, msg), clockNow, realMs);
   demand.start();
 
   // Collectors: receivers on every node, pollers under a store lease on one.

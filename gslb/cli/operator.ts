@@ -559,7 +559,9 @@ export async function runOperator(cmd: string, args: string[], io: CliIo = defau
     io.err(`gridsteer: unknown command "${cmd}"\n`);
     return 2;
   }
-  const now = io.now?.() ?? Date.now();
+  // The platform clock (loaded here, not at start-up: only these commands read it) follows
+  // GRIDSTEER_TEST_CLOCK like the server, so `+2h` and "in 5m" are on the server's clock.
+  const now = io.now ? io.now() : (await import('../platform/clock.js')).now();
   let values: Values;
   let plan: Plan;
   let conn: Connection | string;
