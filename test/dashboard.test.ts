@@ -129,6 +129,13 @@ test('a viewer sees every region, its signals, the grid events, runs an explain,
   await p.click('#map g.region[data-region="eu-ie"]');
   await p.waitForSelector('#detail-info ul.reasons li');
   assert.match((await p.textContent('#detail-info ul.reasons')) ?? '', /grid alert watch level 1/);
+  // A grid event's signal shows its times readable (the exact instant on hover), not raw ISO with milliseconds.
+  await p.click('#map g.region[data-region="sa-sao"]');
+  await p.waitForSelector('#detail-info table.signals tbody tr');
+  const eventSignal = (await p.textContent('#detail-info table.signals tbody')) ?? '';
+  assert.match(eventSignal, /grid\.event\s*openadr\/vtn-br\s*shed-1\s*load-shed, /);
+  assert.doesNotMatch(eventSignal, /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/, eventSignal);
+  assert.ok((await p.locator('#detail-info table.signals tbody time[title]').count()) >= 2, 'start and end as <time> with the instant on hover');
 
   // The map's labels hide no other label and no other region's dot (us-tx beside us-va).
   // (Evaluated in the page, as text: this file is compiled without the DOM's types.)

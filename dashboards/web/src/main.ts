@@ -414,7 +414,7 @@ function renderDetailInfo(r: RegionView): void {
             'tbody',
             {},
             ...r.signals.map((s) =>
-              h('tr', { class: s.expired ? 'expired' : '' }, h('td', {}, s.kind), h('td', {}, s.source), h('td', {}, s.key), h('td', {}, s.summary), h('td', { class: 'num' }, `${span(s.ageMs)}${s.expired ? ' (expired)' : ''}`)),
+              h('tr', { class: s.expired ? 'expired' : '' }, h('td', {}, s.kind), h('td', {}, s.source), h('td', {}, s.key), h('td', {}, ...withTimes(s.summary, serverNow())), h('td', { class: 'num' }, `${span(s.ageMs)}${s.expired ? ' (expired)' : ''}`)),
             ),
           ),
         )
