@@ -89,6 +89,8 @@ test('a viewer sees every region, its signals, the grid events, runs an explain,
       { region: 'sa-sao', kind: 'grid.event', source: 'openadr/vtn-br', key: 'shed-1', observedAt: now, expiresAt: now + 500 * MIN, value: { id: 'shed-1', type: 'load-shed', start: now + 300 * MIN, end: now + 360 * MIN, program: 'ONS load shed' } },
       { region: 'eu-ie', kind: 'grid.alert', source: 'iso/eirgrid', key: 'alert', observedAt: now, expiresAt: now + 60 * MIN, value: { level: 1, type: 'watch', zone: 'IE' } },
       { region: 'ca-ab', kind: 'power.budget', source: 'btm/site-a', key: 'meter-1', observedAt: now, expiresAt: now + 10 * MIN, value: { importLimitW: 12e6, generationW: 8e6, drawW: 15.5e6 } },
+      // A SIMPLE level 0 (normal operation: it changes nothing) that ends 2 s from now: then history.
+      { region: 'ap-sin', kind: 'grid.event', source: 'openadr/vtn-sg', key: 'short-1', observedAt: now, expiresAt: now + 60 * MIN, value: { id: 'short-1', type: 'simple', level: 0, start: now - MIN, end: now + 2000 } },
     ],
   });
   assert.equal(pushed.status, 200, JSON.stringify(pushed.body));
@@ -104,7 +106,12 @@ test('a viewer sees every region, its signals, the grid events, runs an explain,
   assert.match((await p.textContent('#regions tbody tr[data-region="ca-ab"]')) ?? '', /4\.50 MW/);
   await p.waitForSelector('#timeline rect.event-grid-event[data-event="shed-1"]');
   await p.waitForSelector('#timeline rect.event-grid-alert[data-event="alert"]');
-  assert.match((await p.textContent('#timeline ul.events')) ?? '', /sa-sao: event load-shed, .* from openadr\/vtn-br \(ONS load shed\)/);
+  assert.match((await p.textContent('#timeline ul.events')) ?? '', /sa-sao: event load-shed, .* from openadr\/vtn-br \(ONS load shed\); learned .* — announced/);
+  // Once its end has passed, an event is history: greyed on the timeline, listed apart, never as current.
+  await p.waitForSelector('#timeline ul.events.history li[data-event="short-1"]', { timeout: 30_000 });
+  assert.match((await p.textContent('#timeline ul.events.history li[data-event="short-1"]')) ?? '', /^ap-sin: event simple level 0, .* — over$/);
+  assert.equal(await p.locator('#timeline ul.events:not(.history) li[data-event="short-1"]').count(), 0, 'not listed as current');
+  await p.waitForSelector('#timeline rect.event.history[data-event="short-1"]');
   // The housekeeping jobs (GET /v1/jobs): each with its schedule and this node's next slot.
   await p.waitForSelector('#jobs table.jobs tr[data-job="gc-signals"]');
   const jobNames = await p.$$eval('#jobs tr[data-job]', (els) => els.map((e) => e.getAttribute('data-job')).sort());
@@ -122,6 +129,13 @@ test('a viewer sees every region, its signals, the grid events, runs an explain,
   await p.click('#map g.region[data-region="eu-ie"]');
   await p.waitForSelector('#detail-info ul.reasons li');
   assert.match((await p.textContent('#detail-info ul.reasons')) ?? '', /grid alert watch level 1/);
+  // A grid event's signal shows its times readable (the exact instant on hover), not raw ISO with milliseconds.
+  await p.click('#map g.region[data-region="sa-sao"]');
+  await p.waitForSelector('#detail-info table.signals tbody tr');
+  const eventSignal = (await p.textContent('#detail-info table.signals tbody')) ?? '';
+  assert.match(eventSignal, /grid\.event\s*openadr\/vtn-br\s*shed-1\s*load-shed, /);
+  assert.doesNotMatch(eventSignal, /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/, eventSignal);
+  assert.ok((await p.locator('#detail-info table.signals tbody time[title]').count()) >= 2, 'start and end as <time> with the instant on hover');
 
   // The map's labels hide no other label and no other region's dot (us-tx beside us-va).
   // (Evaluated in the page, as text: this file is compiled without the DOM's types.)

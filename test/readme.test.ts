@@ -12,6 +12,15 @@
  * test takes that change from the README's own text, writes it into the config and reloads
  * with SIGHUP, as the README says. A block the test does not run carries
  * `<!-- readme-test: not run: REASON -->` above it; the test lists which and requires a reason.
+ *
+ * The commands run as one shell session: what one exports (the tokens) the next ones see.
+ * When the README restarts the server with tokens (`GRIDSTEER_TOKENS=… npm start &`), the
+ * test stops its server and starts it again with those variables, on a test clock that stands
+ * still (GRIDSTEER_TEST_CLOCK=<fake>@0@<real>, which the CLI's operator commands follow too):
+ * the drain blocks' ramp steps, TTLs and relative times ("in 30s → 65%", "in 2h") are then the
+ * same on every run, with nothing normalised for them. A person types slower than a node
+ * re-plans; before each command after the restart the test waits (bounded) until the node has
+ * planned from the store's newest revision and every DNS process serves that plan.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -76,26 +85,106 @@ function envWithout(name: string): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs one README command through bash against the test's server. */
-function runExample(ex: Example, srv: RunningServer, binDir: string): Promise<{ code: number | null; out: string[]; cmd: string }> {
-  const httpHostPort = srv.http.replace(/^http:\/\//, '');
-  const cmd = ex.command.replace(/-p 5353\b/g, `-p ${srv.udp.port}`).replace(/127\.0\.0\.1:8053\b/g, httpHostPort);
+/**
+ * The README's commands run as one shell session: what a command exports (`export
+ * OPERATOR_TOKEN=…`) is in the environment of the commands after it. `vars` holds those.
+ */
+interface Session {
+  dir: string;
+  binDir: string;
+  vars: Record<string, string>;
+  /** Set once the README restarts the server with tokens: its test clock, for the CLI too. */
+  testClock?: string;
+}
+
+/** Variables bash sets by itself, never carried from one command to the next. */
+const SHELL_OWN = new Set(['_', 'SHLVL', 'PWD', 'OLDPWD']);
+
+/** The environment a README command runs in: the test's, the session's exports, the server. */
+function sessionEnv(s: Session, srv: RunningServer): NodeJS.ProcessEnv {
+  return {
+    ...envWithout('GRIDSTEER_TOKEN'),
+    PATH: `${s.binDir}:${process.env.PATH ?? ''}`,
+    GRIDSTEER_SERVER: srv.http,
+    ...(s.testClock ? { GRIDSTEER_TEST_CLOCK: s.testClock } : {}),
+    ...s.vars,
+  };
+}
+
+/** Runs bash with `script` in the session; returns its output and the variables it left different. */
+function bash(script: string, env: NodeJS.ProcessEnv, envFile: string): Promise<{ code: number | null; out: string; changed: Record<string, string> }> {
   return new Promise((resolve) => {
     execFile(
       'bash',
-      ['-o', 'pipefail', '-c', cmd],
-      {
-        timeout: 20000,
-        killSignal: 'SIGKILL',
-        cwd: repoRoot,
-        env: { ...envWithout('GRIDSTEER_TOKEN'), PATH: `${binDir}:${process.env.PATH ?? ''}`, GRIDSTEER_SERVER: srv.http },
-      },
+      ['-o', 'pipefail', '-c', `${script}\nrc=$?\nenv -0 > '${envFile}'\nexit $rc`],
+      { timeout: 20000, killSignal: 'SIGKILL', cwd: repoRoot, env },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
-        resolve({ code, out: `${String(stdout)}${String(stderr)}`.split('\n'), cmd });
+        const changed: Record<string, string> = {};
+        let after = '';
+        try {
+          after = readFileSync(envFile, 'utf8');
+        } catch {
+          // the command killed the shell: nothing carried
+        }
+        for (const kv of after.split('\0')) {
+          const at = kv.indexOf('=');
+          if (at <= 0) continue;
+          const [k, v] = [kv.slice(0, at), kv.slice(at + 1)];
+          if (!SHELL_OWN.has(k) && env[k] !== v) changed[k] = v;
+        }
+        resolve({ code, out: `${String(stdout)}${String(stderr)}`, changed });
       },
     );
   });
+}
+
+/** The README's ports (5353, 8053) rewritten to the test server's. */
+function onServer(command: string, srv: RunningServer): string {
+  const httpHostPort = srv.http.replace(/^http:\/\//, '');
+  return command.replace(/-p 5353\b/g, `-p ${srv.udp.port}`).replace(/127\.0\.0\.1:8053\b/g, httpHostPort);
+}
+
+/** Runs one README command through bash against the test's server, in the session. */
+async function runExample(ex: Example, srv: RunningServer, s: Session): Promise<{ code: number | null; out: string[]; cmd: string }> {
+  const cmd = onServer(ex.command, srv);
+  const r = await bash(cmd, sessionEnv(s, srv), join(s.dir, 'env'));
+  Object.assign(s.vars, r.changed);
+  return { code: r.code, out: r.out.split('\n'), cmd };
+}
+
+/** `VAR=… npm start &`: the variables the README starts the server with, as bash expands them in the session. */
+const NPM_START = /^((?:[A-Z_][A-Z0-9_]*=(?:"[^"]*"|\S*) )*)npm start &$/;
+
+async function startEnv(command: string, srv: RunningServer, s: Session): Promise<Record<string, string>> {
+  const prefix = NPM_START.exec(command)![1]!;
+  const r = await bash(`${prefix}env -0 > '${join(s.dir, 'start-env')}'`, sessionEnv(s, srv), join(s.dir, 'env'));
+  assert.equal(r.code, 0, r.out);
+  const env: Record<string, string> = {};
+  for (const kv of readFileSync(join(s.dir, 'start-env'), 'utf8').split('\0')) {
+    const at = kv.indexOf('=');
+    if (at > 0 && kv.startsWith('GRIDSTEER_')) env[kv.slice(0, at)] = kv.slice(at + 1);
+  }
+  return env;
+}
+
+/**
+ * Waits (bounded: 200 looks, 50 ms apart) until the server has planned from the store's newest
+ * revision and every answering process serves that plan: a person types slower than a node
+ * re-plans, a test does not.
+ */
+async function settled(srv: RunningServer, token: string): Promise<void> {
+  let last = '';
+  for (let i = 0; i < 200; i++) {
+    const ready = (await (await fetch(`${srv.http}/readyz`)).json()) as { ready: boolean; checks: { name: string; ok: boolean; detail: string }[] };
+    const planned = /revision (\d+)/.exec(ready.checks.find((c) => c.name === 'store')?.detail ?? '')?.[1];
+    const dnsOk = ready.checks.find((c) => c.name === 'dns' || c.name === 'dns-workers')?.ok === true;
+    const fleet = (await (await fetch(`${srv.http}/v1/regions`, { headers: { authorization: `Bearer ${token}` } })).json()) as { revision: number };
+    if (ready.ready && dnsOk && planned === String(fleet.revision)) return;
+    last = `${JSON.stringify(ready)} store revision ${fleet.revision}`;
+    await sleep(50);
+  }
+  assert.fail(`the server did not settle: ${last}`);
 }
 
 /** The `policy.weights: {…}` the README says the explain example runs with. */
@@ -134,6 +223,9 @@ test('README: the console examples reproduce against the example fleet', { timeo
 
   const norm = { replace: [[homedir(), '~'] as [string, string], [cfg.dir, '.']] as [string, string][] };
   const failures: string[] = [];
+  const session: Session = { dir: binDir, binDir, vars: {} };
+  let server = srv;
+  let token: string | undefined;
   let ran = 0;
   for (const block of consoleBlocks(README)) {
     if (block.notRun) {
@@ -156,7 +248,30 @@ test('README: the console examples reproduce against the example fleet', { timeo
       assert.ok(now.ready, `ready again after the reload: ${JSON.stringify(now)}`);
     }
     for (const ex of block.examples) {
-      const r = await runExample(ex, srv, binDir);
+      if (NPM_START.test(ex.command)) {
+        // The README restarts the server with tokens (`GRIDSTEER_TOKENS=… npm start &`). The
+        // test starts it as before (free ports, the same config) with the variables the command
+        // sets, on a clock that stands still 10 minutes ahead (GRIDSTEER_TEST_CLOCK, for the CLI
+        // too), so the ramp steps and relative times printed below are the same on every run.
+        assert.deepEqual(ex.expected.filter((l) => l.trim() !== ''), [], `README.md:${ex.line}: npm start & prints nothing here`);
+        const env = await startEnv(ex.command, server, session);
+        assert.ok(env.GRIDSTEER_TOKENS, `README.md:${ex.line}: the server is started with GRIDSTEER_TOKENS`);
+        token = env.GRIDSTEER_TOKENS.split(',').map((x) => x.split(':')).find((x) => x[0] === 'operator' || x[0] === 'viewer')?.[2];
+        assert.ok(token, 'a viewer or operator token among GRIDSTEER_TOKENS');
+        await server.stop();
+        const frozenAt = Math.floor(Date.now() / 60_000) * 60_000 + 10 * 60_000;
+        session.testClock = `${frozenAt}@0@${Date.now()}`;
+        server = await spawnServer({ configFile: cfg.file, workers, readyTimeoutMs: 60000, env: { ...env, GRIDSTEER_TEST_CLOCK: session.testClock } });
+        const restarted = server;
+        t.after(async () => {
+          await restarted.stop();
+        });
+        await waitGeoTable(server, { timeoutMs: 150000, idle: true });
+        ran++;
+        continue;
+      }
+      if (token) await settled(server, token);
+      const r = await runExample(ex, server, session);
       ran++;
       if (!outputMatches(ex.expected, r.out, norm)) {
         failures.push(

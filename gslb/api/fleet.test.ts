@@ -34,7 +34,7 @@ function view(share = 1, revision = 1): FleetView & { revision: number } {
       { id: 'us-va', name: 'Virginia', location: { lat: 39, lon: -77.5, country: 'US' }, power: { site: 'grid' }, share, down: false, refuse: false, state: share < 1 ? (share <= 0 ? 'drained' : 'draining') : 'up', reasons: share < 1 ? ['drain'] : [], traffic: share, signals: [] },
       { id: 'eu-ie', name: 'Ireland', power: {}, share: 1, down: false, refuse: false, state: 'up', reasons: [], traffic: 1 - share, signals: [] },
     ],
-    events: [{ region: 'us-va', kind: 'grid.event', source: 'openadr/x', key: 'e1', type: 'load-shed', start: 1, end: 2, cancelled: false, learnedAt: 0, observedAt: 0, expiresAt: 3 }],
+    events: [{ region: 'us-va', kind: 'grid.event', source: 'openadr/x', key: 'e1', type: 'load-shed', start: 1, end: 2, cancelled: false, phase: 'over', replay: false, learnedAt: 0, observedAt: 0, expiresAt: 3 }],
   };
 }
 

@@ -14,7 +14,7 @@ export interface CliIo {
   err(s: string): void;
   env: NodeJS.ProcessEnv;
   fetch: typeof fetch;
-  /** The clock for relative times (default Date.now). */
+  /** The clock for relative times (default: gslb/platform/clock.ts, Date.now unless GRIDSTEER_TEST_CLOCK is set). */
   now?: () => number;
   /** The terminal's width when stdout is one (long lines are cut), else undefined. */
   columns?: () => number | undefined;
@@ -25,7 +25,6 @@ export const defaultIo: CliIo = {
   err: (s) => void process.stderr.write(s),
   env: process.env,
   fetch: (...a) => fetch(...a),
-  now: () => Date.now(),
   columns: () => (process.stdout.isTTY ? process.stdout.columns : undefined),
 };
 

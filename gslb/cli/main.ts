@@ -48,6 +48,8 @@ operating (against a running server; each takes --server URL --token T --json --
   windows        recurring windows: windows list | add <id> --regions R --cron EXPR --duration D
                    --reason TEXT [--kind --timezone --cap --blocked --from --until --force]
                    | remove <id> --reason TEXT | skip-next <id> --reason TEXT
+  events         grid events and alerts: in force and announced, then the history (ended,
+                 replays marked)
   jobs           housekeeping jobs: schedule, this node's next slot, the last run and its outcome
   practice-runs  the practice runs recorded: skipped or aborted and why, finished and restored
 `;

@@ -23,6 +23,7 @@ import {
   type StatusView,
   renderJobs,
   renderPracticeRuns,
+  renderEvents,
 } from './operator.js';
 import type { CliIo } from './http.js';
 import { startGridSteer, type Running } from '../main.js';
@@ -278,6 +279,7 @@ test('runOperator: what each command sends', async () => {
     ['status', [], 'GET', '/v1/status', undefined],
     ['distrust', ['openadr3/vtn.example', 'on', '--reason', 'feed compromised', '--until', '+2h'], 'POST', '/v1/grid/distrust', { source: 'openadr3/vtn.example', distrusted: true, reason: 'feed compromised', until: NOW + 7_200_000 }],
     ['distrust', ['openadr3/vtn.example', 'off', '--reason', 'checked'], 'POST', '/v1/grid/distrust', { source: 'openadr3/vtn.example', distrusted: false, reason: 'checked' }],
+    ['events', [], 'GET', '/v1/grid-events', undefined],
     ['jobs', [], 'GET', '/v1/jobs', undefined],
     ['practice-runs', [], 'GET', '/v1/practice-runs', undefined],
     ['preview', ['drain', 'us-va', '--cap', '0.5', '--ramp', '90s'], 'POST', '/v1/plan/preview', { override: { region: 'us-va', action: 'drain', value: 0.5, ramp: 90_000 } }],
@@ -636,4 +638,80 @@ test('renderJobs and renderPracticeRuns: one aligned row each, the last run and 
   assert.match(runs, /va-drill +us-va +2026-06-02T14:00:00Z +skipped +practice run blocked at …: a grid alert is in force in us-tx\n/);
   assert.match(runs, /va-drill +us-va +2026-05-26T14:00:00Z +finished +down to 0%, restored\n/);
   assert.match(runs, /va-drill +us-va +2026-05-19T14:00:00Z +finished +down to 0%, restored; moved 52400 of 61000 queries \(12\.5 q\/s while held\); 2 probe error\(s\): us-tx\n/);
+});
+
+test('renderEvents: in force and announced by start, the history apart with replays marked; nothing ended reads as current', () => {
+  const ev = (key: string, start: number, end: number, phase: 'in-force' | 'announced' | 'over' | 'cancelled', learnedAt: number, replay = false) => ({
+    region: 'us-va',
+    kind: 'grid.event' as const,
+    source: 'openadr3/vtn',
+    key,
+    type: 'load-shed',
+    start,
+    end,
+    phase,
+    replay,
+    learnedAt,
+  });
+  const NOW0 = Date.UTC(2026, 11, 1, 12, 0, 0);
+  const out = renderEvents({
+    now: NOW0,
+    events: [
+      ev('old', NOW0 - 3 * 3_600_000, NOW0 - 2 * 3_600_000, 'over', NOW0 - 60_000, true),
+      ev('lived', NOW0 - 3_600_000, NOW0 - 600_000, 'over', NOW0 - 7_200_000),
+      { region: 'us-tx', kind: 'grid.alert' as const, source: 'ercot/alerts', key: 'eea', type: 'eea', level: 1, phase: 'in-force' as const, replay: false, learnedAt: NOW0 - 300_000 },
+      ev('next', NOW0 + 900_000, NOW0 + 4_500_000, 'announced', NOW0 - 120_000),
+    ],
+  });
+  assert.equal(
+    out,
+    [
+      'REGION  EVENT  TYPE               PHASE      START                       END                            LEARNED  SOURCE',
+      'us-tx   eea    alert eea level 1  in-force   now                         open                           5m ago   ercot/alerts',
+      'us-va   next   load-shed          announced  in 15m (2026-12-01T12:15Z)  in 1h 15m (2026-12-01T13:15Z)  2m ago   openadr3/vtn',
+      '',
+      'history (ended; acted on no more; "replay": learned after its end, never acted on):',
+      '  REGION  EVENT  TYPE       PHASE          START                       END                          LEARNED  SOURCE',
+      '  us-va   old    load-shed  over (replay)  3h ago (2026-12-01T09:00Z)  2h ago (2026-12-01T10:00Z)   1m ago   openadr3/vtn',
+      '  us-va   lived  load-shed  over           1h ago (2026-12-01T11:00Z)  10m ago (2026-12-01T11:50Z)  2h ago   openadr3/vtn',
+      '',
+    ].join('\n'),
+  );
+  assert.equal(renderEvents({ now: NOW0, events: [] }), 'no grid events or alerts in the store\n');
+  assert.match(renderEvents({ now: NOW0, events: [ev('lived', NOW0 - 3_600_000, NOW0 - 600_000, 'over', NOW0 - 7_200_000)] }), /^no grid event or alert in force or announced\n\nhistory/);
+});
+
+test('end to end: a grid event by hand is listed announced, then in force; once its end passes, gridsteer events and the API show it as history', async () => {
+  const now = Date.now();
+  const post = await fetch(`${srv.http}/v1/grid-events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ region: 'sa-sao', id: 'short-1', type: 'simple', level: 1, start: now + 1000, end: now + 2500 }),
+  });
+  assert.equal(post.status, 201, await post.text());
+  const announced = await cli(['events'], VIEWER);
+  assert.equal(announced.code, 0, show(announced));
+  assert.match(announced.stdout, /^REGION +EVENT +TYPE +PHASE .*\nsa-sao +short-1 +simple level 1 +(announced|in-force) +(in \d+s|now) /, show(announced));
+  assert.doesNotMatch(announced.stdout, /history/);
+  // Bounded: at most 100 looks, 100 ms apart, for its end (2.5 s after it was posted) to pass.
+  type Events = { now: number; events: { key: string; phase: string; replay: boolean }[] };
+  let ev: Events['events'][number] | undefined;
+  for (let i = 0; i < 100; i++) {
+    const r = (await (await fetch(`${srv.http}/v1/grid-events`, { headers: { authorization: `Bearer ${VIEWER}` } })).json()) as Events;
+    ev = r.events.find((e) => e.key === 'short-1');
+    if (ev?.phase === 'over') break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.deepEqual(ev && [ev.phase, ev.replay], ['over', false], 'over, and not a replay: it was learned ahead');
+  const over = await cli(['events'], VIEWER);
+  assert.equal(over.code, 0, show(over));
+  assert.match(over.stdout, /^no grid event or alert in force or announced\n\nhistory \(ended; .*\n +REGION .*\n +sa-sao +short-1 +simple level 1 +over +\d+s ago .* +\d+s ago +manual\/alice\n$/, show(over));
+  // The same event again, now that its end has passed, is refused naming end.
+  const again = await fetch(`${srv.http}/v1/grid-events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ region: 'sa-sao', id: 'short-1', type: 'simple', level: 1, start: now + 1000, end: now + 2500 }),
+  });
+  assert.equal(again.status, 400);
+  assert.match(await again.text(), /body\.end/);
 });

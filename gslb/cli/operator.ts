@@ -23,6 +23,8 @@
 import { parseArgs } from 'node:util';
 import type { Override } from '../model/types.js';
 import type { FleetStatus, Preview } from '../control/operator.js';
+import type { GridEventView } from '../control/fleet.js';
+import { GRID_EVENT_PHASE_TABLE, isHistory } from '../model/grid-event-phase.js';
 import type { WindowListing } from '../control/windows.js';
 import type { WindowOccurrence } from '../model/windows.js';
 import { CONNECTION_OPTIONS, callApi, connection, connectionUsage, defaultIo, type ApiRequest, type CliIo, type Connection } from './http.js';
@@ -424,6 +426,15 @@ ${connectionUsage('operator')}`,
   --reason TEXT      why, in words (required)
   --until WHEN       on: end the distrust by itself then (2026-12-01T14:00Z or +2h)
 ${connectionUsage('operator')}`,
+  events: `usage: gridsteer events
+
+  The grid events and alerts the store holds (GET /v1/grid-events): those in force and
+  announced first, by start, each with its phase, its times and when it was learned (the notice
+  a drain had); then the history: events whose end has passed, marked "replay" when they were
+  learned after their end (a collector reading a feed's history), which never drove a drain.
+  Phases: ${GRID_EVENT_PHASE_TABLE.map((p) => p.phase).join(', ')}.
+
+${connectionUsage('viewer')}`,
   jobs: `usage: gridsteer jobs
 
   The housekeeping jobs (GET /v1/jobs, docs/schedules.md): each job's schedule (UTC), this
@@ -481,6 +492,7 @@ export const OPERATOR_COMMANDS: Record<string, string> = {
   freeze: 'freeze on|off --reason TEXT [--until WHEN]',
   distrust: 'distrust <source> on|off --reason TEXT [--until WHEN] (a grid source\'s claims of loss)',
   status: 'status',
+  events: 'events (grid events and alerts: in force, announced, and history)',
   jobs: 'jobs (housekeeping jobs: schedule, last run and outcome)',
   'practice-runs': 'practice-runs (the practice runs recorded, and why)',
   store: 'store [confirm-loss --reason TEXT] (the state store; confirm a data loss)',
@@ -523,6 +535,7 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   freeze: ['reason', 'until'],
   distrust: ['reason', 'until'],
   status: [],
+  events: [],
   jobs: [],
   'practice-runs': [],
   store: ['reason'],
@@ -547,7 +560,9 @@ export async function runOperator(cmd: string, args: string[], io: CliIo = defau
     io.err(`gridsteer: unknown command "${cmd}"\n`);
     return 2;
   }
-  const now = io.now?.() ?? Date.now();
+  // The platform clock (loaded here, not at start-up: only these commands read it) follows
+  // GRIDSTEER_TEST_CLOCK like the server, so `+2h` and "in 5m" are on the server's clock.
+  const now = io.now ? io.now() : (await import('../platform/clock.js')).now();
   let values: Values;
   let plan: Plan;
   let conn: Connection | string;
@@ -729,6 +744,9 @@ function build(cmd: string, pos: string[], v: Values, now: number, columns: numb
       return buildPreview(pos, v, now, when);
     case 'windows':
       return buildWindows(pos, v, columns);
+    case 'events':
+      positionals(cmd, pos, []);
+      return { role: 'viewer', request: { path: '/v1/grid-events' }, render: (b) => renderEvents(b as EventsView, columns) };
     case 'jobs':
       positionals(cmd, pos, []);
       return { role: 'viewer', request: { path: '/v1/jobs' }, render: (b, t) => renderJobs(b as { jobs: JobView[] }, t, columns) };
@@ -901,6 +919,38 @@ function buildWindows(pos: string[], v: Values, columns: number | undefined): Pl
     default:
       throw new Usage(`windows takes list, add, remove or skip-next (got ${what === undefined ? 'nothing' : `"${what}"`})`);
   }
+}
+
+/** GET /v1/grid-events (the parts the table shows). */
+export interface EventsView {
+  now: number;
+  events: Pick<GridEventView, 'region' | 'kind' | 'source' | 'key' | 'type' | 'level' | 'start' | 'end' | 'phase' | 'replay' | 'learnedAt'>[];
+}
+
+/**
+ * `gridsteer events`: the events in force, announced or cancelled (by start), then the history
+ * (phase over) apart, so an event whose end has passed never reads as current.
+ */
+export function renderEvents(b: EventsView, columns?: number): string {
+  if (b.events.length === 0) return 'no grid events or alerts in the store\n';
+  const when = (t: number | undefined, open: string) => (t === undefined ? open : `${formatRelative(t, b.now)} (${formatInstant(t).slice(0, 16)}Z)`);
+  const table = (list: EventsView['events']) => {
+    const rows: string[][] = [['REGION', 'EVENT', 'TYPE', 'PHASE', 'START', 'END', 'LEARNED', 'SOURCE']];
+    for (const e of list) {
+      const phase = e.replay ? `${e.phase} (replay)` : e.phase;
+      const type = `${e.kind === 'grid.alert' ? 'alert ' : ''}${e.type}${e.level !== undefined ? ` level ${e.level}` : ''}`;
+      rows.push([e.region, e.key, type, phase, when(e.start, 'now'), when(e.end, 'open'), formatRelative(e.learnedAt, b.now), e.source]);
+    }
+    return alignTable(rows).map((line) => cut(line, columns));
+  };
+  const current = b.events.filter((e) => !isHistory(e.phase));
+  const history = b.events.filter((e) => isHistory(e.phase));
+  const lines: string[] = current.length > 0 ? table(current) : ['no grid event or alert in force or announced'];
+  if (history.length > 0) {
+    lines.push('', 'history (ended; acted on no more; "replay": learned after its end, never acted on):');
+    lines.push(...table(history).map((l) => `  ${l}`));
+  }
+  return lines.join('\n') + '\n';
 }
 
 /** A housekeeping job as GET /v1/jobs gives it (the parts the table shows). */

@@ -56,7 +56,7 @@ export class DemandFlusher {
         void this.flush(Math.floor((this.clock() - 50) / BUCKET_MS) * BUCKET_MS - BUCKET_MS).finally(() => {
           if (this.timer) schedule();
         });
-      }, wait);
+      }, this.realMs(wait));
       this.timer.unref?.();
     };
     schedule();

@@ -104,7 +104,8 @@ test('region state from the plan: up, draining, drained, restoring, refusing, do
       c: [{ at: T - MIN, share: 0, down: false, refuse: true, reasons: ['grid event'] }],
       d: [{ at: T - MIN, share: 0.5, down: false, reasons: ['cap'] }],
       e: [{ at: T - MIN, share: 0.5, down: false, reasons: ['cap'] }, { at: T + MIN, share: 1, down: true, reasons: ['down'] }],
-      f: [{ at: T - MIN, share: 0, down: false, reasons: ['drained'] }, { at: T + MIN, share: 0, down: false, ttlCap: 5, reasons: ['ttl only'] }, { at: T + 2 * MIN, share: 0.5, down: false, reasons: ['back'] }],
+      f: [{ at: T - MIN, share: 0.25, down: false, reasons: ['back'] }, { at: T + MIN, share: 0.25, down: false, ttlCap: 5, reasons: ['ttl only'] }, { at: T + 2 * MIN, share: 0.5, down: false, reasons: ['back'] }],
+      h: [{ at: T - MIN, share: 0, down: false, reasons: ['drained ahead of an event'] }, { at: T + 10 * MIN, share: 0.5, down: false, reasons: ['restore after it'] }],
       g: [{ at: T - MIN, share: 0, down: false, reasons: ['drained'] }, { at: T + MIN, share: 0, down: false, ttlCap: 5, reasons: ['ttl only'] }],
     },
   };
@@ -120,7 +121,8 @@ test('region state from the plan: up, draining, drained, restoring, refusing, do
     ['capped, going down next: draining', ramp, 'e', T, 'draining'],
     ['before its first step', ramp, 'a', T - 2 * MIN, 'up'],
     ['share 0, nothing visible next: drained', ramp, 'g', T, 'drained'],
-    ['share 0, a TTL-only step, then back: restoring (the TTL step is not its next change)', ramp, 'f', T, 'restoring'],
+    ['part of its clients, a TTL-only step, then back: restoring (the TTL step is not its next change)', ramp, 'f', T, 'restoring'],
+    ['share 0 with its restore planned (drained ahead of an event): drained, not restoring', ramp, 'h', T, 'drained'],
   ];
   for (const [what, p, region, t, state] of cases) assert.equal(regionStateAt(p, region, t), state, what);
   // "next change" never lists a step that changes nothing it shows (share, down).

@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fleetView, powerNow, summarize, type RegionInfo } from './fleet.js';
+import { gridEventPhaseOf, isReplay } from '../model/grid-event-phase.js';
 import { reduce } from '../state/reducer.js';
 import type { SignalRecord } from '../model/snapshot.js';
 import { defaultSettings, plan } from '../policy/planner/index.js';
@@ -130,5 +131,67 @@ test('fleetView: state, next change, traffic, health, signals and grid events of
     ],
   );
   assert.equal(v.events[0]!.message, 'tight');
+  assert.deepEqual(
+    v.events.map((e) => [e.phase, e.replay]),
+    [
+      ['in-force', false],
+      ['announced', false],
+    ],
+    'the alert without times holds now; the load shed is announced',
+  );
   assert.equal(v.planVersion, p.version);
+});
+
+test('fleetView: a grid event whose end has passed is history (over), a replay when learned after its end; it drains nothing', () => {
+  const regions: RegionInfo[] = [{ id: 'a', name: 'Alpha', location: { lat: 50, lon: 8 } }];
+  const settings = defaultSettings([{ id: 'a', location: { lat: 50, lon: 8 }, capacityUnits: 100 }]);
+  const ev = (key: string, observedAt: number, start: number, end: number, cancelled?: boolean): Signal => ({
+    region: 'a',
+    kind: 'grid.event',
+    source: 'openadr/vtn',
+    key,
+    observedAt,
+    expiresAt: NOW + 86_400 * S,
+    value: { id: key, type: 'load-shed', start, end, ...(cancelled ? { cancelled } : {}) },
+  });
+  const recs = records([
+    // Learned ahead, now over: it was current once.
+    ev('lived', NOW - 7200 * S, NOW - 3600 * S, NOW - 600 * S),
+    // Learned after it ended (a feed's history replayed by a collector).
+    ev('replayed', NOW - 60 * S, NOW - 7200 * S, NOW - 3600 * S),
+    // In force, and cancelled while announced.
+    ev('now', NOW - 900 * S, NOW - 60 * S, NOW + 600 * S),
+    ev('called-off', NOW - 900 * S, NOW + 600 * S, NOW + 1200 * S, true),
+  ]);
+  const p = plan({ configHash: 'cfg', snapshot: { revision: 1, records: recs.filter((r) => r.signal.key !== 'now'), overrides: [], demand: [] }, settings });
+  const v = fleetView({ regions, records: recs, plan: p, settings, demand: [], now: NOW });
+  assert.deepEqual(
+    v.events.map((e) => [e.key, e.phase, e.replay]),
+    [
+      ['replayed', 'over', true],
+      ['lived', 'over', false],
+      ['now', 'in-force', false],
+      ['called-off', 'cancelled', false],
+    ],
+  );
+  // History and a cancelled event drain nothing: planned without the one in force, the region takes all its clients.
+  assert.equal(v.regions[0]!.share, 1);
+  assert.equal(v.regions[0]!.next, undefined, JSON.stringify(v.regions[0]));
+});
+
+test('gridEventPhaseOf: a case table', () => {
+  const cases: [string, { start?: number; end?: number; cancelled: boolean }, string][] = [
+    ['no times: holds now', { cancelled: false }, 'in-force'],
+    ['started, open', { start: NOW - S, cancelled: false }, 'in-force'],
+    ['starts now', { start: NOW, end: NOW + S, cancelled: false }, 'in-force'],
+    ['starts later', { start: NOW + S, end: NOW + 2 * S, cancelled: false }, 'announced'],
+    ['ends now: over', { start: NOW - S, end: NOW, cancelled: false }, 'over'],
+    ['ended', { start: NOW - 2 * S, end: NOW - S, cancelled: false }, 'over'],
+    ['cancelled, not ended', { start: NOW + S, end: NOW + 2 * S, cancelled: true }, 'cancelled'],
+    ['cancelled and ended: over', { start: NOW - 2 * S, end: NOW - S, cancelled: true }, 'over'],
+  ];
+  for (const [name, e, want] of cases) assert.equal(gridEventPhaseOf(e, NOW), want, name);
+  assert.equal(isReplay({ end: NOW, learnedAt: NOW }), true, 'learned as it ended');
+  assert.equal(isReplay({ end: NOW + 1, learnedAt: NOW }), false);
+  assert.equal(isReplay({ learnedAt: NOW }), false, 'an open alert');
 });

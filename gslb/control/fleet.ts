@@ -11,6 +11,7 @@ import { trafficShares } from '../policy/traffic.js';
 import type { Plan, RegionId, SignalKind } from '../model/types.js';
 import { KINDS } from '../model/kinds/index.js';
 import { regionStateOf, visiblyDiffers, type RegionState } from '../model/region-state.js';
+import { gridEventPhaseOf, isReplay, type GridEventPhase } from '../model/grid-event-phase.js';
 import type { SignalRecord, DemandBucket } from '../model/snapshot.js';
 import type { GridAlert, GridEvent } from '../model/signals.js';
 
@@ -125,6 +126,10 @@ export interface GridEventView {
   start?: number;
   end?: number;
   cancelled: boolean;
+  /** Where it stands now (gslb/model/grid-event-phase.ts): in-force, announced, over (history), cancelled. */
+  phase: GridEventPhase;
+  /** Learned when its end had already passed (a collector replaying a feed's history): stored as history, never acted on. */
+  replay: boolean;
   program?: string;
   message?: string;
   /** When its current content was first learned (the notice a drain had). */
@@ -239,13 +244,16 @@ export function fleetView(input: FleetInput): FleetView {
     const base = { region: s.region, kind: s.kind, source: s.source, key: s.key, learnedAt, observedAt: s.observedAt, expiresAt: s.expiresAt };
     if (s.kind === 'grid.event') {
       const v = s.value as GridEvent;
+      const cancelled = v.cancelled === true;
       events.push({
         ...base,
         type: v.type,
         ...(v.level !== undefined ? { level: v.level } : {}),
         start: v.start,
         end: v.end,
-        cancelled: v.cancelled === true,
+        cancelled,
+        phase: gridEventPhaseOf({ start: v.start, end: v.end, cancelled }, now),
+        replay: isReplay({ end: v.end, learnedAt }),
         ...(v.program !== undefined ? { program: v.program } : {}),
       });
     } else {
@@ -257,6 +265,8 @@ export function fleetView(input: FleetInput): FleetView {
         ...(v.start !== undefined ? { start: v.start } : {}),
         ...(v.end !== undefined ? { end: v.end } : {}),
         cancelled: false,
+        phase: gridEventPhaseOf({ ...(v.start !== undefined ? { start: v.start } : {}), ...(v.end !== undefined ? { end: v.end } : {}), cancelled: false }, now),
+        replay: isReplay({ ...(v.end !== undefined ? { end: v.end } : {}), learnedAt }),
         ...(v.program !== undefined ? { program: v.program } : {}),
         ...(v.message !== undefined ? { message: v.message } : {}),
       });

@@ -34,14 +34,16 @@ export interface StateStep {
 
 /**
  * The state of a region whose step in force is `now` and whose next change (one that changes
- * its share or down, see `visiblyDiffers`) is `next`: down; refusing; restoring (share below 1
- * and the next step takes more); drained (share 0); draining (share below 1); else up.
+ * its share or down, see `visiblyDiffers`) is `next`: down; refusing; restoring (taking part of
+ * its clients, and the next step takes more); drained (share 0 — also when a restore is
+ * scheduled: a region drained ahead of a grid event has its way back planned before the event
+ * has even begun); draining (share below 1); else up.
  */
 export function regionStateOf(now: StateStep, next?: StateStep): RegionState {
   if (now.down) return 'down';
   if (now.refuse === true) return 'refusing';
   if (now.share < 1) {
-    if (next && !next.down && next.share > now.share) return 'restoring';
+    if (now.share > 0 && next && !next.down && next.share > now.share) return 'restoring';
     return now.share <= 0 ? 'drained' : 'draining';
   }
   return 'up';

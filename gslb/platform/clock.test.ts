@@ -14,9 +14,10 @@ const cases: [string | undefined, ReturnType<typeof parseTestClock> | RegExp][] 
   ['', null],
   ['1800000000000@20@1764460800000', { fake: 1_800_000_000_000, rate: 20, real: 1_764_460_800_000 }],
   ['1800000000000@1.5@1764460800000', { fake: 1_800_000_000_000, rate: 1.5, real: 1_764_460_800_000 }],
-  ['1800000000000@0.5@1764460800000', /rate 1–1000/],
-  ['1800000000000@2000@1764460800000', /rate 1–1000/],
-  ['1800000000000@20', /<fake ms epoch>@<rate 1–1000>@<real ms epoch>/],
+  ['1800000000000@0@1764460800000', { fake: 1_800_000_000_000, rate: 0, real: 1_764_460_800_000 }],
+  ['1800000000000@0.5@1764460800000', /rate 1–1000, or 0 to stand still/],
+  ['1800000000000@2000@1764460800000', /rate 1–1000, or 0 to stand still/],
+  ['1800000000000@20', /<fake ms epoch>@<rate 1–1000, or 0 to stand still>@<real ms epoch>/],
   ['yesterday@20@1764460800000', /unset it to use the real clock/],
 ];
 for (const [input, want] of cases) {
@@ -37,5 +38,5 @@ test('a malformed GRIDSTEER_TEST_CLOCK stops the process at start-up with one li
     (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
   );
   assert.equal(r.code, 2);
-  assert.match(r.stderr, /^gridsteer: GRIDSTEER_TEST_CLOCK="soon" is not <fake ms epoch>@<rate 1–1000>@<real ms epoch>; unset it to use the real clock\n$/);
+  assert.match(r.stderr, /^gridsteer: GRIDSTEER_TEST_CLOCK="soon" is not <fake ms epoch>@<rate 1–1000, or 0 to stand still>@<real ms epoch>; unset it to use the real clock\n$/);
 });

@@ -5,9 +5,12 @@
  * ramp over minutes, watched with dig in seconds), GRIDSTEER_TEST_CLOCK="<fake>@<rate>@<real>"
  * makes every process of the server (primary and DNS workers, which inherit the
  * environment) read fake + (Date.now() − real) × rate: the same fake instant in every
- * process, running `rate` times as fast. All three are numbers (ms epoch, factor 1–1000).
- * A malformed value stops the process at start-up rather than serve on a wrong clock.
- * Never set it in production: answers' TTLs and the schedule would follow the fake time.
+ * process, running `rate` times as fast. All three are numbers (ms epoch, factor 1–1000,
+ * or 0: a clock that stands still at `fake`, for examples whose printed relative times and
+ * ramp steps must reproduce, test/readme.test.ts). The CLI's operator commands read it too,
+ * so `--until +2h` and "in 5m" are on the server's clock. A malformed value stops the
+ * process at start-up rather than serve on a wrong clock. Never set it in production:
+ * answers' TTLs and the schedule would follow the fake time.
  */
 export interface TestClock {
   fake: number;
@@ -19,8 +22,8 @@ export function parseTestClock(v: string | undefined): TestClock | null {
   if (v === undefined || v === '') return null;
   const m = /^(\d{10,16})@(\d+(?:\.\d+)?)@(\d{10,16})$/.exec(v);
   const rate = m ? Number(m[2]) : NaN;
-  if (!m || !(rate >= 1 && rate <= 1000)) {
-    throw new Error(`GRIDSTEER_TEST_CLOCK="${v}" is not <fake ms epoch>@<rate 1–1000>@<real ms epoch>; unset it to use the real clock`);
+  if (!m || !(rate === 0 || (rate >= 1 && rate <= 1000))) {
+    throw new Error(`GRIDSTEER_TEST_CLOCK="${v}" is not <fake ms epoch>@<rate 1–1000, or 0 to stand still>@<real ms epoch>; unset it to use the real clock`);
   }
   return { fake: Number(m[1]), rate, real: Number(m[3]) };
 }
@@ -40,9 +43,13 @@ const test = testClockFromEnv();
 /** Now, ms epoch: the real clock, or the test clock when GRIDSTEER_TEST_CLOCK is set. */
 export const now: () => number = test ? () => test.fake + (Date.now() - test.real) * test.rate : Date.now;
 
-/** How many real ms a span of `ms` on this clock takes (for timers). */
+/** The longest timer Node keeps (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** How many real ms a span of `ms` on this clock takes (for timers); on a clock that stands still, the longest timer. */
 export function realMs(ms: number): number {
-  return test ? ms / test.rate : ms;
+  if (!test) return ms;
+  return test.rate === 0 ? MAX_TIMER_MS : Math.min(ms / test.rate, MAX_TIMER_MS);
 }
 
 /** True when the test clock is in use (logged at start-up). */

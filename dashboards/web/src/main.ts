@@ -414,7 +414,7 @@ function renderDetailInfo(r: RegionView): void {
             'tbody',
             {},
             ...r.signals.map((s) =>
-              h('tr', { class: s.expired ? 'expired' : '' }, h('td', {}, s.kind), h('td', {}, s.source), h('td', {}, s.key), h('td', {}, s.summary), h('td', { class: 'num' }, `${span(s.ageMs)}${s.expired ? ' (expired)' : ''}`)),
+              h('tr', { class: s.expired ? 'expired' : '' }, h('td', {}, s.kind), h('td', {}, s.source), h('td', {}, s.key), h('td', {}, ...withTimes(s.summary, serverNow())), h('td', { class: 'num' }, `${span(s.ageMs)}${s.expired ? ' (expired)' : ''}`)),
             ),
           ),
         )
@@ -697,7 +697,7 @@ function renderTimeline(): void {
       svg.append(
         h(
           'rect',
-          { x: x(s), y: y0 + 3, width: Math.max(2, x(en) - x(s)), height: ROW - 6, class: `event event-${e.kind.replace('.', '-')}${e.cancelled ? ' cancelled' : ''}`, 'data-event': e.key },
+          { x: x(s), y: y0 + 3, width: Math.max(2, x(en) - x(s)), height: ROW - 6, class: `event event-${e.kind.replace('.', '-')}${e.cancelled ? ' cancelled' : ''}${e.phase === 'over' ? ' history' : ''}`, 'data-event': e.key },
           h('title', {}, eventWords(e)),
         ),
       );
@@ -733,11 +733,16 @@ function renderTimeline(): void {
     svg.append(h('path', { d, class: 'share-line', 'data-region': r.id }));
   });
   svg.append(h('line', { x1: x(now), x2: x(now), y1: top - 6, y2: Hh, class: 'now' }), h('text', { x: x(now) + 3, y: Hh - 4, class: 'now-label' }, 'now'));
-  const upcoming = f.events.filter((e) => (e.end ?? Infinity) > now);
+  // The server's phase decides: an event whose end has passed is history, never listed as current.
+  const upcoming = f.events.filter((e) => e.phase !== 'over');
+  const history = f.events.filter((e) => e.phase === 'over');
   fill(
     'timeline',
     svg,
     h('ul', { class: 'events' }, ...(upcoming.length ? upcoming.map((e) => h('li', { 'data-event': e.key }, eventWords(e))) : [h('li', { class: 'muted' }, 'no grid events or alerts in force or announced')])),
+    ...(history.length
+      ? [h('p', { class: 'muted history-title' }, 'history (ended; acted on no more):'), h('ul', { class: 'events history' }, ...history.map((e) => h('li', { 'data-event': e.key }, eventWords(e))))]
+      : []),
     ...(windows.length ? [h('ul', { class: 'events windows' }, ...windows.map((w) => h('li', { 'data-window': w.window }, windowWords(w))))] : []),
   );
 }
@@ -752,7 +757,8 @@ function windowWords(w: WindowOccurrence): string {
 function eventWords(e: GridEventView): string {
   const when = e.start !== undefined ? `${utcFull(e.start)}${e.end !== undefined ? ` – ${utc(e.end)}` : ''}` : 'now';
   const lvl = e.level !== undefined ? ` level ${e.level}` : '';
-  return `${e.region}: ${e.kind === 'grid.alert' ? 'alert' : 'event'} ${e.type}${lvl}${e.cancelled ? ' (cancelled)' : ''}, ${when}, from ${e.source}${e.program ? ` (${e.program})` : ''}; learned ${span(serverNow() - e.learnedAt)} ago`;
+  const phase = e.replay ? 'over — a replay: learned after its end, never acted on' : e.phase;
+  return `${e.region}: ${e.kind === 'grid.alert' ? 'alert' : 'event'} ${e.type}${lvl}, ${when}, from ${e.source}${e.program ? ` (${e.program})` : ''}; learned ${span(serverNow() - e.learnedAt)} ago — ${phase}`;
 }
 
 // ---------- explain ----------

@@ -40,6 +40,10 @@ export interface GridEventView {
   start?: number;
   end?: number;
   cancelled: boolean;
+  /** gslb/model/grid-event-phase.ts: the server's word for where it stands now; over = history. */
+  phase: 'in-force' | 'announced' | 'over' | 'cancelled';
+  /** Learned when its end had already passed (a collector replaying history): never acted on. */
+  replay: boolean;
   program?: string;
   message?: string;
   learnedAt: number;

@@ -24,6 +24,7 @@ import { StoreError, type StoreLoss } from '../../state/store.js';
 import { StoreLossSchema } from './state.js';
 import type { FleetView } from '../../control/fleet.js';
 import { RegionStateSchema } from '../../model/region-state.js';
+import { GridEventPhaseSchema } from '../../model/grid-event-phase.js';
 
 export interface FleetRoutesOptions extends Record<string, unknown> {
   fleet: () => Promise<FleetView & { revision: number; storeLoss?: StoreLoss | null }>;
@@ -94,6 +95,8 @@ export const GridEventViewSchema = Type.Object({
   start: Opt(Ms('ms epoch')),
   end: Opt(Ms('ms epoch')),
   cancelled: Type.Boolean(),
+  phase: GridEventPhaseSchema,
+  replay: Type.Boolean({ description: 'learned when its end had already passed (a collector replaying a feed\'s history): stored as history, never acted on' }),
   program: Opt(Type.String()),
   message: Opt(Type.String()),
   learnedAt: Ms('when its current content was first learned'),
