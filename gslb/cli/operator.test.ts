@@ -134,10 +134,10 @@ const STATUS: StatusView = {
   planVersion: '6dcb042541e588ae',
   frozen: { id: 'ov-7', region: '*', action: 'freeze', ramp: 0, actor: 'alice', reason: 'grid operator call', start: NOW - 300_000, end: NOW + 7_200_000, hold: { 'eu-ie': 0.5, 'us-tx': 1 } },
   regions: [
-    { id: 'ap-tyo', share: 1, down: false, refuse: false, state: 'up', reasons: [] },
-    { id: 'eu-ie', share: 0.5, down: false, refuse: false, state: 'restoring', ttlCap: 20, reasons: ['eu-ie: grid event load-shed (held by the freeze)', 'second'], next: { at: NOW + 3_600_000, share: 1, down: false } },
+    { id: 'ap-tyo', share: 1, down: false, refuse: false, state: 'up', ttl: 30, reasons: [] },
+    { id: 'eu-ie', share: 0.5, down: false, refuse: false, state: 'restoring', ttlCap: 20, ttl: 20, reasons: ['eu-ie: grid event load-shed (held by the freeze)', 'second'], next: { at: NOW + 3_600_000, share: 1, down: false } },
     { id: 'us-tx', share: 0, down: true, refuse: false, state: 'down', reasons: ['us-tx: forced down by alice (fire drill) [ov-3]'] },
-    { id: 'us-va', share: 0.825, down: false, refuse: false, state: 'draining', reasons: ['us-va: drain to 0.3 by alice (swap PDUs), ramp step 1/4 [ov-1]'], next: { at: NOW + 30_000, share: 0.65, down: false } },
+    { id: 'us-va', share: 0.825, down: false, refuse: false, state: 'draining', ttl: 29, reasons: ['us-va: drain to 0.3 by alice (swap PDUs), ramp step 1/4 [ov-1]'], next: { at: NOW + 30_000, share: 0.65, down: false } },
     { id: 'sa-sao', share: 0, down: false, refuse: true, state: 'refusing', ttlCap: 5, reasons: ['sa-sao: drain deadline reached [ov-9]'], next: { at: NOW + 600_000, share: 0, down: true } },
   ],
   unplaced: { 'us-tx': 12.5, 'ap-tyo': 0 },
@@ -150,12 +150,12 @@ test('renderStatus: aligned table, freeze line, next change, first reason, unpla
       'plan 6dcb042541e588ae at 2026-12-01T12:00:00Z',
       'automation: FROZEN by alice 5m ago, until 2026-12-01T14:00:00Z (in 2h): "grid operator call"',
       '',
-      'REGION  SHARE  STATE      TTL CAP  NEXT           REASON',
-      'ap-tyo   100%  up         -        -              -',
-      'eu-ie     50%  restoring  20s      in 1h → 100%   eu-ie: grid event load-shed (held by the freeze) (+1 more)',
-      'us-tx       -  down       -        -              us-tx: forced down by alice (fire drill) [ov-3]',
-      'us-va     83%  draining   -        in 30s → 65%   us-va: drain to 0.3 by alice (swap PDUs), ramp step 1/4 [ov-1]',
-      'sa-sao     0%  refusing   5s       in 10m → down  sa-sao: drain deadline reached [ov-9]',
+      'REGION  SHARE  STATE      TTL  NEXT           REASON',
+      'ap-tyo   100%  up         30s  -              -',
+      'eu-ie     50%  restoring  20s  in 1h → 100%   eu-ie: grid event load-shed (held by the freeze) (+1 more)',
+      'us-tx       -  down       -    -              us-tx: forced down by alice (fire drill) [ov-3]',
+      'us-va     83%  draining   29s  in 30s → 65%   us-va: drain to 0.3 by alice (swap PDUs), ramp step 1/4 [ov-1]',
+      'sa-sao     0%  refusing   -    in 10m → down  sa-sao: drain deadline reached [ov-9]',
       '',
       'unplaced demand (no region with headroom): us-tx 12.5 q/s',
       '',
@@ -190,7 +190,7 @@ test('renderStatus: aligned table, freeze line, next change, first reason, unpla
   const plain = renderStatus({ ...STATUS, frozen: null, unplaced: undefined }, 60);
   assert.match(plain, /^automation: running \(not frozen\)$/m);
   assert.doesNotMatch(plain, /unplaced/);
-  assert.match(plain, /^us-va {5}83% {2}draining {3}- {8}in 30s → 65% {3}us-va: dr…$/m);
+  assert.match(plain, /^us-va {5}83% {2}draining {3}29s {2}in 30s → 65% {3}us-va: drain …$/m);
   for (const line of plain.split('\n')) assert.ok([...line].length <= 60, line);
 });
 
@@ -484,7 +484,7 @@ async function closedPort(): Promise<number> {
 test('end to end: status, preview, drain as operator shows in status; a viewer is refused; undrain', async () => {
   const first = await cli(['status'], VIEWER);
   assert.equal(first.code, 0, show(first));
-  assert.match(first.stdout, /^REGION {2}SHARE {2}STATE +TTL CAP {2}NEXT +REASON$/m);
+  assert.match(first.stdout, /^REGION {2}SHARE {2}STATE +TTL {2}NEXT +REASON$/m);
   assert.deepEqual(statusRow(first.stdout, 'us-va').slice(0, 3), ['us-va', '100%', 'up']);
   assert.match(first.stdout, /^automation: running \(not frozen\)$/m);
 

@@ -258,7 +258,7 @@ function cut(s: string, width: number | undefined): string {
 }
 
 /**
- * The status report: the plan, the freeze, one row per region (share, state, TTL cap, the next
+ * The status report: the plan, the freeze, one row per region (share, state, the TTL its answers carry now, the next
  * change, the first reason) and demand no region could take. `columns` (a terminal's width)
  * cuts long lines with `…`.
  */
@@ -270,11 +270,11 @@ export function renderStatus(s: StatusView, columns?: number): string {
     lines.push(`automation: FROZEN by ${f.actor} ${formatRelative(f.start, s.now)}${f.end !== undefined ? `, until ${formatInstant(f.end)} (${formatRelative(f.end, s.now)})` : ', until unfrozen'}: "${f.reason}"`);
   } else lines.push('automation: running (not frozen)');
   lines.push('');
-  const rows: string[][] = [['REGION', 'SHARE', 'STATE', 'TTL CAP', 'NEXT', 'REASON']];
+  const rows: string[][] = [['REGION', 'SHARE', 'STATE', 'TTL', 'NEXT', 'REASON']];
   for (const r of s.regions) {
     const next = r.next ? `${formatRelative(r.next.at, s.now)} → ${r.next.down ? 'down' : formatShare(r.next.share)}` : '-';
     const more = r.reasons.length > 1 ? ` (+${r.reasons.length - 1} more)` : '';
-    rows.push([r.id, r.down ? '-' : formatShare(r.share), r.state, r.ttlCap === undefined ? '-' : `${r.ttlCap}s`, next, r.reasons.length > 0 ? `${r.reasons[0]}${more}` : '-']);
+    rows.push([r.id, r.down ? '-' : formatShare(r.share), r.state, r.ttl === undefined ? '-' : `${r.ttl}s`, next, r.reasons.length > 0 ? `${r.reasons[0]}${more}` : '-']);
   }
   for (const line of alignTable(rows, [1])) lines.push(cut(line, columns));
   const hooks = Object.entries(s.hooks?.regions ?? {});
@@ -453,7 +453,7 @@ ${connectionUsage('viewer')}`,
 ${connectionUsage('viewer')}`,
   status: `usage: gridsteer status
 
-  Each region's share of traffic, state, TTL cap, next change and why; the freeze; demand no
+  Each region's share of traffic, state, answer TTL now, next change and why; the freeze; demand no
   region can take (GET /v1/status).
 
 ${connectionUsage('viewer')}`,

@@ -51,7 +51,7 @@ export class DemandFlusher {
     const schedule = () => {
       const now = this.clock();
       // Just after the next boundary, so the bucket just ended is complete here.
-      const wait = this.realMs(BUCKET_MS - (now % BUCKET_MS) + 50);
+      const wait = BUCKET_MS - (now % BUCKET_MS) + 50;
       this.timer = setTimeout(() => {
         void this.flush(Math.floor((this.clock() - 50) / BUCKET_MS) * BUCKET_MS - BUCKET_MS).finally(() => {
           if (this.timer) schedule();

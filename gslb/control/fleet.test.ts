@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fleetView, powerNow, summarize, type RegionInfo } from './fleet.js';
+import { fleetView, powerNow, regionStatusAt, summarize, ttlBasisOf, type RegionInfo } from './fleet.js';
 import { gridEventPhaseOf, isReplay } from '../model/grid-event-phase.js';
 import { reduce } from '../state/reducer.js';
 import type { SignalRecord } from '../model/snapshot.js';
@@ -112,6 +112,13 @@ test('fleetView: state, next change, traffic, health, signals and grid events of
   assert.equal(b.down, false);
   assert.equal(b.share, 1);
   assert.ok(b.next && b.next.at > NOW && b.next.at < NOW + 6 * 3600 * S && b.next.share < 1, JSON.stringify(b.next));
+  // The TTL its answers carry: the names' TTL now; 12 s when its first step is 12 s away; none once it takes nothing.
+  assert.equal(b.ttl, settings.drain.ttl0S);
+  const basis = ttlBasisOf(settings, 'b');
+  assert.equal(regionStatusAt(p, 'b', b.next!.at - 12 * S, basis).ttl, 12);
+  assert.equal(regionStatusAt(p, 'b', b.next!.at - 2 * S, basis).ttl, settings.drain.minTtlS, 'never below minTtl');
+  assert.equal(regionStatusAt(p, 'b', NOW + 6 * 3600 * S, basis).ttl, undefined, 'no answer names it during the load shed');
+  assert.equal(regionStatusAt(p, 'b', NOW, undefined).ttl, undefined, 'without the basis, not said');
   // Traffic: every home weighed the same before demand is measured; shares add up with unplaced.
   const total = v.regions.reduce((n, r) => n + r.traffic, 0) + v.unplaced;
   assert.ok(Math.abs(total - 1) < 1e-3, `shares add up: ${total}`);

@@ -62,8 +62,26 @@ export interface RegionStatus {
   /** Its state in the words of gslb/model/region-state.ts. */
   state: RegionState;
   ttlCap?: number;
+  /**
+   * The TTL an answer naming it carries now, s, at most: the TTL of its names, bounded by its
+   * TTL cap and by its next change (decide bounds it also by the changes of regions ranked
+   * before it), never below minTtl. Absent when no answer names it (down, or a share of 0).
+   */
+  ttl?: number;
   reasons: string[];
   next?: { at: number; share: number; down: boolean };
+}
+
+/** What a region's answer TTL is made of: the TTL of its names (TTL0) and minTtl, s. */
+export interface TtlBasis {
+  ttl0S: number;
+  minTtlS: number;
+}
+
+/** The TTL basis of a region under planner settings (its own TTL0 when its names set one). */
+export function ttlBasisOf(settings: PlannerSettings, id: RegionId): TtlBasis {
+  const r = settings.regions.find((x) => x.id === id);
+  return { ttl0S: r?.ttl0S ?? settings.drain.ttl0S, minTtlS: settings.drain.minTtlS };
 }
 
 /** Steps looked at past `now` for the next visible change (a plan holds far fewer per region). */
@@ -85,11 +103,17 @@ export function nextVisibleChangeOf(plan: Plan, id: RegionId, now: number): { at
 }
 
 /** The plan's step in force for a region at `now`, its state and its next visible change. */
-export function regionStatusAt(plan: Plan, id: RegionId, now: number): RegionStatus {
+export function regionStatusAt(plan: Plan, id: RegionId, now: number, basis?: TtlBasis): RegionStatus {
   const st = regionStepAt(plan, id, now);
   const n = nextVisibleChangeOf(plan, id, now);
   const nextAt = n?.at ?? Infinity;
   const nx = n?.step;
+  let ttl: number | undefined;
+  if (basis && !st.down && st.share > 0) {
+    const next = nextChangeOf(plan, id, now);
+    const toNext = next === Infinity ? Infinity : Math.floor((next - now) / 1000);
+    ttl = Math.max(basis.minTtlS, Math.min(basis.ttl0S, st.ttlCap ?? Infinity, toNext));
+  }
   return {
     id,
     share: st.down ? 0 : st.share,
@@ -97,6 +121,7 @@ export function regionStatusAt(plan: Plan, id: RegionId, now: number): RegionSta
     refuse: st.refuse === true,
     state: regionStateOf(st, nx),
     ...(st.ttlCap !== undefined ? { ttlCap: st.ttlCap } : {}),
+    ...(ttl !== undefined ? { ttl } : {}),
     reasons: st.reasons,
     ...(nx ? { next: { at: nextAt, share: nx.down ? 0 : nx.share, down: nx.down } } : {}),
   };
@@ -217,7 +242,7 @@ export function fleetView(input: FleetInput): FleetView {
           }),
         )
         .sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : b.observedAt - a.observedAt));
-      const status = regionStatusAt(plan, info.id, now);
+      const status = regionStatusAt(plan, info.id, now, ttlBasisOf(input.settings, info.id));
       return {
         id: info.id,
         name: info.name,
@@ -229,6 +254,7 @@ export function fleetView(input: FleetInput): FleetView {
         refuse: status.refuse,
         state: status.state,
         ...(status.ttlCap !== undefined ? { ttlCap: status.ttlCap } : {}),
+        ...(status.ttl !== undefined ? { ttl: status.ttl } : {}),
         reasons: status.reasons,
         ...(status.next ? { next: status.next } : {}),
         traffic: traffic.regions[info.id] ?? 0,

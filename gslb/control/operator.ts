@@ -11,7 +11,7 @@ import { trafficShares } from '../policy/traffic.js';
 import { reduce } from '../state/reducer.js';
 import { SignalError, validateSignal } from '../state/signals.js';
 import { OverrideError, type OverrideRequest, type StateService } from './service.js';
-import { fleetView, regionStatusAt, type FleetView, type RegionInfo, type RegionStatus } from './fleet.js';
+import { fleetView, regionStatusAt, ttlBasisOf, type FleetView, type RegionInfo, type RegionStatus } from './fleet.js';
 
 export type { RegionStatus } from './fleet.js';
 
@@ -116,7 +116,8 @@ export class OperatorService {
     const p = this.currentPlan();
     const overrides = await this.svc.overrides();
     const frozen = overrides.find((o) => o.action === 'freeze' && o.start <= now && (o.end === undefined || now < o.end)) ?? null;
-    const regions: RegionStatus[] = [...this.regions()].sort().map((id) => regionStatusAt(p, id, now));
+    const settings = this.svc.currentSettings();
+    const regions: RegionStatus[] = [...this.regions()].sort().map((id) => regionStatusAt(p, id, now, ttlBasisOf(settings, id)));
     const hooks = this.hooks();
     return { now, planVersion: p.version, frozen, regions, ...(p.unplaced ? { unplaced: p.unplaced } : {}), ...(p.alerts ? { alerts: p.alerts } : {}), ...(hooks !== undefined ? { hooks } : {}) };
   }

@@ -188,6 +188,11 @@ export class StateService {
   }
 
   /** New configuration: plan again with it. */
+  /** The planner settings in force (what a region's answer TTL is made of: fleet.ts ttlBasisOf). */
+  currentSettings(): PlannerSettings {
+    return this.settings;
+  }
+
   reconfigure(configHash: string, settings: PlannerSettings): void {
     this.configHash = configHash;
     this.settings = settings;

@@ -391,6 +391,8 @@ function renderDetailInfo(r: RegionView): void {
       h('dd', {}, pct(r.traffic)),
       h('dt', {}, 'next change'),
       h('dd', {}, ...(r.next ? [nextWords(r), ` (${utcFull(r.next.at)})`] : ['none scheduled'])),
+      h('dt', {}, 'Answer TTL now'),
+      h('dd', { title: 'the TTL an answer naming it carries now, at most: its names\' TTL, bounded by its TTL cap and its next change (it shrinks ahead of each step of a drain)' }, r.ttl !== undefined ? `${r.ttl} s` : '—'),
       h('dt', {}, 'TTL cap'),
       h('dd', {}, r.ttlCap !== undefined ? `${r.ttlCap} s` : '—'),
       h('dt', {}, 'place'),

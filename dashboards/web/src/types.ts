@@ -23,6 +23,8 @@ export interface RegionView {
   /** gslb/model/region-state.ts: the server's word for it. */
   state: 'up' | 'draining' | 'drained' | 'restoring' | 'refusing' | 'down';
   ttlCap?: number;
+  /** The TTL an answer naming it carries now, s, at most (GET /v1/regions). */
+  ttl?: number;
   reasons: string[];
   next?: { at: number; share: number; down: boolean };
   traffic: number;

@@ -78,6 +78,7 @@ export const RegionViewSchema = Type.Object({
   refuse: Type.Boolean({ description: 'the gateway is told to refuse new streams' }),
   state: RegionStateSchema,
   ttlCap: Opt(Type.Number()),
+  ttl: Opt(Type.Number({ description: 'the TTL an answer naming it carries now, s, at most (its names\' TTL, bounded by its TTL cap and its next change); absent when no answer names it' })),
   reasons: Type.Array(Type.String()),
   next: Opt(Type.Object({ at: Type.Integer(), share: Type.Number(), down: Type.Boolean() }, { description: 'the next scheduled change of its share or down (a step that changes only its TTL cap or weights is not one)' })),
   traffic: Type.Number({ description: 'expected fraction of all measured demand it takes now' }),

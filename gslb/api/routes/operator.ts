@@ -49,6 +49,7 @@ const StatusSchema = Type.Object({
       refuse: Type.Boolean({ description: 'the gateway is told to refuse new streams' }),
       state: RegionStateSchema,
       ttlCap: Type.Optional(Type.Number()),
+      ttl: Type.Optional(Type.Number({ description: 'the TTL an answer naming it carries now, s, at most (its names\' TTL, bounded by its TTL cap and its next change); absent when no answer names it' })),
       reasons: Type.Array(Type.String()),
       next: Type.Optional(Type.Object({ at: Type.Integer(), share: Type.Number(), down: Type.Boolean() }, { description: 'the next scheduled change of its share or down (a step that changes only its TTL cap or weights is not one)' })),
     }),
