@@ -272,7 +272,7 @@ export function renderStatus(s: StatusView, columns?: number): string {
   lines.push('');
   const rows: string[][] = [['REGION', 'SHARE', 'STATE', 'TTL', 'NEXT', 'REASON']];
   for (const r of s.regions) {
-    const next = r.next ? `${formatRelative(r.next.at, s.now)} → ${r.next.down ? 'down' : formatShare(r.next.share)}` : '-';
+    const next = r.next ? `${formatRelative(r.next.at, s.now)} → ${r.next.down ? 'down' : formatShare(r.next.share)}${r.next.ifNotRefreshed ? ' if stale' : ''}` : '-';
     const more = r.reasons.length > 1 ? ` (+${r.reasons.length - 1} more)` : '';
     rows.push([r.id, r.down ? '-' : formatShare(r.share), r.state, r.ttl === undefined ? '-' : `${r.ttl}s`, next, r.reasons.length > 0 ? `${r.reasons[0]}${more}` : '-']);
   }

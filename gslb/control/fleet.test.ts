@@ -119,6 +119,13 @@ test('fleetView: state, next change, traffic, health, signals and grid events of
   assert.equal(regionStatusAt(p, 'b', b.next!.at - 2 * S, basis).ttl, settings.drain.minTtlS, 'never below minTtl');
   assert.equal(regionStatusAt(p, 'b', NOW + 6 * 3600 * S, basis).ttl, undefined, 'no answer names it during the load shed');
   assert.equal(regionStatusAt(p, 'b', NOW, undefined).ttl, undefined, 'without the basis, not said');
+  assert.equal(b.next!.ifNotRefreshed, undefined, 'a drain step is scheduled, not a fact going stale');
+  // A power budget that goes stale in 11 min (expiry + its 10 min keep): the cap its stale
+  // policy sets is the next change, marked: a collector still reporting moves it on.
+  const budget: Signal = { region: 'a', kind: 'power.budget', source: 'meter/a', key: 'm', observedAt: NOW, expiresAt: NOW + 60 * S, value: { importLimitW: 1e6, drawW: 5e5 } };
+  const withBudget = plan({ configHash: 'cfg', snapshot: { revision: 4, records: records([budget]), overrides: [], demand: [] }, settings });
+  const soon = regionStatusAt(withBudget, 'a', NOW, ttlBasisOf(settings, 'a')).next;
+  assert.deepEqual(soon, { at: NOW + 660 * S, share: settings.degradedShare, down: false, ifNotRefreshed: true });
   // Traffic: every home weighed the same before demand is measured; shares add up with unplaced.
   const total = v.regions.reduce((n, r) => n + r.traffic, 0) + v.unplaced;
   assert.ok(Math.abs(total - 1) < 1e-3, `shares add up: ${total}`);

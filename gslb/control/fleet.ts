@@ -6,6 +6,7 @@
  * knows, with when they were learned. Pure: everything comes from the arguments.
  */
 import { nextChangeOf, regionStepAt } from '../policy/decide.js';
+import { STALE_MARK } from '../policy/rules/rule.js';
 import { demandPerHome, healthAt, regionPowerAt, type PlannerRegion, type PlannerSettings } from '../policy/planner/index.js';
 import { trafficShares } from '../policy/traffic.js';
 import type { Plan, RegionId, SignalKind } from '../model/types.js';
@@ -69,7 +70,11 @@ export interface RegionStatus {
    */
   ttl?: number;
   reasons: string[];
-  next?: { at: number; share: number; down: boolean };
+  /**
+   * Its next change; `ifNotRefreshed`: a fact it depends on goes stale then (its stale policy
+   * caps or downs it) — a collector that keeps reporting moves it on, so it is not scheduled.
+   */
+  next?: { at: number; share: number; down: boolean; ifNotRefreshed?: true };
 }
 
 /** What a region's answer TTL is made of: the TTL of its names (TTL0) and minTtl, s. */
@@ -102,6 +107,11 @@ export function nextVisibleChangeOf(plan: Plan, id: RegionId, now: number): { at
   return undefined;
 }
 
+/** Whether a change brings a cap from a fact gone stale that was not there before. */
+function goesStale(before: readonly string[], after: readonly string[]): boolean {
+  return after.some((r) => r.includes(STALE_MARK) && !before.includes(r));
+}
+
 /** The plan's step in force for a region at `now`, its state and its next visible change. */
 export function regionStatusAt(plan: Plan, id: RegionId, now: number, basis?: TtlBasis): RegionStatus {
   const st = regionStepAt(plan, id, now);
@@ -123,7 +133,7 @@ export function regionStatusAt(plan: Plan, id: RegionId, now: number, basis?: Tt
     ...(st.ttlCap !== undefined ? { ttlCap: st.ttlCap } : {}),
     ...(ttl !== undefined ? { ttl } : {}),
     reasons: st.reasons,
-    ...(nx ? { next: { at: nextAt, share: nx.down ? 0 : nx.share, down: nx.down } } : {}),
+    ...(nx ? { next: { at: nextAt, share: nx.down ? 0 : nx.share, down: nx.down, ...(goesStale(st.reasons, nx.reasons) ? { ifNotRefreshed: true as const } : {}) } } : {}),
   };
 }
 

@@ -294,6 +294,7 @@ function nextWords(r: RegionView): string | HTMLElement {
   if (!r.next) return '—';
   const to = r.next.down ? 'down' : pct(r.next.share);
   const iso = new Date(r.next.at).toISOString();
+  if (r.next.ifNotRefreshed) return h('time', { datetime: iso, title: `${iso}: only if a fact it depends on is not reported again by then (it goes stale); a collector still reporting moves this on` }, `→ ${to} in ${span(r.next.at - serverNow())} if stale`);
   return h('time', { datetime: iso, title: iso }, `→ ${to} in ${span(r.next.at - serverNow())}`);
 }
 

@@ -26,7 +26,7 @@ export interface RegionView {
   /** The TTL an answer naming it carries now, s, at most (GET /v1/regions). */
   ttl?: number;
   reasons: string[];
-  next?: { at: number; share: number; down: boolean };
+  next?: { at: number; share: number; down: boolean; ifNotRefreshed?: true };
   traffic: number;
   health?: { up: number; total: number };
   signals: SignalView[];

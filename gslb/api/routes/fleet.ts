@@ -80,7 +80,7 @@ export const RegionViewSchema = Type.Object({
   ttlCap: Opt(Type.Number()),
   ttl: Opt(Type.Number({ description: 'the TTL an answer naming it carries now, s, at most (its names\' TTL, bounded by its TTL cap and its next change); absent when no answer names it' })),
   reasons: Type.Array(Type.String()),
-  next: Opt(Type.Object({ at: Type.Integer(), share: Type.Number(), down: Type.Boolean() }, { description: 'the next scheduled change of its share or down (a step that changes only its TTL cap or weights is not one)' })),
+  next: Opt(Type.Object({ at: Type.Integer(), share: Type.Number(), down: Type.Boolean(), ifNotRefreshed: Opt(Type.Literal(true)) }, { description: 'the next scheduled change of its share or down (a step that changes only its TTL cap or weights is not one); ifNotRefreshed: a fact it depends on goes stale then, and a collector still reporting moves that on' })),
   traffic: Type.Number({ description: 'expected fraction of all measured demand it takes now' }),
   health: Opt(Type.Object({ up: Type.Integer(), total: Type.Integer() }, { description: 'probes saying up, of the unexpired probes' })),
   signals: Type.Array(SignalViewSchema),

@@ -51,7 +51,7 @@ const StatusSchema = Type.Object({
       ttlCap: Type.Optional(Type.Number()),
       ttl: Type.Optional(Type.Number({ description: 'the TTL an answer naming it carries now, s, at most (its names\' TTL, bounded by its TTL cap and its next change); absent when no answer names it' })),
       reasons: Type.Array(Type.String()),
-      next: Type.Optional(Type.Object({ at: Type.Integer(), share: Type.Number(), down: Type.Boolean() }, { description: 'the next scheduled change of its share or down (a step that changes only its TTL cap or weights is not one)' })),
+      next: Type.Optional(Type.Object({ at: Type.Integer(), share: Type.Number(), down: Type.Boolean(), ifNotRefreshed: Type.Optional(Type.Literal(true)) }, { description: 'the next scheduled change of its share or down (a step that changes only its TTL cap or weights is not one); ifNotRefreshed: a fact it depends on goes stale then, and a collector still reporting moves that on' })),
     }),
   ),
   unplaced: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'demand (q/s per home) no region with headroom can take' })),
