@@ -24,6 +24,7 @@ import { askSteered } from './helpers/geo.js';
 import { sleep } from './helpers/net.js';
 import { apiCall, type ApiReply } from './helpers/api.js';
 import { exampleRegions } from './helpers/paths.js';
+import { testClock } from './helpers/test-clock.js';
 import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, withRateLimitMode, writeTokensFile } from './helpers/server.js';
 import { startDrainGateway, type DrainGateway } from './helpers/drain-gateway.js';
 import { describeMetric, scrape, sumOf } from './helpers/metrics.js';
@@ -31,9 +32,8 @@ import { describeMetric, scrape, sumOf } from './helpers/metrics.js';
 const OPERATOR = 'drain-dig-operator-token-5e1a';
 const INGEST = 'drain-dig-ingest-token-77f0';
 const RATE = 10;
-const FAKE0 = Date.UTC(2027, 5, 1, 12, 0, 0);
-const REAL0 = Date.now();
-const fakeNow = () => FAKE0 + (Date.now() - REAL0) * RATE;
+const clock = testClock(Date.UTC(2027, 5, 1, 12, 0, 0), RATE);
+const fakeNow = clock.now;
 const S = 1000;
 /** Client subnets (ECS): each is one client for admission; all are placed at the default location. */
 const SUBNETS = Array.from({ length: 10 }, (_, i) => `198.51.${100 + i}.0/24`);
@@ -59,7 +59,7 @@ before(async () => {
   va.drainHook = { url: gw.url, tokenEnv: 'GRIDSTEER_TEST_HOOK_TOKEN', timeoutMs: 1000, retries: 2, retryBaseMs: 50 };
   writeFileSync(join(dir, 'us-va.yaml'), stringify(va));
   writeTokensFile(cfg.dir, [{ name: 'alice', role: 'operator', token: OPERATOR }, { name: 'vtn', role: 'ingest', token: INGEST }]);
-  srv = await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_TEST_CLOCK: `${FAKE0}@${RATE}@${REAL0}`, GRIDSTEER_TEST_HOOK_TOKEN: 'hook-secret-1' } });
+  srv = await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_TEST_CLOCK: clock.env, GRIDSTEER_TEST_HOOK_TOKEN: 'hook-secret-1' } });
 });
 
 after(async () => {

@@ -17,15 +17,15 @@ import assert from 'node:assert/strict';
 import { askSteered } from './helpers/geo.js';
 import { sleep } from './helpers/net.js';
 import { apiCall, type ApiReply } from './helpers/api.js';
+import { testClock } from './helpers/test-clock.js';
 import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, withRateLimitMode, writeTokensFile } from './helpers/server.js';
 import { describeMetric, scrape, sumOf } from './helpers/metrics.js';
 
 const OPERATOR = 'overlap-dig-operator-token-31c9';
 const INGEST = 'overlap-dig-ingest-token-0b7e';
 const RATE = 20;
-const FAKE0 = Date.UTC(2027, 6, 20, 21, 0, 0);
-const REAL0 = Date.now();
-const fakeNow = () => FAKE0 + (Date.now() - REAL0) * RATE;
+const clock = testClock(Date.UTC(2027, 6, 20, 21, 0, 0), RATE);
+const fakeNow = clock.now;
 const S = 1000;
 const SUBNETS = Array.from({ length: 10 }, (_, i) => `198.51.${100 + i}.0/24`);
 const SOURCE = 'openadr3/vtn.ercot-pjm.example';
@@ -48,7 +48,7 @@ before(async () => {
     { name: 'alice', role: 'operator', token: OPERATOR },
     { name: 'vtn', role: 'ingest', token: INGEST },
   ]);
-  srv = await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_TEST_CLOCK: `${FAKE0}@${RATE}@${REAL0}` } });
+  srv = await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_TEST_CLOCK: clock.env } });
 });
 
 after(async () => {

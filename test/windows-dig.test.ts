@@ -27,6 +27,7 @@ import { askSteered } from './helpers/geo.js';
 import { sleep } from './helpers/net.js';
 import { apiCall, type ApiReply } from './helpers/api.js';
 import { exampleRegions } from './helpers/paths.js';
+import { testClock } from './helpers/test-clock.js';
 import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, withRateLimitMode, writeTokensFile } from './helpers/server.js';
 import { startDrainGateway, type DrainGateway } from './helpers/drain-gateway.js';
 
@@ -34,9 +35,8 @@ const VIEWER = 'windows-dig-viewer-token-31c4';
 const INGEST = 'windows-dig-ingest-token-8d2a';
 const OPERATOR = 'windows-dig-operator-token-77b0';
 const RATE = 50;
-const FAKE0 = Date.UTC(2027, 5, 1, 12, 0, 0);
-const REAL0 = Date.now();
-const fakeNow = () => FAKE0 + (Date.now() - REAL0) * RATE;
+const clock = testClock(Date.UTC(2027, 5, 1, 12, 0, 0), RATE);
+const fakeNow = clock.now;
 const S = 1000;
 /** The window's occurrence that day: 12:30–12:35 UTC (half an hour of test clock, 36 s, for the server to start). */
 const T = Date.UTC(2027, 5, 1, 12, 30, 0);
@@ -69,7 +69,7 @@ before(async () => {
   va.drainHook = { url: gw.url, tokenEnv: 'GRIDSTEER_TEST_HOOK_TOKEN', timeoutMs: 1000, retries: 2, retryBaseMs: 50 };
   writeFileSync(join(dir, 'us-va.yaml'), stringify(va));
   writeTokensFile(cfg.dir, [{ name: 'vic', role: 'viewer', token: VIEWER }, { name: 'iso', role: 'ingest', token: INGEST }, { name: 'olga', role: 'operator', token: OPERATOR }]);
-  srv = await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_TEST_CLOCK: `${FAKE0}@${RATE}@${REAL0}`, GRIDSTEER_TEST_HOOK_TOKEN: 'hook-secret-2' } });
+  srv = await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_TEST_CLOCK: clock.env, GRIDSTEER_TEST_HOOK_TOKEN: 'hook-secret-2' } });
 });
 
 after(async () => {

@@ -5,7 +5,7 @@
  * the store holds about it with its source and age; and the grid events and alerts the store
  * knows, with when they were learned. Pure: everything comes from the arguments.
  */
-import { nextChangeOf, regionStepAt } from '../policy/decide.js';
+import { answerTtl, nextChangeOf, regionStepAt, secondsUntil } from '../policy/decide.js';
 import { STALE_MARK } from '../policy/rules/rule.js';
 import { demandPerHome, healthAt, regionPowerAt, type PlannerRegion, type PlannerSettings } from '../policy/planner/index.js';
 import { trafficShares } from '../policy/traffic.js';
@@ -120,9 +120,7 @@ export function regionStatusAt(plan: Plan, id: RegionId, now: number, basis?: Tt
   const nx = n?.step;
   let ttl: number | undefined;
   if (basis && !st.down && st.share > 0) {
-    const next = nextChangeOf(plan, id, now);
-    const toNext = next === Infinity ? Infinity : Math.floor((next - now) / 1000);
-    ttl = Math.max(basis.minTtlS, Math.min(basis.ttl0S, st.ttlCap ?? Infinity, toNext));
+    ttl = answerTtl(basis.minTtlS, basis.ttl0S, st.ttlCap ?? Infinity, secondsUntil(nextChangeOf(plan, id, now), now));
   }
   return {
     id,

@@ -67,6 +67,16 @@ function effect(st: RegionStep): string {
   return JSON.stringify([st.share, st.homes ?? null, st.down, st.ttlCap ?? null]);
 }
 
+/** Whole seconds from `now` to `at` (Infinity: never). */
+export function secondsUntil(at: number, now: number): number {
+  return at === Infinity ? Infinity : Math.floor((at - now) / 1000);
+}
+
+/** An answer's TTL, s: the name's TTL bounded by the plan's TTL cap and by the next change, never below minTtl. */
+export function answerTtl(minTtl: number, nameTtl: number, ttlCapS: number, untilNextS: number): number {
+  return Math.max(minTtl, Math.min(nameTtl, ttlCapS, untilNextS));
+}
+
 /** ms epoch of the next step after `now` that changes region `r` (weights, down, TTL cap), or Infinity. */
 export function nextChangeOf(plan: Plan, r: RegionId, now: number): number {
   let idx = changeIndex.get(plan);
@@ -228,8 +238,8 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
     if (r !== preferred) passedWeight = true;
     if (explain) reasons.push(`${r}: weight ${w} for home ${home}, draw ${draw.toFixed(4)} ≥ ${w}: not admitted, spill to the next`);
   }
-  const untilNext = nextChange === Infinity ? Infinity : Math.floor((nextChange - now) / 1000);
-  const ttl = Math.max(o.minTtl, Math.min(name.ttl, ttlCapS, untilNext));
+  const untilNext = secondsUntil(nextChange, now);
+  const ttl = answerTtl(o.minTtl, name.ttl, ttlCapS, untilNext);
   if (explain) {
     if (untilNext < name.ttl) reasons.push(`TTL ${ttl}s: the next scheduled change of a region ranked at or before the answer is in ${untilNext}s (minimum ${o.minTtl}s)`);
     else if (ttlCapS < name.ttl) reasons.push(`TTL ${ttl}s: capped by the plan (minimum ${o.minTtl}s)`);

@@ -150,15 +150,16 @@ export function buildWorld(sc: Scenario, seed: number, scale: number): World {
   });
   const subnetAddr = new Uint32Array(S);
   const used = new Set<number>();
-  for (let i = 0; i < S; i++) {
+  /** A random /24 not drawn before and not special-purpose (clients' subnets, then resolvers'). */
+  const freshSlash24 = (): number => {
     for (;;) {
       const a = (rng.u32() & 0xffffff00) >>> 0;
       if (used.has(a) || isSpecial({ family: 4, hi: a, lo: 0 })) continue;
       used.add(a);
-      subnetAddr[i] = a;
-      break;
+      return a;
     }
-  }
+  };
+  for (let i = 0; i < S; i++) subnetAddr[i] = freshSlash24();
   // Resolvers: a pool per metro in proportion to its /24s (at least one), each /24 uses one at random.
   const wantResolvers = Math.max(M, Math.round(w.resolvers * scale));
   const resolversPerMetro = perMetro.map((n) => Math.max(1, Math.round((n / S) * wantResolvers)));
@@ -191,15 +192,7 @@ export function buildWorld(sc: Scenario, seed: number, scale: number): World {
   const resolverNoEcs = pickShare(nRes, w.noEcsResolvers, rng);
   const resolverAddr = new Uint32Array(nRes);
   if (w.noEcsResolvers > 0) {
-    for (let i = 0; i < nRes; i++) {
-      for (;;) {
-        const a = (rng.u32() & 0xffffff00) >>> 0;
-        if (used.has(a) || isSpecial({ family: 4, hi: a, lo: 0 })) continue;
-        used.add(a);
-        resolverAddr[i] = a;
-        break;
-      }
-    }
+    for (let i = 0; i < nRes; i++) resolverAddr[i] = freshSlash24();
   }
   const queryMetro = new Int32Array(S + nRes);
   queryMetro.set(subnetMetro, 0);
