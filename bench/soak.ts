@@ -570,7 +570,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const chases: Promise<void>[] = [];
     let cmpCursor = 0;
     const cmpLoop = (async () => {
-      for (let round = 0; !done && round < D / 1000 + 10; round++) {
+      // Until the load stops: the schedule's steps wait for the nodes, so on a loaded machine
+      // the run lasts longer than D (bounded all the same: each round takes at least 1 s).
+      for (let round = 0; !done && round < (4 * D) / 1000 + 120; round++) {
         const roundStart = Date.now();
         cmp.rounds++;
         const picks = [JAPAN[round % JAPAN.length]!, ...Array.from({ length: 5 }, () => subnets[cmpCursor++ % subnets.length]!)];
@@ -662,8 +664,18 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     await at(0.15);
     await redisRestart('SIGKILL', 'crash');
     await at(0.3);
+    await settled();
+    const tablesBefore = geoVersions.size;
     renameSync(moved, dbFile);
     event('GeoIP file swapped (Tokyo moved to São Paulo)');
+    // Every node takes the moved table (a compile of a few seconds, far longer on a loaded
+    // machine) before a node is killed: answers are compared while it is in force on all of
+    // them. Bounded: 2 minutes.
+    for (let k = 0; k < 480; k++) {
+      const s = await settled();
+      if (s.ok && geoVersions.size > tablesBefore) break;
+      await sleep(250);
+    }
     await at(0.45);
     {
       const i = 2;
