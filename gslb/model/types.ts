@@ -136,7 +136,7 @@ export const PlanSchema = Type.Object({
   overflow: Type.Optional(
     Type.Record(Type.String(), Type.Record(Type.String(), Type.Number()), {
       description:
-        "per home, where its clients go when no region of their ranking admits them (whenAllDown nearest): regions beyond the home's neighbours in proportion to their headroom, and demand the whole fleet cannot take in proportion to capacity; weights sum to 1",
+        "per home, where its clients go when no region of their ranking admits them (whenAllDown nearest): regions beyond the home's neighbours in proportion to their headroom, then the home itself where only its slow start or a grid event's hold and restore keep it below its share (ADR 0018), and demand the whole fleet cannot take in proportion to the room each region has before it is full (else capacity); weights sum to 1",
     }),
   ),
   alerts: Type.Optional(Type.Array(PlanAlertSchema, { description: 'what the plan wants an operator to know now or before an event: trusted losses beyond the safety limits, losses waiting for corroboration, held untrusted facts (ADR 0014)' })),

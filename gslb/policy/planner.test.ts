@@ -358,6 +358,43 @@ test('spill goes only where there is headroom; what nobody can take is reported'
   assert.notEqual(p2.version, p1.version);
 });
 
+test('back home (ADR 0018): spill no region with headroom can take goes back to a home held only by soft holds (slow start), up to its firm share; a firm cap keeps it out', () => {
+  // a … e on a line, 10° apart; b … e full at their saturation point (no headroom for spill).
+  const at = (lon: number) => ({ lat: 0, lon });
+  const ids = ['a', 'b', 'c', 'd', 'e'];
+  const st = settings({ slowStartMs: 60_000, rampStepMs: 30_000, regions: ids.map((id, i) => ({ id, location: at(i * 10), capacityUnits: 100 })), saturation: { queueWaiting: 5, kvCacheUse: 0.95, throttledFactor: 0.5, spillMargin: 0 } });
+  const buckets = (home: string, perBucket: number) => [0, 10_000, 20_000].map((bucket) => ({ bucket, home, name: 'api', queries: perBucket }));
+  const full = ['b', 'c', 'd', 'e'].map((r) => sig(r, 'load.metrics', { kvCacheUse: 0.95 }, { at: T }));
+  // a came back up at T (rise 2): slow start step 1/2, share 0.5; 100 q/s of its own demand.
+  const back = [probe('a', 'n1', 'e1', false, T - 5000), probe('a', 'n1', 'e1', true, T - 1000), probe('a', 'n1', 'e1', true, T)];
+  const demand = [...buckets('a', 1000), ...['b', 'c', 'd', 'e'].flatMap((r) => buckets(r, 950))];
+  const planWith = (overrides: Override[]) => plan({ configHash: 'cfg', snapshot: { revision: 1, records: records(...back, ...full), overrides, demand }, settings: st });
+  const soft = planWith([]);
+  assert.equal(regionStepAt(soft, 'a', T).share, 0.5, 'slow start holds a at 0.5');
+  // The 50 q/s a's slow start sends on fit nowhere with headroom: they stay at a (its firm share is 1).
+  assert.equal(soft.unplaced, undefined, 'nothing unplaced: a takes its own back');
+  assert.deepEqual(soft.overflow, { a: { a: 1 } });
+  assert.ok(regionStepAt(soft, 'a', T).reasons.some((r) => /a: 50 q\/s of its own clients that no region with headroom can take stay at home through its slow start or restore \(up to share 1\)/.test(r)), JSON.stringify(regionStepAt(soft, 'a', T).reasons));
+  // An operator's weight 0.8 is firm: back home only up to it (30 of the 50); 20 unplaced and spread.
+  const capped = planWith([ov('a', 'weight', { value: 0.8, start: T - 1000 })]);
+  assert.equal(regionStepAt(capped, 'a', T).share, 0.5);
+  assert.deepEqual(capped.unplaced, { a: 20 });
+  assert.ok((capped.overflow?.a?.a ?? 0) > 0.55 && (capped.overflow?.a?.a ?? 0) < 0.65, `30 of 50 back home: ${JSON.stringify(capped.overflow)}`);
+  // A drain to 0.5 is firm: nothing goes back; all 50 unplaced, spread over the others.
+  const drained = planWith([ov('a', 'drain', { value: 0.5, start: T - 1000 })]);
+  assert.deepEqual(drained.unplaced, { a: 50 });
+  assert.equal(drained.overflow?.a?.a, undefined, JSON.stringify(drained.overflow));
+  // decide: a's clients the slow start turns away are answered with a itself, not a full neighbour.
+  const name: DecideName = { name: 'api.example.com.', ttl: 30, regions: new Map(ids.map((r, i) => [r, { v4: [`192.0.2.${i + 1}`], v6: [] }])), whenAllDown: 'nearest' };
+  const count: Record<string, number> = {};
+  for (let i = 0; i < 2000; i++) {
+    const key: SubnetKey = { family: 4, hi: ((10 << 24) | (i << 8)) >>> 0, lo: 0, prefix: 24 };
+    const x = decide(soft, { ranking: ['a', 'b', 'c'], origin: 'test' }, key, name, 'A', T, { minTtl: 5 });
+    count[x.region ?? 'none'] = (count[x.region ?? 'none'] ?? 0) + 1;
+  }
+  assert.deepEqual(count, { a: 2000 }, 'every client of a at a');
+});
+
 test('slow start: a region whose every endpoint comes back takes clients back in steps; one endpoint flapping does not', () => {
   const st = settings({ slowStartMs: 60_000, rampStepMs: 30_000 });
   // Vantage n1: e1 down (first probe), then up twice (rise 2): up since the second success.

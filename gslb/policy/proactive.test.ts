@@ -296,3 +296,26 @@ test('the planner puts the lookahead (F, m) into every plan', () => {
   const p = run(snap([]), settings());
   assert.deepEqual(p.lookahead, { resolverFloorS: DEFAULT_DRAIN.resolverFloorS, marginMs: DEFAULT_DRAIN.marginMs });
 });
+
+test('after an event ends its hold and restore are soft (ADR 0018): clients of b no region with headroom can take come back to b; with headroom elsewhere the hold is kept', () => {
+  const now = T + H + 60 * S; // in the hold after E (T + 3600 s … T + 3720 s at 0)
+  const load = (r: string, kv: number): Signal => ({ region: r, kind: 'load.metrics', source: 'vllm/sim', key: 'vllm', observedAt: now, expiresAt: now + 60 * S, value: { kvCacheUse: kv } });
+  const buckets = (home: string, q: number) => [30, 20, 10, 0].map((ago) => ({ bucket: now - ago * S, home, name: 'api', queries: q }));
+  const at = (kv: number) =>
+    run({ revision: 1, records: records(event('b', {}, T - 2 * H), load('a', kv), load('c', kv)), overrides: [], demand: [...buckets('a', 500), ...buckets('b', 500), ...buckets('c', 500)] });
+  // a and c past their saturation point: nowhere with headroom for b's clients.
+  const full = at(0.95);
+  assert.equal(regionStepAt(full, 'b', now).share, 0, 'b held at 0 after E');
+  assert.deepEqual(full.overflow, { b: { b: 1 } });
+  assert.equal(full.unplaced, undefined);
+  assert.match(regionStepAt(full, 'b', now).reasons.join(' | '), /b: 50 q\/s of its own clients that no region with headroom can take stay at home through its slow start or restore/);
+  assert.deepEqual(Object.keys(answers(full, now).share), ['b'], 'every client of b at b, none pushed onto a full neighbour');
+  // Before E the event is firm: b refuses new streams, nothing goes back.
+  const during = run({ revision: 1, records: records(event('b', {}, T - 2 * H), { ...load('a', 0.95), observedAt: T + 600 * S }, { ...load('c', 0.95), observedAt: T + 600 * S }), overrides: [], demand: [...buckets('b', 500)].map((x) => ({ ...x, bucket: x.bucket - now + T + 600 * S })) });
+  assert.equal(during.overflow?.b?.b, undefined, JSON.stringify(during.overflow));
+  // a and c with headroom: the hold is kept and b's clients go to them.
+  const roomy = at(0.3);
+  assert.equal(roomy.overflow, undefined);
+  const share = answers(roomy, now).share;
+  assert.equal(share.b, undefined, JSON.stringify(share));
+});

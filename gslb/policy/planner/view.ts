@@ -23,6 +23,7 @@ export function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[]
     forceUp: undefined,
     down: false,
     share: 1,
+    firm: 1,
     reasons: [],
     gridRaw: 1,
     grid: 1,
@@ -38,7 +39,7 @@ export function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[]
     winRefuse: false,
   };
   applyViewRules(a);
-  const view: RegionView = { down: a.down, refuse: a.gridRefuse || a.opRefuse, gridRaw: a.gridRaw, grid: a.grid, lossRaw: a.lossRaw, share: round(a.share), noSpill: a.noSpill, reasons: a.reasons };
+  const view: RegionView = { down: a.down, refuse: a.gridRefuse || a.opRefuse, gridRaw: a.gridRaw, grid: a.grid, lossRaw: a.lossRaw, share: round(a.share), firm: round(Math.max(a.share, a.firm)), noSpill: a.noSpill, reasons: a.reasons };
   if (a.ttlCap !== undefined) view.ttlCap = a.ttlCap;
   if (a.goawayBy !== undefined && !view.refuse && !a.down && round(a.share) === 0) view.goawayBy = a.goawayBy;
   return view;

@@ -4,11 +4,16 @@
  */
 import type { SignalRecord } from '../../model/snapshot.js';
 import type { GridAlert, GridEvent, PowerBudget } from '../../model/signals.js';
-import { curveWords, drainCurve, type CurvePoint, type DrainCurve } from '../drain.js';
+import { curveWords, drainCurve, type CurvePhase, type CurvePoint, type DrainCurve } from '../drain.js';
 import type { ViewAcc, ViewRule } from './rule.js';
 import { gridImportW, siteAvailableW } from './watts.js';
 import type { GridRule } from '../../model/policy.js';
 import { type PlannerRegion, type PlannerSettings, round } from '../settings.js';
+
+/** A drain curve's phases after its event's end (hysteresis, then the restore ramp): soft holds (RegionView.firm). */
+function softPhase(phase: CurvePhase): boolean {
+  return phase === 'hold' || phase === 'restore';
+}
 
 /** The first rule matching a grid fact, or undefined. */
 export function matchGridRule(rules: GridRule[], kind: string, source: string, type: string, level: number | undefined): GridRule | undefined {
@@ -254,7 +259,7 @@ export const gridRule: ViewRule = {
   module: 'rules/grid.ts',
   reads: 'grid.event and grid.alert through gridPolicy (power.budget for an import limit\'s share); the freeze; the safety floor',
   changesAt: "a fact's window (from, end), each step of its drain curve; a freeze's start and end; a safety floor's segments",
-  sets: 'cap; TTL cap (pre-arm, late notice); refuse (an obligation to take nothing); the import limit the power rule reads',
+  sets: 'cap (its hold and restore after an event\'s end soft, ADR 0018); TTL cap (pre-arm, late notice); refuse (an obligation to take nothing); the import limit the power rule reads',
   apply(a: ViewAcc): void {
     const id = a.region.id;
     const t = a.t;
@@ -266,6 +271,9 @@ export const gridRule: ViewRule = {
     let goaway = Infinity;
     // Trusted physical losses (the loss pass, rules/loss.ts): planned whatever the safety limits and the freeze say.
     let lossCap = 1;
+    // The same without the soft holds (a curve's hold and restore after its end): RegionView.firm.
+    let gridFirm = grid;
+    let lossFirm = 1;
     let lossRefuse = false;
     let lossGoaway = Infinity;
     let lossSources = '';
@@ -275,6 +283,7 @@ export const gridRule: ViewRule = {
         const c = f.loss.curve;
         const p = c.at(t);
         if (p.cap < lossCap) lossCap = p.cap;
+        if (p.cap < lossFirm && !softPhase(p.phase)) lossFirm = p.cap;
         if (p.cap < 1) {
           reasons.push(`${id}: physical loss: rule ${f.rule.name} (${f.what}), trusted: ${verdicts.get(f)!.why}: ${curveWords(c, p)} → cap ${p.cap}`);
           if (!lossSources.includes(f.loss.source)) lossSources += `${lossSources ? ', ' : ''}${f.loss.source}`;
@@ -300,6 +309,7 @@ export const gridRule: ViewRule = {
       }
       if (p && p.cap < 1) {
         if (p.cap < grid) grid = p.cap;
+        if (p.cap < gridFirm && !softPhase(p.phase)) gridFirm = p.cap;
         reasons.push(`${id}: rule ${f.rule.name} (${f.what})${f.note}${phase} → cap ${p.cap}`);
       }
       const c = f.curve;
@@ -335,6 +345,7 @@ export const gridRule: ViewRule = {
       const held = fr.hold?.[id] ?? 1;
       if (held !== grid) reasons.push(`${id}: automation frozen by ${fr.actor} (${fr.reason}) [${fr.id}]: gridPolicy held at ${held}${grid < 1 ? `, not ${grid}` : ' (it would lift)'}`);
       grid = held;
+      gridFirm = held;
       if (held > 0) refuse = false;
       lifted = `automation frozen by ${fr.actor} [${fr.id}]`;
     } else {
@@ -342,6 +353,7 @@ export const gridRule: ViewRule = {
       if (fl && fl.floor > grid) {
         reasons.push(`${id}: ${fl.why}: gridPolicy held at ${round(fl.floor)}, not ${grid}`);
         grid = round(fl.floor);
+        gridFirm = Math.max(gridFirm, grid);
         refuse = false;
         lifted = 'the safety limits';
       }
@@ -356,5 +368,7 @@ export const gridRule: ViewRule = {
     a.gridRefuse = refuse;
     if (grid === 0 && !refuse && Number.isFinite(goaway) && (a.goawayBy === undefined || goaway < a.goawayBy)) a.goawayBy = goaway;
     if (grid < a.share) a.share = grid;
+    gridFirm = Math.min(gridFirm, lossFirm);
+    if (gridFirm < a.firm) a.firm = gridFirm;
   },
 };

@@ -31,6 +31,13 @@ export interface RegionView {
   /** Seconds (gridPolicy pre-arm); undefined = none. */
   ttlCap?: number;
   share: number;
+  /**
+   * The least cap but the soft holds (a slow start, a grid event's hold and restore after its
+   * end): what the region would take of its own clients without them. The spill pass gives
+   * a home's clients that no other region has headroom for back to their home up to it
+   * (ADR 0018): a soft hold protects the region, not at the price of pushing full ones over.
+   */
+  firm: number;
   noSpill: boolean;
   reasons: string[];
 }
@@ -99,6 +106,8 @@ export interface ViewAcc {
   down: boolean;
   /** The least cap so far, and every reason in rule order. */
   share: number;
+  /** The least cap so far but the soft holds (RegionView.firm). */
+  firm: number;
   reasons: string[];
   /** gridPolicy's share before and after the safety limits and the freeze (the grid rule). */
   gridRaw: number;
@@ -151,14 +160,16 @@ export function capWords(id: RegionId, c: number, why: string): string {
 }
 
 /** A cap with its words made already (capWords, mostly through the plan's texts). */
-export function capText(a: ViewAcc, c: number, text: string): void {
+export function capText(a: ViewAcc, c: number, text: string, soft = false): void {
   if (c < a.share) a.share = c;
+  if (!soft && c < a.firm) a.firm = c;
   if (c < 1) a.reasons.push(text);
 }
 
 /** A cap with its reason's words: made only when it caps. */
 export function capWhy(a: ViewAcc, c: number, why: string): void {
   if (c < a.share) a.share = c;
+  if (c < a.firm) a.firm = c;
   if (c < 1) a.reasons.push(capWords(a.region.id, c, why));
 }
 

@@ -11,7 +11,7 @@ export const slowStartRule: ViewRule = {
   module: 'rules/slow-start.ts',
   reads: "health.probe's upSince (the health fold)",
   changesAt: 'each step of slowStartMs after the region came back (rampStepMs apart)',
-  sets: 'cap k/n at step k of n',
+  sets: 'cap k/n at step k of n (soft: spill with nowhere else to go comes back, ADR 0018)',
   apply(a: ViewAcc): void {
     const s = a.s;
     if (a.down || s.slowStartMs <= 0) return;
@@ -22,7 +22,7 @@ export const slowStartRule: ViewRule = {
     const k = Math.min(n, Math.floor(((t - back) * n) / s.slowStartMs) + 1);
     const texts = a.ctx.texts;
     const rr = a.rr;
-    capText(a, k / n, texts.get(rr.health, `${back}/${k}`) ?? texts.put(rr.health, `${back}/${k}`, capWords(a.region.id, k / n, `slow start after coming back up at ${new Date(back).toISOString()}, step ${k}/${n}`)));
+    capText(a, k / n, texts.get(rr.health, `${back}/${k}`) ?? texts.put(rr.health, `${back}/${k}`, capWords(a.region.id, k / n, `slow start after coming back up at ${new Date(back).toISOString()}, step ${k}/${n}`)), true);
   },
 };
 

@@ -63,7 +63,9 @@ export function demandPerHome(rows: DemandBucket[]): Map<RegionId, number> {
  *   where a neighbour cannot take all that reaches it, w[h][n] = what it can take ÷ what
  *   reaches it, and the rest goes on.
  * - what the neighbours cannot take goes to every other region that can take spill, in
- *   proportion to its headroom; what the whole fleet cannot take is unplaced demand, spread
+ *   proportion to its headroom; what none can take goes back to the home itself where only
+ *   soft holds (slow start, restore after a grid event) keep it below its firm share, up to
+ *   that share (ADR 0018); what the whole fleet cannot take is unplaced demand, spread
  *   in proportion to capacity over every region that can take spill (never all onto one),
  *   and reported beyond a dead band (UNPLACED_MIN_QPS, UNPLACED_MIN_SHARE of the spill) in
  *   two significant digits, so that it does not flicker with jitter;
@@ -203,6 +205,20 @@ export function spillLimits(
       }
     }
     left -= placed;
+    // Back home (ADR 0018): a home held below its firm share only by soft holds (its slow
+    // start, a grid event's hold and restore after its end) takes its own clients that no
+    // region with headroom can take, up to that share: it is up and has the room, and the
+    // alternative is pushing full regions over.
+    if (left > 1e-6 && !v.down && !v.refuse && v.firm > v.share) {
+      const back = Math.min(left, (demand.get(h) ?? 0) * (v.firm - v.share));
+      if (back > 1e-9) {
+        amounts.set(h, (amounts.get(h) ?? 0) + back);
+        left -= back;
+        (reasons.get(h) ?? reasons.set(h, []).get(h)!).push(
+          `${h}: ${twoDigits(back)} q/s of its own clients that no region with headroom can take stay at home through its slow start or restore (up to share ${round(v.firm)})`,
+        );
+      }
+    }
     if (left > 1e-6) {
       // Reported only beyond a dead band, in two significant digits: measured demand and load
       // jitter from plan to plan, and a report that flickers on and off is no report.
@@ -239,5 +255,5 @@ export const spillPass: PlanPass = {
   module: 'rules/spill.ts',
   reads: "measured demand per home (closed 10-second buckets), every region's view at the newest input, KV-cache use",
   changesAt: 'every plan (re-planned every 10 s with fresh demand)',
-  sets: 'per-home admission limits into neighbours by their headroom; unplaced demand',
+  sets: 'per-home admission limits into neighbours by their headroom; overflow past them by headroom, back home through soft holds (ADR 0018), else by room to full; unplaced demand',
 };
