@@ -369,3 +369,22 @@ test('unplaced demand: the plan\'s field sampled each second; its series adds up
   assert.ok(Math.abs(fromSeries - u.queries) < 1e-6 * Math.max(1, u.queries), `series ${fromSeries}, counted ${u.queries}`);
   assert.ok(u.peakAt >= rep.timeline.windowStart && u.peakAt < rep.timeline.windowEnd);
 });
+
+test('spill placed while the fleet had no room: reported apart once room returns, not judged as over capacity by spill', (t) => {
+  // Headroom 1.3: from east's announcement to its end the rest holds 0.87 × the demand (no
+  // room), so whatever spills then had nowhere else to go; its sessions outlive the event.
+  const rep = runScenario(tinyWith(t, '  fleetHeadroom: 1.3'), { scale: 0.3, policies: ['reactive', 'gridsteer'] });
+  const R = rep.world.regions.length;
+  const e = rep.events[0]!;
+  for (const res of rep.results) {
+    for (let r = 0; r < R; r++) {
+      assert.ok(res.spillOverMs[r]! + res.noRoomSpillOverMs[r]! <= res.overCapacityMs[r]!, `${res.policy} ${r}: each second counted once, and only over capacity`);
+      assert.ok(res.noRoomSpillOverPeak[r]! <= Math.max(0, res.peakUtil[r]! - 1) + 1e-9, `${res.policy} ${r}: part of the excess`);
+      // Room returns at the event's end and the window ends 15 minutes later: nothing counted
+      // while there was none.
+      assert.ok(res.noRoomSpillOverMs[r]! <= rep.timeline.windowEnd - e.E + (e.announce - rep.timeline.windowStart), `${res.policy} ${r}`);
+    }
+  }
+  const re = rep.results[0]!;
+  assert.ok(re.noRoomSpillOverMs.some((ms) => ms > 0), `reactive: its spill during the event stays on full neighbours after it (${JSON.stringify(re.noRoomSpillOverMs)}, over ${JSON.stringify(re.overCapacityMs)})`);
+});

@@ -216,12 +216,20 @@ export interface PolicyResult {
   /** Per region: the share of the load at its peak that came from clients of other homes (spill). */
   peakSpillShare: number[];
   /**
-   * Per region, while the fleet had room (capacity now ≥ expected demand now): time over
-   * capacity with spill on it (ms), and the highest excess due to spill — min(spill, load −
-   * capacity) — ÷ capacity.
+   * Per region, while the reachable fleet had room (the regions not announced to lose power
+   * hold the expected demand now): time over capacity by spill on connections opened while the
+   * fleet had room (ms), and the highest excess due to it — min(that spill, load − capacity) —
+   * ÷ capacity. Target (d).
    */
   spillOverMs: number[];
   spillOverPeak: number[];
+  /**
+   * The same for spill on connections opened while the fleet had no room (it had nowhere else
+   * to go) and still there after room returned, counted only when the spill above explains none of the
+   * excess: min(that spill, load − capacity − the spill above) ÷ capacity. Reported, not judged.
+   */
+  noRoomSpillOverMs: number[];
+  noRoomSpillOverPeak: number[];
   /** Per event: for a throttle without notice, target (e)'s measures; null otherwise. */
   throttleChecks: (ThrottleCheck | null)[];
   cutRetry: CutRetryStats;
@@ -310,6 +318,17 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const load = new Float64Array(R);
   /** Load from the region's own clients (its home's). */
   const loadHome = new Float64Array(R);
+  /** Per region: load from clients of other homes on connections opened on answers given while the reachable fleet had no room (see `roomNow`). */
+  const loadSpillNoRoom = new Float64Array(R);
+  /**
+   * Whether the reachable fleet has room now (the regions not announced to lose power hold the
+   * expected demand), updated every tick. Spill on a connection opened while it has none is load
+   * the fleet had nowhere else to put: the connection and its sessions stay on their region after
+   * room returns (a client reuses its open connection without resolving again; only its gateway's
+   * GOAWAY would move it), and target (d) does not judge it (it is reported apart, like a
+   * throttled region's sessions already there).
+   */
+  let roomNow = true;
   const capacityNow = Float64Array.from(world.capacity);
   const throttled = new Float64Array(R);
   const eventsOfRegion: EventRt[][] = Array.from({ length: R }, () => []);
@@ -327,9 +346,15 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   // Clients, resolver caches: one per (resolver, /24) with ECS, one per resolver without (query origin q, see SimPolicy.answer).
   const curConn = new Int32Array(C).fill(-1);
   const sticky = new Int32Array(C).fill(-1);
+  /** 1: the answer a TTL-ignoring client sticks to was given while the reachable fleet had no room. */
+  const stickyNoRoom = new Uint8Array(C);
   const Q = world.queryMetro.length;
   const cacheExp = new Float64Array(Q);
   const cacheRegion = new Int32Array(Q).fill(-1);
+  /** 1: the cached answer was given while the reachable fleet had no room (`roomNow`). */
+  const cacheNoRoom = new Uint8Array(Q);
+  /** Whether the answer `resolve` returned last was given while the fleet had no room: a connection opened on it inherits it. */
+  let answerNoRoom = 0;
   const clampMs = w.clampTtlS * 1000;
 
   // Connections.
@@ -340,6 +365,8 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   let cIdle = new Float64Array(cp.size);
   let cState = new Uint8Array(cp.size); // 0 free, 1 open, 2 draining (GOAWAY sent)
   let cPos = new Int32Array(cp.size);
+  /** 1: opened on a DNS answer given while the reachable fleet had no room (`roomNow`): it had nowhere else with room. */
+  let cNoRoom = new Uint8Array(cp.size);
   const growConns = (n: number) => {
     cClient = growI32(cClient, n);
     cRegion = growI32(cRegion, n);
@@ -347,6 +374,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     cIdle = growF64(cIdle, n);
     cState = growU8(cState, n);
     cPos = growI32(cPos, n);
+    cNoRoom = growU8(cNoRoom, n);
   };
   const regionConns: Int32Array<ArrayBuffer>[] = Array.from({ length: R }, () => new Int32Array(256));
   const regionConnN = new Int32Array(R);
@@ -424,6 +452,8 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const overMs = new Array<number>(R).fill(0);
   const spillOverMs = new Array<number>(R).fill(0);
   const spillOverPeak = new Array<number>(R).fill(0);
+  const noRoomSpillOverMs = new Array<number>(R).fill(0);
+  const noRoomSpillOverPeak = new Array<number>(R).fill(0);
   const cutRetry: CutRetryStats = { retried: zeros(), started: zeros(), failed: zeros(), sentDark: zeros() };
   const hook: HookStats = { calls: 0, delivered: 0, late: 0, failedAttempts: 0, gaveUp: 0, abandoned: 0, maxLagMs: 0, sumLagMs: 0 };
   const unplaced: UnplacedStats = { peakQps: 0, peakAt: 0, seconds: 0, queries: 0, flips: 0, changes: 0 };
@@ -453,13 +483,14 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   };
 
   // --- connections -------------------------------------------------------------------
-  const openConn = (c: number, r: number, t: number): number => {
+  const openConn = (c: number, r: number, t: number, noRoom = 0): number => {
     const k = cp.alloc(growConns);
     cClient[k] = c;
     cRegion[k] = r;
     cActive[k] = 0;
     cIdle[k] = t;
     cState[k] = 1;
+    cNoRoom[k] = noRoom;
     let list = regionConns[r]!;
     if (regionConnN[r] === list.length) regionConns[r] = list = growI32(list, list.length * 2);
     cPos[k] = regionConnN[r]!;
@@ -513,7 +544,10 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     }
   };
   const resolve = (c: number, t: number): number => {
-    if (world.clientIgnoresTtl[c] && sticky[c]! >= 0) return sticky[c]!;
+    if (world.clientIgnoresTtl[c] && sticky[c]! >= 0) {
+      answerNoRoom = stickyNoRoom[c]!;
+      return sticky[c]!;
+    }
     const s = (c / K) | 0;
     const res = world.subnetResolver[s]!;
     // A resolver without ECS asks once for all its /24s (origin S + resolver) and caches one answer.
@@ -528,8 +562,13 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       if (world.resolverClamps[res] && ttlMs < clampMs) ttlMs = clampMs;
       cacheExp[q] = t + ttlMs;
       cacheRegion[q] = r;
+      cacheNoRoom[q] = roomNow ? 0 : 1;
     }
-    if (world.clientIgnoresTtl[c]) sticky[c] = r;
+    answerNoRoom = cacheNoRoom[q]!;
+    if (world.clientIgnoresTtl[c]) {
+      sticky[c] = r;
+      stickyNoRoom[c] = answerNoRoom;
+    }
     return r;
   };
   const refuse = (p: number, t: number) => {
@@ -559,8 +598,13 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     if (retry && inWindow(pArr[p]!)) cutRetry.started[cls]++;
     if (measured && load[r]! >= capacityNow[r]!) overCap[cls]++;
     const home = homeOf(c) === r ? 1 : 0;
+    // Spill on a connection opened on an answer given while the fleet had no room: that answer
+    // had nowhere else (DNS places connections — a cached answer or an open connection is not
+    // placed again — so the placement is the answer's, when it was given).
+    const noRoom = home === 0 && cNoRoom[k] === 1 ? 1 : 0;
     load[r]!++;
     loadHome[r]! += home;
+    loadSpillNoRoom[r]! += noRoom;
     notePeak(r, t);
     cActive[k]!++;
     const sess = sp.alloc(growSess);
@@ -570,7 +614,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     sLive[sess] = 1;
     sStart[sess] = startAt;
     sEnd[sess] = t + pLen[p]!;
-    sHome[sess] = home;
+    sHome[sess] = home | (noRoom << 1);
     heap.push(t + pLen[p]!, (sess << 2) | EV_END, ++sGen[sess]!);
     for (let i = 0; i < throttleChecks.length; i++) {
       const tc = throttleChecks[i];
@@ -626,7 +670,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       refuse(p, t);
       return;
     }
-    startSession(p, openConn(c, r, t), r, t);
+    startSession(p, openConn(c, r, t, answerNoRoom), r, t);
   };
 
   const endSession = (sess: number, t: number) => {
@@ -634,7 +678,8 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     sLive[sess] = 0;
     const r = sRegion[sess]!;
     load[r]!--;
-    loadHome[r]! -= sHome[sess]!;
+    loadHome[r]! -= sHome[sess]! & 1;
+    loadSpillNoRoom[r]! -= sHome[sess]! >> 1;
     const k = sConn[sess]!;
     if (--cActive[k]! === 0) {
       cIdle[k] = t;
@@ -684,7 +729,8 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
         }
         sLive[sess] = 0;
         load[r]!--;
-        loadHome[r]! -= sHome[sess]!;
+        loadHome[r]! -= sHome[sess]! & 1;
+        loadSpillNoRoom[r]! -= sHome[sess]! >> 1;
         cActive[sConn[sess]!]!--;
         sp.free.push(sess);
       }
@@ -854,24 +900,34 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       nextTick += TICK_MS;
       policy.tick(t, ws);
       drainHook(t);
+      // The reachable fleet: a region announced to lose power is not a place for sessions from
+      // the announcement to its end (what starts there is cut at T; GridSteer drains it
+      // ahead), so its capacity is not room for the rest.
+      let capNow = 0;
+      for (let r = 0; r < R; r++) {
+        let announcedDark = false;
+        for (const e of events) if (e.kind === 'power-off' && e.region === r && t >= e.announce && t < e.E) announcedDark = true;
+        if (!announcedDark) capNow += capacityNow[r]!;
+      }
+      roomNow = capNow >= world.expectedConcurrent * demandFactor(world, t);
       if (inWindow(t)) {
-        // The reachable fleet: a region announced to lose power is not a place for sessions from
-        // the announcement to its end (what starts there is cut at T; GridSteer drains it
-        // ahead), so its capacity is not room for the rest.
-        let capNow = 0;
-        for (let r = 0; r < R; r++) {
-          let announcedDark = false;
-          for (const e of events) if (e.kind === 'power-off' && e.region === r && t >= e.announce && t < e.E) announcedDark = true;
-          if (!announcedDark) capNow += capacityNow[r]!;
-        }
-        const room = capNow >= world.expectedConcurrent * demandFactor(world, t);
+        const room = roomNow;
         for (let r = 0; r < R; r++) {
           if (load[r]! > capacityNow[r]!) {
             overMs[r] = overMs[r]! + TICK_MS;
-            const spillOver = Math.min(load[r]! - loadHome[r]!, load[r]! - capacityNow[r]!);
+            // Spill counted as the top layer of the load (all of the excess it can explain is
+            // laid to it): first what came on connections opened on answers given while the fleet had room
+            // (judged by target d), then on those opened while it had none (reported apart).
+            const excess = load[r]! - capacityNow[r]!;
+            const spillRoom = load[r]! - loadHome[r]! - loadSpillNoRoom[r]!;
+            const spillOver = Math.min(spillRoom, excess);
+            const legacyOver = Math.min(loadSpillNoRoom[r]!, excess - Math.max(0, spillOver));
             if (room && spillOver > 0) {
               spillOverMs[r] = spillOverMs[r]! + TICK_MS;
               if (capacityNow[r]! > 0) spillOverPeak[r] = Math.max(spillOverPeak[r]!, spillOver / capacityNow[r]!);
+            } else if (room && legacyOver > 0) {
+              noRoomSpillOverMs[r] = noRoomSpillOverMs[r]! + TICK_MS;
+              if (capacityNow[r]! > 0) noRoomSpillOverPeak[r] = Math.max(noRoomSpillOverPeak[r]!, legacyOver / capacityNow[r]!);
             }
           }
           notePeak(r, t);
@@ -965,6 +1021,8 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     peakSpillShare: peakSpill,
     spillOverMs,
     spillOverPeak,
+    noRoomSpillOverMs,
+    noRoomSpillOverPeak,
     throttleChecks: throttleChecks.map((tc) => (tc ? { ...tc, newConcurrent: tc.spanMs > 0 ? (tc.startsAfter * world.meanLengthMs) / tc.spanMs : 0 } : null)),
     cutRetry,
     hook,

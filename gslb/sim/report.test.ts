@@ -22,6 +22,7 @@ interface Opts {
   cutAfter?: R3;
   peak?: number[];
   spillOverMs?: number[];
+  noRoomSpillOverMs?: number[];
   throttle?: ThrottleCheck | null;
 }
 function result(policy: PolicyName, o: Opts = {}): PolicyResult {
@@ -47,6 +48,8 @@ function result(policy: PolicyName, o: Opts = {}): PolicyResult {
     peakSpillShare: [0, 0.5],
     spillOverMs: o.spillOverMs ?? [0, 0],
     spillOverPeak: (o.spillOverMs ?? [0, 0]).map((ms) => (ms > 0 ? 0.2 : 0)),
+    noRoomSpillOverMs: o.noRoomSpillOverMs ?? [0, 0],
+    noRoomSpillOverPeak: (o.noRoomSpillOverMs ?? [0, 0]).map((ms) => (ms > 0 ? 0.1 : 0)),
     throttleChecks: [o.throttle ?? null],
     cutRetry: { retried: z(), started: z(), failed: z(), sentDark: z() },
     hook: { calls: 0, delivered: 0, late: 0, failedAttempts: 0, gaveUp: 0, abandoned: 0, maxLagMs: 0, sumLagMs: 0 },
@@ -86,6 +89,8 @@ test('targets (a)–(e): met, not met and n/a by their conditions, each with its
     ['without static, (b) counts GridSteer\'s own alive-at-T', ev('power-off', 60), [re(400), gs({ cutAfter: [10, 0, 0] })], ['a met', 'b met', 'c met', 'd met']],
     ['the fleet has no room with the region dark: (a) n/a', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0] })], ['a n/a', 'b met', 'c met', 'd met'], { ...world, expectedConcurrent: 150 } as World],
     ['a region over capacity by spill', ev('power-off', 60), [st, re(400), gs({ spillOverMs: [0, 30_000], peak: [0, 1.2] })], ['a met', 'b met', 'c met', 'd not met']],
+    ['over only by spill placed while the fleet had no room: reported, (d) met', ev('power-off', 60), [st, re(400), gs({ noRoomSpillOverMs: [0, 30_000], peak: [0, 1.2] })], ['a met', 'b met', 'c met', 'd met']],
+    ['… and with spill placed while it had room too: (d) not met', ev('power-off', 60), [st, re(400), gs({ spillOverMs: [0, 1_000], noRoomSpillOverMs: [0, 30_000], peak: [0, 1.2] })], ['a met', 'b met', 'c met', 'd not met']],
     ['a throttle without notice within its new capacity', ev('throttle', 0, 0.5), [st, gs({ throttle: tc(50) })], ['e met', 'd met']],
     ['… and above it', ev('throttle', 0, 0.5), [st, gs({ throttle: tc(50.5) })], ['e not met', 'd met']],
     ['an announced throttle: (e) n/a', ev('throttle', 20, 0.5), [st, gs({ throttle: null })], ['e n/a', 'd met']],

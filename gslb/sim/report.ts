@@ -166,10 +166,18 @@ export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'resul
     status: over.length === 0 ? 'met' : 'not met',
     detail:
       over.length === 0
-        ? `highest peak ${pct(Math.max(...gs.peakUtil))}`
-        : over.map((x) => `${ids[x.r]} over by spill for ${formatDuration(x.ms)}, by up to ${pct(gs.spillOverPeak[x.r]!, 1)} of its capacity (peak ${pct(gs.peakUtil[x.r]!)}, ${pct(gs.peakSpillShare[x.r]!)} of it spill)`).join('; '),
+        ? `highest peak ${pct(Math.max(...gs.peakUtil))}${noRoomWords(gs, ids)}`
+        : over.map((x) => `${ids[x.r]} over by spill for ${formatDuration(x.ms)}, by up to ${pct(gs.spillOverPeak[x.r]!, 1)} of its capacity (peak ${pct(gs.peakUtil[x.r]!)}, ${pct(gs.peakSpillShare[x.r]!)} of it spill)`).join('; ') +
+          noRoomWords(gs, ids),
   });
   return out;
+}
+
+/** Over capacity, once room returned, by spill on connections opened on answers given while the fleet had none: reported beside (d), not judged. */
+function noRoomWords(gs: PolicyResult, ids: string[]): string {
+  const left = gs.noRoomSpillOverMs.map((ms, r) => ({ ms, r })).filter((x) => x.ms > 0);
+  if (left.length === 0) return '';
+  return `; not judged: over capacity after room returned by spill on connections opened on answers given while the fleet had none: ${left.map((x) => `${ids[x.r]} ${formatDuration(x.ms)} (up to ${pct(gs.noRoomSpillOverPeak[x.r]!, 1)})`).join(', ')}`;
 }
 
 const utc = (t: number) => new Date(t).toISOString().slice(11, 16);
@@ -267,8 +275,20 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
     };
     L.push(`| ${w.regions[r]!.id} | ${results.map(cell).join(' | ')} |`);
   }
-  L.push('', 'Over capacity **by spill** while the reachable fleet had room (the regions not announced to lose power hold the expected demand; load above capacity with clients of other homes on the region; the highest excess they caused, min(spill, load − capacity) ÷ capacity):', '', ...header('region'));
-  for (let r = 0; r < R; r++) L.push(`| ${w.regions[r]!.id} | ${results.map((x) => (x.spillOverMs[r]! > 0 ? `**${formatDuration(x.spillOverMs[r]!)}**, up to ${pct(x.spillOverPeak[r]!, 1)}` : '0s')).join(' | ')} |`);
+  L.push(
+    '',
+    'Over capacity **by spill** while the reachable fleet had room (the regions not announced to lose power hold the expected demand): load above capacity with clients of other homes on the region, on connections opened on answers given while the fleet had room; the highest excess they caused, min(that spill, load − capacity) ÷ capacity. In brackets, not judged by (d): the time over capacity, once room had returned, explained only by spill on connections opened on answers given while the fleet had none (those answers had nowhere else with room; a resolver keeps an answer for its TTL and a client its open connection without resolving again, so only the gateway\'s GOAWAY would move it):',
+    '',
+    ...header('region'),
+  );
+  for (let r = 0; r < R; r++) {
+    const cell = (x: PolicyResult) => {
+      const judged = x.spillOverMs[r]! > 0 ? `**${formatDuration(x.spillOverMs[r]!)}**, up to ${pct(x.spillOverPeak[r]!, 1)}` : '0s';
+      const left = x.noRoomSpillOverMs[r]! > 0 ? ` (${formatDuration(x.noRoomSpillOverMs[r]!)}, up to ${pct(x.noRoomSpillOverPeak[r]!, 1)})` : '';
+      return judged + left;
+    };
+    L.push(`| ${w.regions[r]!.id} | ${results.map(cell).join(' | ')} |`);
+  }
 
   const gs = results.find((x) => x.policy === 'gridsteer');
   if (gs) {
