@@ -48,7 +48,7 @@ test('a practice run nothing blocks: recorded started, then finished with what m
   assert.ok(restoredAt! > T + H && restoredAt! <= T + 2 * H, `restored after the end: ${restoredAt}`);
   assert.deepEqual([traffic!.homes, traffic!.held, traffic!.acting.queries, traffic!.acting.moved], [['us-va'], { from: T, to: T + H, queries: 0, qps: 0 }, 0, 0], 'no demand measured, none recorded');
   assert.deepEqual(await recordPracticeRuns(c.deps), { outcome: 'ok', detail: 'nothing new to record' });
-  assert.deepEqual([...c.deps.practiceCounts], [['practice.started', 1], ['practice.finished', 1]]);
+  assert.deepEqual([...c.deps.practiceCounts], [['practice.started', 1], ['practice.finished', 1], ['practice.moved-queries', 0]]);
 });
 
 test('a practice run records what was measured: its regions\' clients\' demand before, held and moved (from the demand buckets), and a probe that failed mid-run even after it recovered', async (t) => {
@@ -98,8 +98,12 @@ test('a practice run records what was measured: its regions\' clients\' demand b
   // Moved: all of the held hour (share 0), part of the ramp buckets: between the two.
   assert.ok(tr.acting.moved > 3 * 360 && tr.acting.moved < 3 * actingBuckets, `moved ${tr.acting.moved} of ${tr.acting.queries}`);
   assert.ok(F < T - H, `the drain lead is over an hour (${(T - F) / 60_000} min): the demand was measured in stretches`);
+  // The metrics' counts: the queries moved and the one probe failure.
+  assert.equal(c.deps.practiceCounts.get('practice.moved-queries'), tr.acting.moved);
+  assert.equal(c.deps.practiceCounts.get('practice.probe-errors'), 1);
   // Recording again writes nothing.
   assert.deepEqual(await recordPracticeRuns(c.deps), { outcome: 'ok', detail: 'nothing new to record' });
+  assert.equal(c.deps.practiceCounts.get('practice.moved-queries'), tr.acting.moved);
 });
 
 test('a practice run blocked by a grid alert: recorded skipped with the reason; nothing moved', async (t) => {

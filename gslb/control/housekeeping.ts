@@ -284,7 +284,13 @@ export async function recordPracticeRuns(d: HousekeepingDeps): Promise<{ outcome
     if (!repeated.has(action) && done.has(`${action}|${target}`)) return;
     await d.svc.store.appendAudit({ at: now, actor: `automation/${d.node}`, action, target, reason, before: null, after: { window: o.window, regions: o.regions, start: o.start, end: o.end, ...after } });
     done.add(`${action}|${target}`);
-    d.practiceCounts?.set(action, (d.practiceCounts.get(action) ?? 0) + 1);
+    const count = (k: string, n: number) => d.practiceCounts?.set(k, (d.practiceCounts.get(k) ?? 0) + n);
+    count(action, 1);
+    // For the metrics: queries the runs moved (recorded with finished) and probe failures seen.
+    const moved = (after.traffic as { acting?: { moved?: number } } | undefined)?.acting?.moved;
+    if (typeof moved === 'number') count('practice.moved-queries', moved);
+    const errors = after.probeErrors as unknown[] | undefined;
+    if (action === 'practice.probe-failed' && Array.isArray(errors)) count('practice.probe-errors', errors.length);
     written++;
   };
   for (const o of runs) {

@@ -3,7 +3,10 @@
  * gridsteer_job_runs_total{job,outcome} — runs this node started (outcome ok, failed) and slots it
  * did not start (not_elected: another node took the slot or the last run still held it;
  * coordinator_error; missed; overlap); gridsteer_practice_runs_total{outcome} — practice-run
- * outcomes this node recorded (skipped, started, aborted, finished).
+ * outcomes this node recorded (skipped, started, aborted, finished);
+ * gridsteer_practice_moved_queries_total — measured queries the finished runs it recorded moved
+ * off their regions; gridsteer_practice_probe_errors_total — failing probes it recorded while
+ * a run acted.
  */
 import client, { type Registry } from 'prom-client';
 import type { JobRunner } from './jobs.js';
@@ -36,6 +39,24 @@ export function registerJobMetrics(registry: Registry, jobs: JobRunner, practice
     collect() {
       this.reset();
       for (const o of ['skipped', 'started', 'aborted', 'finished']) this.inc({ outcome: o }, practice.get(`practice.${o}`) ?? 0);
+    },
+  });
+  new client.Counter({
+    name: 'gridsteer_practice_moved_queries_total',
+    help: "measured queries of the practice runs' regions' clients that the plan sent elsewhere, in the finished runs this node recorded",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(practice.get('practice.moved-queries') ?? 0);
+    },
+  });
+  new client.Counter({
+    name: 'gridsteer_practice_probe_errors_total',
+    help: 'failing health probes anywhere in the fleet that this node recorded while a practice run acted',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(practice.get('practice.probe-errors') ?? 0);
     },
   });
 }
