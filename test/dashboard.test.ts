@@ -112,6 +112,11 @@ test('a viewer sees every region, its signals, the grid events, runs an explain,
   assert.match((await p.textContent('#timeline ul.events.history li[data-event="short-1"]')) ?? '', /^ap-sin: event simple level 0, .* — over$/);
   assert.equal(await p.locator('#timeline ul.events:not(.history) li[data-event="short-1"]').count(), 0, 'not listed as current');
   await p.waitForSelector('#timeline rect.event.history[data-event="short-1"]');
+  // ca-ab's power budget goes stale unless reported again: from that step its share line is
+  // dashed ("if stale"), not drawn as a scheduled drop; us-va depends on no such fact.
+  await p.waitForSelector('#timeline path.share-line.if-stale[data-region="ca-ab"]');
+  assert.equal(await p.locator('#timeline path.share-line.if-stale[data-region="us-va"]').count(), 0);
+  assert.match((await p.textContent('#timeline circle.step.if-stale')) ?? '', /^only if not reported again: .*ca-ab: power budget from btm\/site-a is stale \(policy: degraded\)/);
   // The housekeeping jobs (GET /v1/jobs): each with its schedule and this node's next slot.
   await p.waitForSelector('#jobs table.jobs tr[data-job="gc-signals"]');
   const jobNames = await p.$$eval('#jobs tr[data-job]', (els) => els.map((e) => e.getAttribute('data-job')).sort());

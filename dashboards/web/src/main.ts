@@ -662,6 +662,9 @@ async function clearForce(id: string): Promise<void> {
 
 // ---------- timeline ----------
 
+/** What a plan step's reason says when a fact gone stale caused it (the API's words, gslb/policy/rules/rule.ts STALE_MARK). */
+const STALE_MARK = 'is stale (policy: ';
+
 function renderTimeline(): void {
   const f = state.fleet;
   if (!f) return;
@@ -718,22 +721,37 @@ function renderTimeline(): void {
     }
     // The admission share from now on, from the plan's schedule (a step line, 1 at the top of
     // the row). The plan holds no history: nothing is drawn before now.
+    // From a step that a fact going stale causes (a reason with the stale mark, new at that
+    // step) on, the line is dashed: it happens only if no collector reports the fact again
+    // (the region list says "if stale"), and a collector still reporting moves it on.
     const list = steps[r.id] ?? [];
     const yOf = (share: number) => y0 + 3 + (1 - share) * (ROW - 6);
-    let d = '';
     let prev = 1;
     const before = [...list].filter((s) => s.at <= now).pop();
     if (before) prev = before.down ? 0 : before.share;
-    d = `M${x(now)} ${yOf(prev)}`;
+    let d = `M${x(now)} ${yOf(prev)}`;
+    let dStale = '';
+    let prevReasons = before?.reasons ?? [];
     for (const s of list) {
       if (s.at <= now || s.at > end) continue;
       const v = s.down ? 0 : s.share;
-      d += `L${x(s.at)} ${yOf(prev)}L${x(s.at)} ${yOf(v)}`;
+      const stale = dStale !== '' || s.reasons.some((w) => w.includes(STALE_MARK) && !prevReasons.includes(w));
+      if (stale && dStale === '') {
+        d += `L${x(s.at)} ${yOf(prev)}`;
+        dStale = `M${x(s.at)} ${yOf(prev)}`;
+      }
+      const seg = `L${x(s.at)} ${yOf(prev)}L${x(s.at)} ${yOf(v)}`;
+      if (stale) dStale += seg;
+      else d += seg;
       prev = v;
-      svg.append(h('circle', { cx: x(s.at), cy: yOf(v), r: 1.8, class: 'step' }, h('title', {}, `${utcFull(s.at)}: ${s.down ? 'down' : pct(s.share)}${s.reasons[0] ? ` — ${s.reasons[0]}` : ''}`)));
+      prevReasons = s.reasons;
+      const words = `${utcFull(s.at)}: ${s.down ? 'down' : pct(s.share)}${s.reasons[0] ? ` — ${s.reasons[0]}` : ''}`;
+      svg.append(h('circle', { cx: x(s.at), cy: yOf(v), r: 1.8, class: stale ? 'step if-stale' : 'step' }, h('title', {}, stale ? `only if not reported again: ${words}` : words)));
     }
-    d += `L${x(end)} ${yOf(prev)}`;
+    if (dStale) dStale += `L${x(end)} ${yOf(prev)}`;
+    else d += `L${x(end)} ${yOf(prev)}`;
     svg.append(h('path', { d, class: 'share-line', 'data-region': r.id }));
+    if (dStale) svg.append(h('path', { d: dStale, class: 'share-line if-stale', 'data-region': r.id }, h('title', {}, 'only if a fact it depends on is not reported again (it goes stale)')));
   });
   svg.append(h('line', { x1: x(now), x2: x(now), y1: top - 6, y2: Hh, class: 'now' }), h('text', { x: x(now) + 3, y: Hh - 4, class: 'now-label' }, 'now'));
   // The server's phase decides: an event whose end has passed is history, never listed as current.
