@@ -117,7 +117,7 @@ export const PolicySchema = Type.Object(
       {
         rise: Type.Integer({ minimum: 1, maximum: 100, default: 2, description: 'consecutive successful probes before a down endpoint is up' }),
         fall: Type.Integer({ minimum: 1, maximum: 100, default: 3, description: 'consecutive failed probes before an up endpoint is down' }),
-        slowStartMs: Type.Integer({ minimum: 0, default: 60000, description: 'a region that comes back up as a whole (every endpoint was down) takes clients back over this long, in policy.rampStepMs steps; 0 = at once' }),
+        slowStartMs: Type.Integer({ minimum: 0, default: 60000, description: 'a region that comes back up as a whole (every endpoint was down) takes clients back over this long, in policy.rampStepMs steps; 0 = at once. A soft hold: its own clients that no other region has headroom for come back at once (docs/adr/0018-soft-holds.md)' }),
       },
       { ...strict, default: {}, description: 'anti-flap thresholds of health probes (per endpoint and vantage)' },
     ),
@@ -214,7 +214,7 @@ export const PolicySchema = Type.Object(
         }),
         marginMs: Type.Integer({ minimum: 250, maximum: 3_600_000, default: 5000, description: 'm: margin before the event start, at least the clock-skew bound (250 ms), ms' }),
         rampMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000, description: 'R: length of the weight ramp ahead of an event, in steps max(minTtl, resolverMinTtl) apart, ms (0 = one step): sessions started during it may still be running at the event, so keep it short (ADR 0016)' }),
-        holdMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 120_000, description: 'after an event ends (or is cancelled or cleared) its cap holds this long before the restore (hysteresis against a flapping signal), ms' }),
+        holdMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 120_000, description: 'after an event ends (or is cancelled or cleared) its cap holds this long before the restore (hysteresis against a flapping signal), ms. Soft, like the restore: the own clients of the region that no other region has headroom for come back at once (docs/adr/0018-soft-holds.md)' }),
         restoreMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 300_000, description: 'after the hold, the weight ramps back to 1 over this long (slow start), ms' }),
         maxAutoShare: Type.Number({ minimum: 0, maximum: 1, default: 0.5, description: "safety: gridPolicy may take at most this share of a name's capacity (capacity units) at once without an operator's drain; 1 = no limit" }),
         minDrainIntervalMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 120_000, description: 'safety: gridPolicy starts draining at most one region per this interval without an operator, ms (0 = no limit)' }),
