@@ -38,7 +38,13 @@ before(async () => {
   // it is shown (skipped) and never acts on what the rest of this suite checks.
   const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
   cfg = writeTestConfig((c) => {
-    c.windows = [{ id: 'tyo-night', regions: ['ap-tyo'], cron: '0 3 * * *', timezone: 'UTC', duration: '1h', reason: 'kernel updates', blockedDates: [day(-1), day(0), day(1), day(2), day(3)] }];
+    // A practice run that began two minutes ago on a blocked date: skipped, and recorded so by
+    // the practice-runs job at its next minute.
+    const ran = new Date(Date.now() - 2 * MIN);
+    c.windows = [
+      { id: 'tyo-night', regions: ['ap-tyo'], cron: '0 3 * * *', timezone: 'UTC', duration: '1h', reason: 'kernel updates', blockedDates: [day(-1), day(0), day(1), day(2), day(3)] },
+      { id: 'sin-drill', kind: 'practice', regions: ['ap-sin'], cron: `${ran.getUTCMinutes()} ${ran.getUTCHours()} * * *`, timezone: 'UTC', duration: '1h', reason: 'weekly drill', blockedDates: [day(-1), day(0), day(1), day(2)] },
+    ];
   });
   srv = await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_TOKENS: `operator:olga:${OPERATOR},viewer:victor:${VIEWER},ingest:feeder:${INGEST}` } });
   browser = await launchBrowser('dashboard');
@@ -126,6 +132,9 @@ test('a viewer sees every region, its signals, the grid events, runs an explain,
   // The recurring window, drawn ahead on its region's row and listed (skipped: a blocked date).
   await p.waitForSelector('#timeline rect.window.window-maintenance.skipped[data-window="tyo-night"]');
   assert.match((await p.textContent('#timeline ul.windows')) ?? '', /ap-tyo: maintenance window tyo-night \(kernel updates\), .* drained — skipped: blocked date \d{4}-\d\d-\d\d \(UTC\)/);
+  // The practice run, recorded skipped by the job (every minute) and listed under the jobs.
+  await p.waitForSelector('#practice tr[data-window="sin-drill"][data-outcome="skipped"]', { timeout: 150_000 });
+  assert.match((await p.textContent('#practice tr[data-window="sin-drill"]')) ?? '', /^sin-drillap-sin\d\d:\d\d – \d\d:\d\dskippedblocked date \d{4}-\d\d-\d\d/);
   // A region's detail: its signals with source, and the reasons of its step.
   await p.click('#regions tbody tr[data-region="ca-ab"]');
   await p.waitForSelector('#detail-info table.signals');

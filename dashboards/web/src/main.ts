@@ -861,6 +861,31 @@ interface JobRow {
   lastRun: { node: string; startedAt: number; outcome: string; detail: string } | null;
 }
 
+/** A practice run as GET /v1/practice-runs gives it (the parts shown). */
+interface PracticeRow {
+  window: string;
+  regions: string[];
+  start: number;
+  end: number;
+  outcome: 'skipped' | 'started' | 'aborted' | 'finished';
+  why?: string;
+  share?: number;
+  restored?: boolean;
+  restoredAt?: number;
+  traffic?: { acting: { queries: number; moved: number } };
+  probeErrors?: unknown[];
+}
+
+/** What a recorded practice run did, in words. */
+function practiceWords(r: PracticeRow): string {
+  if (r.outcome === 'skipped' || r.outcome === 'aborted') return r.why ?? '';
+  if (r.outcome === 'started') return `under way${r.share !== undefined ? `, down to ${pct(r.share)}` : ''}`;
+  const parts = [r.share !== undefined ? `down to ${pct(r.share)}` : '', r.restored ? `restored${r.restoredAt ? ` at ${utc(r.restoredAt)}` : ''}` : 'not restored'];
+  if (r.traffic) parts.push(`moved ${Math.round(r.traffic.acting.moved)} of ${Math.round(r.traffic.acting.queries)} queries`);
+  parts.push(`${r.probeErrors?.length ?? 0} probe errors`);
+  return parts.filter((x) => x).join(', ');
+}
+
 /** GET /v1/jobs at most every 30 s (it reads the audit log); the panel says when it could not. */
 let jobsAt = 0;
 async function refreshJobs(force = false): Promise<void> {
@@ -888,6 +913,37 @@ async function refreshJobs(force = false): Promise<void> {
     );
   } catch (e) {
     fill('jobs', h('p', { class: 'muted' }, `jobs not available: ${failureText(e)}`));
+  }
+  try {
+    // Newest first (the API lists them oldest first); the latest 10.
+    const runs = (await call<{ runs: PracticeRow[] }>('GET', '/v1/practice-runs')).runs.slice(-10).reverse();
+    fill(
+      'practice',
+      runs.length === 0
+        ? h('p', { class: 'muted' }, 'no practice run recorded')
+        : h(
+            'table',
+            { class: 'grid practice' },
+            h('thead', {}, h('tr', {}, ...['window', 'regions', 'when', 'outcome', 'what happened'].map((x) => h('th', {}, x)))),
+            h(
+              'tbody',
+              {},
+              ...runs.map((r) =>
+                h(
+                  'tr',
+                  { 'data-window': r.window, 'data-outcome': r.outcome },
+                  h('td', {}, r.window),
+                  h('td', {}, r.regions.join(', ')),
+                  h('td', {}, `${utc(r.start)} – ${utc(r.end)}`),
+                  h('td', { class: `outcome outcome-${r.outcome}` }, r.outcome),
+                  h('td', {}, practiceWords(r)),
+                ),
+              ),
+            ),
+          ),
+    );
+  } catch (e) {
+    fill('practice', h('p', { class: 'muted' }, `practice runs not available: ${failureText(e)}`));
   }
 }
 
