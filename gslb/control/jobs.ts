@@ -125,6 +125,18 @@ export interface JobRunnerOptions {
   testRate?: number;
 }
 
+/**
+ * What node-cron logs as an error. A slot skipped because the run coordinator (the store) did
+ * not answer is an outage the store already reports (fail static), counted as the slot's
+ * `coordinator_error` outcome (metrics, /v1/jobs): a warning naming the job, not an error.
+ * Anything else stays an error.
+ */
+export function nodeCronError(log: Pick<Logger, 'warn' | 'error'>, job: string, m: unknown): void {
+  const text = m instanceof Error ? m.message : String(m);
+  if (/run coordinator failed/i.test(text)) log.warn({ job }, `jobs: ${job}: the store did not answer the run coordinator, so this node skipped the slot (fail-closed; counted as coordinator_error)`);
+  else log.error({ err: text, job }, 'jobs: node-cron');
+}
+
 export class JobRunner {
   private readonly tasks = new Map<string, ScheduledTask>();
   private readonly counts = new Map<string, Counts>();
@@ -162,7 +174,7 @@ export class JobRunner {
         // node-cron's own lease (real clock); under the test clock its timers do not run (walkTestClock).
         ...(def.perNode ? {} : { distributed: true, runCoordinator: coordinator, distributedLease: this.o.leaseMs ?? 60_000 }),
         unref: true,
-        logger: { info: () => undefined, warn: (m) => log.warn(m), error: (m) => log.error({ err: String(m) }, 'jobs: node-cron'), debug: () => undefined },
+        logger: { info: () => undefined, warn: (m) => log.warn(m), error: (m) => nodeCronError(log, def.name, m), debug: () => undefined },
       });
       task.on('execution:skipped', (ctx) => {
         if (ctx.reason === 'coordinator-error') c.coordinatorError++;
