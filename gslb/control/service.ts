@@ -187,12 +187,12 @@ export class StateService {
     this.o.onPlan(p);
   }
 
-  /** New configuration: plan again with it. */
   /** The planner settings in force (what a region's answer TTL is made of: fleet.ts ttlBasisOf). */
   currentSettings(): PlannerSettings {
     return this.settings;
   }
 
+  /** New configuration: plan again with it. */
   reconfigure(configHash: string, settings: PlannerSettings): void {
     this.configHash = configHash;
     this.settings = settings;

@@ -173,13 +173,13 @@ export function capWhy(a: ViewAcc, c: number, why: string): void {
   if (c < 1) a.reasons.push(capWords(a.region.id, c, why));
 }
 
+/** What the reason of a cap from a fact gone stale says (gslb/control/fleet.ts and the dashboard's timeline tell such a change from a scheduled one by it). */
+export const STALE_MARK = 'is stale (policy: ';
+
 /**
  * A stale record's cap by its kind's stale policy (`down` → 0, `degraded` → degradedShare,
  * otherwise none), worded "<what> from <source> is stale (policy: …)" once per plan.
  */
-/** What the reason of a cap from a fact gone stale says (gslb/control/fleet.ts tells such a change from a scheduled one by it). */
-export const STALE_MARK = 'is stale (policy: ';
-
 export function staleCap(a: ViewAcc, r: SignalRecord, what: string, pol: StalePolicy): void {
   const c = pol.then === 'down' ? 0 : pol.then === 'degraded' ? a.s.degradedShare : undefined;
   if (c === undefined) return;

@@ -66,7 +66,8 @@ export function demandPerHome(rows: DemandBucket[]): Map<RegionId, number> {
  *   proportion to its headroom; what none can take goes back to the home itself where only
  *   soft holds (slow start, restore after a grid event) keep it below its firm share, up to
  *   that share (ADR 0018); what the whole fleet cannot take is unplaced demand, spread
- *   in proportion to capacity over every region that can take spill (never all onto one),
+ *   over every region that can take spill by the room each has before it is full (by
+ *   capacity where no load is measured), never all onto one neighbour,
  *   and reported beyond a dead band (UNPLACED_MIN_QPS, UNPLACED_MIN_SHARE of the spill) in
  *   two significant digits, so that it does not flicker with jitter;
  * Returns w[h][n] below 1 per receiving region, words on unplaced demand per home, and per
