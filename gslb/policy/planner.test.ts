@@ -296,18 +296,20 @@ test('demandPerHome: the mean of the last six closed buckets (the newest is stil
 test('spill goes only where there is headroom; what nobody can take is reported', () => {
   // a, b, c on a line (b is a's nearest neighbour, then c); a drained; demand per bucket.
   const at = (lon: number) => ({ lat: 0, lon });
-  // Saturation out of the way (KV 0.95): this is about headroom below it.
-  // c has 0.8 of b's capacity units: both serve 125 q/s per unit at full load, as the readings below say.
+  // Saturation out of the way (KV 0.95): this is about headroom below it. c has 0.8 of b's
+  // capacity units. A region holds its capacity units at the fleet's cost per query (ADR 0019).
   const st = settings({ regions: [{ id: 'a', location: at(0) }, { id: 'b', location: at(10) }, { id: 'c', location: at(20), capacityUnits: 0.8 }], saturation: { queueWaiting: 5, kvCacheUse: 0.95, throttledFactor: 0.5, spillMargin: 0 } });
   const buckets = (home: string, perBucket: number) => [0, 10_000, 20_000].map((bucket) => ({ bucket, home, name: 'api', queries: perBucket }));
-  const load = (region: string, kv: number) => sig(region, 'load.metrics', { kvCacheUse: kv }, { at: T });
+  const load = (region: string, kv: number, t = T) => sig(region, 'load.metrics', { kvCacheUse: kv }, { at: t });
   const drainA = [ov('a', 'drain', { value: 0, start: T - 1000 })];
   const planWith = (recs: SignalRecord[], demand: ReturnType<typeof buckets>) =>
     plan({ configHash: 'cfg', snapshot: { revision: 1, records: recs, overrides: drainA, demand }, settings: st });
 
-  // b serves 100 q/s of its own at 80 % KV cache: spill fills it up to its saturation point
-  // (95 % here), room for 100 × 0.95/0.8 − 100 = 18.75 q/s more. a's 100 q/s spill: b admits
-  // 18.75 % of a's clients; c has no load reading, so it takes the rest unlimited.
+  // b serves 100 q/s of its own at 80 % KV cache, read just as a's drain began: a's 100 q/s of
+  // spill is newer than the reading, so it is not in b's load. Over the fleet (b alone is
+  // measured and uncapped): 100 q/s at 0.8 units, 125 q/s a unit. b holds 125 at full load,
+  // room up to its saturation point 125 × 0.95 − 100 = 18.75: b admits 18.75 % of a's clients;
+  // c has no load reading, so it takes the rest unlimited.
   const p1 = planWith(records(load('b', 0.8)), [...buckets('a', 1000), ...buckets('b', 1000)]);
   assert.deepEqual(regionStepAt(p1, 'b', T).homes, { a: 0.1875 });
   assert.equal(weightOf(p1, 'b', 'b', T), 1, "b's own clients are not limited");
@@ -315,8 +317,10 @@ test('spill goes only where there is headroom; what nobody can take is reported'
   assert.equal(regionStepAt(p1, 'c', T).homes, undefined);
   assert.ok(!JSON.stringify(p1.regions).includes('could not be placed'), JSON.stringify(p1.regions.a));
 
-  // c too is busy (90 q/s of its own at 90 %: room for 95 − 90 = 5): of a's remaining
-  // 81.25 q/s, c admits 5 (w = 5/81.25); 76.25 q/s cannot be placed, and a's schedule says so.
+  // c too is busy (90 q/s of its own at 90 % on 0.8 units). Over the fleet 190 q/s at
+  // 0.8 + 0.72 = 1.52 units: 125 q/s a unit. b room 18.75 as before; c holds 100, room
+  // 95 − 90 = 5: of a's remaining 81.25 q/s c admits 5 (w = 5/81.25); 76.25 q/s cannot be
+  // placed, and a's schedule says so.
   const p2 = planWith(records(load('b', 0.8), load('c', 0.9)), [...buckets('a', 1000), ...buckets('b', 1000), ...buckets('c', 900)]);
   assert.deepEqual(regionStepAt(p2, 'b', T).homes, { a: 0.1875 });
   assert.deepEqual(regionStepAt(p2, 'c', T).homes, { a: 0.0615 });
@@ -324,22 +328,19 @@ test('spill goes only where there is headroom; what nobody can take is reported'
   assert.deepEqual(p2.unplaced, { a: 76 }, 'and the plan reports it as unplaced demand (metric, API), in two significant digits');
   assert.equal(p1.unplaced, undefined);
 
-  // b's load read 2 minutes into a's drain (so it includes a's spill): b serves 200 q/s at
-  // 80 %, room up to its saturation point (95 % here) 237.5, 137.5 beyond its own: all of a's 100 q/s fit, no limit.
-  const settled = planWith(records(sig('b', 'load.metrics', { kvCacheUse: 0.8 }, { at: T + 120_000 })), [...buckets('a', 1000), ...buckets('b', 1000)]);
+  // b's load read 2 minutes into a's drain: it includes a's spill. 200 q/s at 80 %: 250 q/s a
+  // unit, room up to its saturation point 237.5, 137.5 beyond its own: all of a's 100 q/s fit.
+  const settled = planWith(records(load('b', 0.8, T + 120_000)), [...buckets('a', 1000), ...buckets('b', 1000)]);
   assert.equal(regionStepAt(settled, 'b', T + 120_000).homes, undefined, JSON.stringify(settled.regions.b));
-  // (With the spill already in the reading and u < 1, it all fits: a limit binds only on
-  // spill newer than the reading, as in p1 and p2; above saturation.kvCacheUse no spill at all.)
 
-  // Unless the fleet says the reading lags: c reads 90 q/s at 90 % on 0.8 units (125 q/s a unit
-  // at full load), b 200 q/s at 80 % on 1 unit (250 q/s a unit: a's spill has not brought its
-  // long sessions yet). Over the fleet, 290 q/s load 0.8 + 0.72 = 1.52 units: 190.8 q/s a unit.
-  // b is taken to hold 190.8 q/s at full load, room 190.8 × 0.95 − 100 = 81.3 for a's 100;
-  // c takes 5 more; 13.7 q/s cannot be placed.
-  const lagging = planWith(records(sig('b', 'load.metrics', { kvCacheUse: 0.8 }, { at: T + 120_000 }), load('c', 0.9)), [...buckets('a', 1000), ...buckets('b', 1000), ...buckets('c', 900)]);
+  // Settled spill placed past the ranking counts too (every query is served somewhere): c reads
+  // 90 % with 90 q/s of its own and b 80 % with 100 of its own plus a's 100 (2 minutes in). Over
+  // the fleet 290 q/s at 1.52 units, 190.8 q/s a unit: b room 190.8 × 0.95 − 100 = 81.3 for
+  // a's 100; c holds 152.6, room 145 − 90 = 55 for the other 18.7: nothing unplaced.
+  const lagging = planWith(records(load('b', 0.8, T + 120_000), load('c', 0.9, T + 120_000)), [...buckets('a', 1000), ...buckets('b', 1000), ...buckets('c', 900)]);
   assert.deepEqual(regionStepAt(lagging, 'b', T + 120_000).homes, { a: 0.8125 });
-  assert.deepEqual(regionStepAt(lagging, 'c', T + 120_000).homes, { a: 0.2667 });
-  assert.deepEqual(lagging.unplaced, { a: 14 });
+  assert.equal(regionStepAt(lagging, 'c', T + 120_000).homes, undefined);
+  assert.equal(lagging.unplaced, undefined);
   // A region being drained keeps its sessions while its demand goes: it is left out of the
   // fleet's sums. a at half its clients (50 q/s) still reads 90 %: b's room is as in p1.
   const halfA = plan({
@@ -488,4 +489,71 @@ test('past the neighbours: spill goes to farther regions by headroom; what the f
   // Without measured load nowhere has known headroom: no overflow, whenAllDown's nearest as before.
   const unknown = plan({ configHash: 'cfg', snapshot: { revision: 1, records: [], overrides: drainA, demand: buckets('a', 1000) }, settings: st() });
   assert.equal(unknown.overflow, undefined);
+});
+
+test('what the fleet cannot place is spread over every region up and open by its room before it is full, saturated or not; none onto a region reading full (ADR 0019)', () => {
+  // a … e on a line, 10° apart, 100 units each; a drained; the default saturation point
+  // (KV 0.8, spill up to 0.7). b and c at 85 % are saturated (no spill along the ranking), d at
+  // 75 % is not, e reads 96 % (FULL_READING 0.95). The fleet serves 1 q/s a unit, so each
+  // holds 100 q/s at full load.
+  const at = (lon: number) => ({ lat: 0, lon });
+  const ids = ['a', 'b', 'c', 'd', 'e'];
+  const st = settings({ regions: ids.map((id, i) => ({ id, location: at(i * 10), capacityUnits: 100 })) });
+  const buckets = (home: string, perBucket: number) => [0, 10_000, 20_000].map((bucket) => ({ bucket, home, name: 'api', queries: perBucket }));
+  const load = (region: string, kv: number) => sig(region, 'load.metrics', { kvCacheUse: kv }, { at: T });
+  const planWith = (kvE: number) =>
+    plan({
+      configHash: 'cfg',
+      snapshot: {
+        revision: 1,
+        records: records(load('b', 0.85), load('c', 0.85), load('d', 0.75), load('e', kvE)),
+        overrides: [ov('a', 'drain', { value: 0, start: T - 1000 })],
+        demand: [...buckets('a', 1000), ...buckets('b', 850), ...buckets('c', 850), ...buckets('d', 750), ...buckets('e', kvE * 1000)],
+      },
+      settings: st,
+    });
+  // No region has headroom below its spill target: a's 100 q/s are unplaced, and spread by the
+  // room before full: b and c 15 each, d 25; e none. (Before ADR 0019 all of it went to d, the
+  // one region below its saturation point at that reading.)
+  const full = planWith(0.96);
+  assert.deepEqual(full.unplaced, { a: 100 });
+  assert.deepEqual(full.overflow, { a: { b: 0.2727, c: 0.2727, d: 0.4545 } });
+  // e at 93 % is not full: it has room for 7 and takes its part.
+  const roomy = planWith(0.93);
+  assert.deepEqual(roomy.overflow, { a: { b: 0.2419, c: 0.2419, d: 0.4032, e: 0.1129 } });
+  // Every region reading full: spread by capacity over all of them, never all onto one.
+  const allFull = plan({
+    configHash: 'cfg',
+    snapshot: { revision: 1, records: records(...['b', 'c', 'd', 'e'].map((r) => load(r, 0.97))), overrides: [ov('a', 'drain', { value: 0, start: T - 1000 })], demand: [...buckets('a', 1000), ...['b', 'c', 'd', 'e'].flatMap((r) => buckets(r, 970))] },
+    settings: st,
+  });
+  assert.deepEqual(allFull.overflow, { a: { b: 0.25, c: 0.25, d: 0.25, e: 0.25 } });
+});
+
+test('back after a known outage (ADR 0019): probes that failed during a drain to 0 do not keep the region down past its end; one probe after it decides (rise 1)', () => {
+  // b: a grid emergency (trusted to drain to 0) from T − 10 min to T; its probes failed from then
+  // on (fall 3, stable down); the last at T − 5 s.
+  const ev = sig('b', 'grid.event', { id: 'ev1', type: 'grid-emergency', start: T - 10 * MIN, end: T }, { key: 'ev1', source: 'openadr3/vtn', at: T - 20 * MIN, ttl: 60 * MIN });
+  const failed = [-25_000, -15_000, -5_000].map((d) => probe('b', 'n1', 'e1', false, T + d));
+  const at = (recs: Signal[], t: number) => regionStepAt(plan({ configHash: 'cfg', snapshot: snap(records(...recs)), settings: settings({ slowStartMs: 60_000, rampStepMs: 30_000 }) }), 'b', t);
+  // During the event: down, as ever.
+  assert.equal(at([ev, ...failed], T - 1000).down, true);
+  // From its end, no probe since: not down, but it takes none of anyone's clients (share 0, a
+  // soft hold: only its own clients no region with room can take go to it), and says why.
+  const after = at([ev, ...failed], T);
+  assert.equal(after.down, false, JSON.stringify(after.reasons));
+  assert.equal(after.share, 0);
+  assert.ok(after.reasons.some((r) => /b: health says down \(e1\) but only by probes made before its known outage ended at .*awaiting a probe/.test(r)), JSON.stringify(after.reasons));
+  // One probe after the end succeeds: up at once (rise 1, not 2), through its slow start.
+  const ok = at([ev, ...failed, probe('b', 'n1', 'e1', true, T + 2000)], T + 2000);
+  assert.equal(ok.down, false);
+  assert.ok(!ok.reasons.some((r) => /awaiting a probe/.test(r)) && ok.reasons.some((r) => /slow start after coming back up/.test(r)), JSON.stringify(ok.reasons));
+  // One probe after the end fails: down, as ever.
+  assert.equal(at([ev, ...failed, probe('b', 'n1', 'e1', false, T + 2000)], T + 2000).down, true);
+  // No outage known, or one that did not drain it to 0 (SIMPLE level 1 caps at 0.75): the
+  // failures are a fault, down as ever; a success needs rise 2.
+  assert.equal(at(failed, T).down, true);
+  const simple = sig('b', 'grid.event', { id: 'ev1', type: 'simple', level: 1, start: T - 10 * MIN, end: T }, { key: 'ev1', source: 'openadr3/vtn', at: T - 20 * MIN, ttl: 60 * MIN });
+  assert.equal(at([simple, ...failed], T).down, true);
+  assert.equal(at([...failed, probe('b', 'n1', 'e1', true, T + 2000)], T + 2000).down, true);
 });

@@ -32,6 +32,9 @@ export function regionInstants(region: PlannerRegion, recs: readonly SignalRecor
     if (r.fold.kind === 'health' && r.fold.upSince !== undefined && s.slowStartMs > 0) {
       slowStartInstants(r.fold.upSince, s.slowStartMs, s.rampStepMs, at);
     }
+    // Up by its last probe but not yet by rise: after a known outage that one probe is enough
+    // (the health rule, ADR 0019), and the slow start runs from it.
+    if (r.fold.kind === 'health' && !r.fold.stableUp && r.fold.lastUp && s.slowStartMs > 0) slowStartInstants(r.signal.observedAt, s.slowStartMs, s.rampStepMs, at);
     const keep = s.stale[r.signal.kind].keepMs;
     const why = r.signal.kind === 'health.probe' ? VOTES_ONLY : ANY_CHANGE;
     // Past expiresAt a kept value acts as a fresh one; only a grid alert's reason says

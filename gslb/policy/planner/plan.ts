@@ -7,7 +7,7 @@ import { FLEET, type Override, type Plan, type RegionId, type RegionStep } from 
 import type { SignalRecord, StoreSnapshot } from '../../model/snapshot.js';
 import type { LoadMetrics } from '../../model/signals.js';
 import { carbonPreferences } from '../rules/carbon.js';
-import { healthOutcome, tallyHealth } from '../rules/health.js';
+import { healthOutcome, lossEndedAt, tallyHealth } from '../rules/health.js';
 import { ANY_CHANGE, VOTES_ONLY, regionInstants } from './instants.js';
 import { RegionMemo, regionMemos } from './memo.js';
 import { type FloorSegment, safetyFloors } from '../rules/safety.js';
@@ -152,7 +152,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     for (const t of times) {
       // Only votes change here: if they decide what they decided before, so is the view.
       if (whyAt.get(t) === VOTES_ONLY && skipVotes) {
-        tallyHealth(rr.health, rr.tally, t, hp);
+        tallyHealth(rr.health, rr.tally, t, hp, lossEndedAt(rr, c, t));
         const o = healthOutcome(rr.tally);
         if (o === outcome) continue;
       }

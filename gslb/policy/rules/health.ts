@@ -4,7 +4,7 @@
  */
 import type { SignalRecord } from '../../model/snapshot.js';
 import { type StalePolicy, phaseAt } from '../settings.js';
-import type { ViewAcc, ViewRule } from './rule.js';
+import { type RegionRecords, type ViewAcc, type ViewContext, type ViewRule, capText, capWords } from './rule.js';
 
 /**
  * A region's endpoints (health.probe keys, in the order healthAt lists them) and, per health
@@ -18,6 +18,8 @@ export interface HealthScratch {
   downs: Int32Array;
   /** Latest turn up of the vantages voting up; NaN: one of them never turned (healthAt's undefined). */
   since: Float64Array;
+  /** Down votes, at the last tally, from probes made at or after its `fresh` instant (tallyHealth). */
+  lateDowns: number;
 }
 
 export function healthScratch(health: readonly SignalRecord[]): HealthScratch {
@@ -30,7 +32,7 @@ export function healthScratch(health: readonly SignalRecord[]): HealthScratch {
     keyOf[j] = k;
   });
   const n = keys.length;
-  return { keys, keyOf, ups: new Int32Array(n), downs: new Int32Array(n), since: new Float64Array(n) };
+  return { keys, keyOf, ups: new Int32Array(n), downs: new Int32Array(n), since: new Float64Array(n), lateDowns: 0 };
 }
 
 /**
@@ -38,25 +40,48 @@ export function healthScratch(health: readonly SignalRecord[]): HealthScratch {
  * kind's stale policy says), counted into `h` (valid until the next call with it): what
  * healthAt and viewAt read. Returns the endpoints probed and those down.
  */
-export function tallyHealth(health: readonly SignalRecord[], h: HealthScratch, t: number, hp: StalePolicy): { probed: number; down: number } {
+export function tallyHealth(health: readonly SignalRecord[], h: HealthScratch, t: number, hp: StalePolicy, fresh = Infinity): { probed: number; down: number } {
   const { keyOf, ups, downs, since } = h;
   ups.fill(0);
   downs.fill(0);
   since.fill(-Infinity);
+  h.lateDowns = 0;
   for (let j = 0; j < health.length; j++) {
     const k = keyOf[j]!;
     if (k < 0) continue;
     const r = health[j]!;
     const fold = r.fold as Extract<SignalRecord['fold'], { kind: 'health' }>;
-    let vote: boolean | null = fold.stableUp;
+    // A probe made at or after `fresh` (the end of a trusted power loss) votes what it saw: the
+    // failures before were the loss's, so one success is enough to come back (rise 1).
+    const late = r.signal.observedAt >= fresh;
+    let vote: boolean | null = late ? fold.lastUp : fold.stableUp;
     if (phaseAt(r, t, hp) === 'stale') vote = hp.then === 'down' ? false : hp.then === 'healthy' ? true : null;
     if (vote === true) {
       ups[k]!++;
-      const u = fold.upSince;
+      const u = late && !fold.stableUp ? r.signal.observedAt : fold.upSince;
       since[k] = u === undefined ? NaN : Math.max(since[k]!, u);
-    } else if (vote === false) downs[k]!++;
+    } else if (vote === false) {
+      downs[k]!++;
+      if (late) h.lateDowns++;
+    }
   }
   return tallyCounts(h);
+}
+
+/**
+ * The end of the latest known outage of the region that has ended by t, or Infinity: a trusted
+ * physical loss (a power-off or a load-shed order: rules/loss.ts) or a grid fact its source is
+ * trusted to drain the region to 0 for (a grid emergency). Health probes made from then on
+ * are read by themselves (tallyHealth's `fresh`), and until one says the region is down its
+ * down state is the outage's, not a fault (the health rule: back after a known outage, ADR 0019).
+ */
+export function lossEndedAt(rr: RegionRecords, ctx: ViewContext, t: number): number {
+  let end = -Infinity;
+  for (const f of rr.facts) {
+    if (f.shadow || f.end > t || f.start >= f.end || f.end <= end) continue;
+    if (f.cap <= 0 || (f.loss !== undefined && ctx.loss?.get(f)?.status === 'trusted')) end = f.end;
+  }
+  return end === -Infinity ? Infinity : end;
 }
 
 /** Endpoints a tally has votes for, and those down by a majority of them. */
@@ -136,7 +161,7 @@ export function healthAt(health: readonly SignalRecord[], t: number, hp: StalePo
  */
 export function healthOutcome(h: HealthScratch): string {
   const { probed, down } = tallyCounts(h);
-  if (probed > 0 && down === probed) return `down ${downEndpoints(h).join(',')}`;
+  if (probed > 0 && down === probed) return `down ${downEndpoints(h).join(',')} ${h.lateDowns}`;
   const back = cameBackAt(h);
   return Number.isNaN(back) ? 'up' : `up ${back}`;
 }
@@ -145,17 +170,25 @@ export function healthOutcome(h: HealthScratch): string {
 export const healthRule: ViewRule = {
   name: 'health',
   module: 'rules/health.ts',
-  reads: 'health.probe (every vantage, every endpoint)',
+  reads: 'health.probe (every vantage, every endpoint); the end of a known outage (a trusted physical loss, a grid drain to 0)',
   changesAt: "a probe's expiry and stale point (votes only: skipped when the votes decide as before)",
-  sets: 'down (unless forced up)',
+  sets: "down (unless forced up); after a known outage's end, until a probe made since says otherwise, a soft cap 0 instead, and one probe decides (ADR 0019)",
   apply(a: ViewAcc): void {
     // Always tallied: the slow-start rule and the planner's vote-only skip read the tally.
-    const h = tallyHealth(a.rr.health, a.rr.tally, a.t, a.s.stale['health.probe']);
+    const ended = lossEndedAt(a.rr, a.ctx, a.t);
+    const h = tallyHealth(a.rr.health, a.rr.tally, a.t, a.s.stale['health.probe'], ended);
     if (a.forceDown || !(h.probed > 0 && h.down === h.probed)) return;
     const id = a.region.id;
     const f = a.forceUp;
     if (f) a.reasons.push(`${id}: health says down (${downEndpoints(a.rr.tally).join(', ')}) but forced up by ${f.actor} (${f.reason}) [${f.id}]`);
-    else {
+    else if (ended !== Infinity && a.rr.tally.lateDowns === 0) {
+      // Back after a known outage (ADR 0019): the power came back at `ended` by the outage's own
+      // account, and no probe since has failed. Until one succeeds (it is up, rise 1) or fails
+      // (down, as ever) the region takes none of its clients but those no region with room
+      // can take (a soft hold: the spill pass sends them back home), and no one else's.
+      const texts = a.ctx.texts;
+      capText(a, 0, texts.get(a.rr, `back ${ended}`) ?? texts.put(a.rr, `back ${ended}`, capWords(id, 0, `health says down (${downEndpoints(a.rr.tally).join(', ')}) but only by probes made before its known outage ended at ${new Date(ended).toISOString()}: awaiting a probe; its own clients no region with room can take go to it`)), true);
+    } else {
       a.down = true;
       a.reasons.push(`${id}: down: every probed endpoint failed on a majority of vantages (${downEndpoints(a.rr.tally).join(', ')})`);
     }

@@ -11,7 +11,14 @@ import type { PlanPass, RegionView } from './rule.js';
 /** Closed demand buckets the planner averages over (60 s of 10-second buckets). */
 export const DEMAND_WINDOW_BUCKETS = 6;
 
-/** Spill that began this long before a region's load reading is taken to be in it (demand window and cache turnover), ms. */
+/**
+ * A region whose KV-cache reading is at least this is full whatever the forecast says: it takes
+ * none of the demand the fleet cannot place below its saturation points while another region
+ * has room (ADR 0019). Below 1 because a reading is capped at 1 and a region at 1 may be over.
+ */
+export const FULL_READING = 0.95;
+
+/** Spill that began this long before the fleet's load readings is taken to be in them (demand window and cache turnover), ms. */
 export const SPILL_SETTLE_MS = 60_000;
 
 /** Demand left over is reported as unplaced only beyond this many queries/s … */
@@ -51,14 +58,13 @@ export function demandPerHome(rows: DemandBucket[]): Map<RegionId, number> {
  * has headroom; what no region can take is reported as unplaced demand). From the views of
  * every region at `t` and measured demand D (q/s per home):
  * - a home h sends D_h × (1 − share_h) onward (all of D_h when it is down);
- * - a region n serving `S_n` (its own admitted demand D_n × share_n, plus spill from homes
- *   spilling since SPILL_SETTLE_MS before its load reading) at KV-cache use u_n holds
- *   F_n = min(S_n / u_n, units_n × ΣS ÷ Σ(u·units)) at full load — its own reading, at most the
- *   fleet's (a region's reading lags demand moved onto it by the sessions' length; the
- *   fleet's sums do not move with it) — and can take `headroom_n = F_n × target − D_n × share_n`
- *   of spill (load grows with the demand it serves);
- *   without a load reading or any demand served, its headroom is not known and its admission
- *   is not limited;
+ * - a region n holds F_n = units_n × ΣS ÷ Σ(u·units) q/s at full load: its capacity units at
+ *   the fleet's cost per query (the sums over the regions up, measured and not capped; ΣS all
+ *   the demand but what the others keep and spill newer than the readings by
+ *   SPILL_SETTLE_MS; ADR 0019), and can take
+ *   `headroom_n = F_n × target − D_n × share_n` of spill (load grows with the demand it
+ *   serves); without a load reading its headroom is not known and its admission is not
+ *   limited;
  * - homes (in id order) place their spill on their nearest SPILL_NEIGHBOURS regions in turn;
  *   where a neighbour cannot take all that reaches it, w[h][n] = what it can take ÷ what
  *   reaches it, and the rest goes on.
@@ -66,8 +72,9 @@ export function demandPerHome(rows: DemandBucket[]): Map<RegionId, number> {
  *   proportion to its headroom; what none can take goes back to the home itself where only
  *   soft holds (slow start, restore after a grid event) keep it below its firm share, up to
  *   that share (ADR 0018); what the whole fleet cannot take is unplaced demand, spread
- *   over every region that can take spill by the room each has before it is full (by
- *   capacity where no load is measured), never all onto one neighbour,
+ *   over every region up and open, saturated or not, by the room each has before it is full
+ *   (F_n − D_n × share_n less the spill this pass gave it; none once it reads FULL_READING),
+ *   or by capacity where none has room: never all onto one region (ADR 0019),
  *   and reported beyond a dead band (UNPLACED_MIN_QPS, UNPLACED_MIN_SHARE of the spill) in
  *   two significant digits, so that it does not flicker with jitter;
  * Returns w[h][n] below 1 per receiving region, words on unplaced demand per home, and per
@@ -102,19 +109,17 @@ export function spillLimits(
         .slice(0, SPILL_NEIGHBOURS),
     );
   }
-  // What each region serves: its own clients it admits, plus the spill that reaches it from
-  // homes that have been spilling since before its load reading by SPILL_SETTLE_MS (so the
-  // reading u includes that load). Its capacity is served ÷ u, and the room left for spill
-  // is that less its own admitted clients. Spill newer than the reading is not in u yet.
+  // The spill that reaches each region along its homes' rankings as the views stand (before
+  // this pass limits it): what a region left out of the fleet's sums serves besides its own
+  // clients (below).
   const reaching = new Map<RegionId, number>();
   for (const h of homes) {
     const v = views.get(h)!;
     let left = (demand.get(h) ?? 0) * (v.down ? 1 : 1 - v.share);
-    const since = spillSince.get(h) ?? Infinity;
     for (const n of neighboursOf.get(h) ?? []) {
       const vn = views.get(n)!;
       if (vn.down || vn.noSpill || left <= 1e-9) continue;
-      if ((loadAt.get(n) ?? -Infinity) >= since + SPILL_SETTLE_MS) reaching.set(n, (reaching.get(n) ?? 0) + left * vn.share);
+      reaching.set(n, (reaching.get(n) ?? 0) + left * vn.share);
       left -= left * vn.share;
     }
   }
@@ -124,42 +129,63 @@ export function spillLimits(
     const v = views.get(r.id)!;
     return (demand.get(r.id) ?? 0) * (v.down ? 0 : v.share) + (reaching.get(r.id) ?? 0);
   };
-  // What a query/s costs, in capacity units at full load, over the whole fleet. A region's
-  // own reading (served ÷ u) lags whatever moved onto it lately: its load grows for as long
-  // as the sessions last (hours, for a long tail) after the demand arrived, so read alone it
-  // promises room that the load will take later. Demand moved between regions leaves the
-  // fleet's sums alike, so the fleet's ratio does not lag the move; a region is taken to hold
-  // no more than either says (the lower of the two capacities). Capacity units are the
-  // operator's relative capacities: where they are wrong this errs on the side of less spill.
-  // A region being drained or capped is left out of the sums: its sessions stay while its
-  // demand goes, which would make every query look dearer.
+  // What a query/s costs, in capacity units at full load, over the whole fleet, and what each
+  // region holds at full load: its capacity units at that cost (ADR 0019). A region's own
+  // reading (served ÷ u) is not used: its load lags whatever moved onto it lately (its
+  // sessions last, hours for a long tail), and what it serves is known only along its
+  // neighbours' ranking — spill placed past the ranking is in its load but not in its served
+  // demand — so read alone it promised room that the load took later, or refused room it had.
+  // Demand moved between regions leaves the fleet's sums alike, so the fleet's ratio does not
+  // lag the move. Every query is served somewhere: the regions in the sums serve all the
+  // demand but what the others (down ones none; drained, capped or unmeasured ones their own
+  // admitted clients and the spill reaching them) keep. A region being drained or capped is
+  // left out of the sums: its sessions stay while its demand goes, which would make every
+  // query look dearer. Capacity units are the operator's relative capacities; a region whose
+  // reading says it is full anyway (FULL_READING) takes no overflow (below).
   let loadUnits = 0;
-  let servedAll = 0;
+  let total = 0;
+  for (const q of demand.values()) total += q;
+  let kept = 0;
   for (const r of located) {
     const u = util.get(r.id);
-    const served = servedOf(r);
     const v = views.get(r.id)!;
-    if (u === undefined || u <= 0 || served <= 0 || v.down || v.share < 1) continue;
+    if (v.down) continue;
+    if (u === undefined || v.share < 1) {
+      kept += servedOf(r);
+      continue;
+    }
     loadUnits += u * (r.capacityUnits ?? 1);
-    servedAll += served;
   }
-  const qpsPerUnit = loadUnits > 0 ? servedAll / loadUnits : Infinity;
+  // Spill newer than the readings (SPILL_SETTLE_MS before the oldest of them) is not in their
+  // load yet: it is counted where it came from, as it was when they were read.
+  let readAt = Infinity;
+  for (const r of located) {
+    const v = views.get(r.id)!;
+    if (!v.down && v.share >= 1 && util.has(r.id)) readAt = Math.min(readAt, loadAt.get(r.id) ?? -Infinity);
+  }
+  for (const h of homes) {
+    const v = views.get(h)!;
+    if ((spillSince.get(h) ?? Infinity) + SPILL_SETTLE_MS > readAt) kept += (demand.get(h) ?? 0) * (v.down ? 1 : 1 - v.share);
+  }
+  const servedAll = Math.max(0, total - kept);
+  const qpsPerUnit = loadUnits > 0 && servedAll > 0 ? servedAll / loadUnits : Infinity;
   for (const r of located) {
     const v = views.get(r.id)!;
     const u = util.get(r.id);
     const ownServed = (demand.get(r.id) ?? 0) * (v.down ? 0 : v.share);
-    const served = servedOf(r);
-    if (u === undefined || u <= 0 || served <= 0) continue;
-    // What it can serve at full load, q/s: by its own reading, at most by the fleet's.
-    const full = Math.min(served / u, (r.capacityUnits ?? 1) * qpsPerUnit);
+    if (u === undefined || !Number.isFinite(qpsPerUnit)) continue;
+    // What it can serve at full load, q/s.
+    const full = (r.capacityUnits ?? 1) * qpsPerUnit;
     // Spill fills a region up to saturation.spillMargin below its saturation point
     // (saturation.kvCacheUse), not to full: load lags admission (sessions last), and a region
     // over the point takes no spill, so filling right up to it switches spill on and off
     // from scrape to scrape. The rest is spread by the room to full below.
     const target = Math.max(0, Math.min(1, s.saturation.kvCacheUse) - (s.saturation.spillMargin ?? 0));
     headroom.set(r.id, v.down ? 0 : Math.max(0, full * target - ownServed));
-    // Room before it is full (u = 1), saturated or not: what an unplaceable remainder is spread by.
-    roomFull.set(r.id, v.down ? 0 : Math.max(0, full - served));
+    // Room before it is full (u = 1), saturated or not: what an unplaceable remainder is spread
+    // by. All spill is placed again by this pass (it is not counted as served here), and a
+    // region reading full already has none.
+    roomFull.set(r.id, v.down || u >= FULL_READING ? 0 : Math.max(0, full - ownServed));
   }
   for (const h of homes) {
     const v = views.get(h)!;
@@ -224,11 +250,15 @@ export function spillLimits(
       // Reported only beyond a dead band, in two significant digits: measured demand and load
       // jitter from plan to plan, and a report that flickers on and off is no report.
       if (left > Math.max(UNPLACED_MIN_QPS, UNPLACED_MIN_SHARE * sent)) unplaced.set(h, twoDigits(left));
-      // Over every region that can take spill; when every one is saturated, over every region
-      // up and open (a saturated one too: still better than all onto the nearest). By the room
-      // each has before it is full, where load is measured; else by capacity.
-      let spread = located.filter((r) => can(r.id));
-      if (spread.length === 0) spread = located.filter((r) => r.id !== h && views.get(r.id) !== undefined && !views.get(r.id)!.down && !views.get(r.id)!.refuse);
+      // Over every region up and open that takes some of its own clients, saturated or not (a
+      // saturated one has room before it is full too; limiting this to the regions below
+      // their saturation point sent all of it to the one region that read below it at the
+      // last scrape: ADR 0019). By the room each has before it is full; where none has any,
+      // by capacity.
+      const spread = located.filter((r) => {
+        const vn = views.get(r.id);
+        return r.id !== h && vn !== undefined && !vn.down && !vn.refuse && vn.share > 0;
+      });
       const measured = spread.filter((r) => (roomFull.get(r.id) ?? 0) > 1e-9);
       const byRoom = measured.length > 0;
       const weigh = byRoom ? measured : spread;
