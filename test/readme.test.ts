@@ -177,10 +177,14 @@ async function settled(srv: RunningServer, token: string): Promise<void> {
   let last = '';
   for (let i = 0; i < 200; i++) {
     const ready = (await (await fetch(`${srv.http}/readyz`)).json()) as { ready: boolean; checks: { name: string; ok: boolean; detail: string }[] };
-    const planned = /revision (\d+)/.exec(ready.checks.find((c) => c.name === 'store')?.detail ?? '')?.[1];
+    const store = ready.checks.find((c) => c.name === 'store')?.detail ?? '';
+    const planned = /revision (\d+)/.exec(store)?.[1];
+    // /v1/regions reads the snapshot the plan was made from: a change just stored shows in
+    // /readyz as "(revision N stored, planning)" until the plan is made from it.
+    const planning = /stored, planning/.test(store);
     const dnsOk = ready.checks.find((c) => c.name === 'dns' || c.name === 'dns-workers')?.ok === true;
     const fleet = (await (await fetch(`${srv.http}/v1/regions`, { headers: { authorization: `Bearer ${token}` } })).json()) as { revision: number };
-    if (ready.ready && dnsOk && planned === String(fleet.revision)) return;
+    if (ready.ready && dnsOk && !planning && planned === String(fleet.revision)) return;
     last = `${JSON.stringify(ready)} store revision ${fleet.revision}`;
     await sleep(50);
   }

@@ -19,7 +19,7 @@ export interface ReadinessInputs {
   config: { hash: string; file: string };
   /** The answering processes' check (gslb/serve/supervisor.ts DnsProcesses.check). */
   dns: Check;
-  store: { ready: boolean; failingStatic: boolean; skewBad: boolean; backend: string; planRevision: number; why: string; loss?: unknown };
+  store: { ready: boolean; failingStatic: boolean; skewBad: boolean; backend: string; planRevision: number; seenRevision?: number; why: string; loss?: unknown };
   geo: { enabled: boolean; state: GeoStatus };
   /** The node is shutting down. */
   closing: boolean;
@@ -38,7 +38,7 @@ export function readiness(r: ReadinessInputs): { ready: boolean; checks: Check[]
   checks.push({
     name: 'store',
     ok: ss.ready || (ss.failingStatic && !ss.skewBad),
-    detail: `${ss.backend}, revision ${ss.planRevision}: ${ss.why}${ss.loss ? ' (data loss held: ready, answering from the last plan; changes are stored, planned once confirmed)' : ss.failingStatic ? ' (fail static: ready, changes refused)' : ''}`,
+    detail: `${ss.backend}, revision ${ss.planRevision}${(ss.seenRevision ?? -1) > ss.planRevision ? ` (revision ${ss.seenRevision} stored, planning)` : ''}: ${ss.why}${ss.loss ? ' (data loss held: ready, answering from the last plan; changes are stored, planned once confirmed)' : ss.failingStatic ? ' (fail static: ready, changes refused)' : ''}`,
   });
   const g = r.geo.state;
   if (!r.geo.enabled) checks.push({ name: 'geo', ok: true, detail: 'disabled (geoip.enabled: false): every client is placed at the default location' });

@@ -116,7 +116,10 @@ export class StateService {
   /** The store is open: follow its revisions, watch its health, and plan. */
   private async opened(): Promise<void> {
     this.started = true;
-    this.unsubscribe = this.o.store.onRevision(() => this.schedule());
+    this.unsubscribe = this.o.store.onRevision((revision) => {
+      if (revision > this.seenRevision) this.seenRevision = revision;
+      this.schedule();
+    });
     this.watchStore();
     await this.replan();
   }
@@ -177,6 +180,9 @@ export class StateService {
   epoch(): number {
     return Math.floor(this.clock() / HORIZON_MS);
   }
+
+  /** The newest store revision this node has been told of (onRevision): ahead of snapshotRev while a plan is being made. */
+  private seenRevision = -1;
 
   private adopt(p: Plan, revision: number): void {
     this.snapshotRev = revision;
@@ -258,7 +264,7 @@ export class StateService {
    * when the store was read once and now is not (the node answers from its last plan, DESIGN.md
    * "fail static"); `ready` when it is read and this node's clock agrees with it.
    */
-  status(): StoreStatus & { planRevision: number; lastError: string | null; ready: boolean; failingStatic: boolean; skewBad: boolean; why: string } {
+  status(): StoreStatus & { planRevision: number; seenRevision: number; lastError: string | null; ready: boolean; failingStatic: boolean; skewBad: boolean; why: string } {
     const st = this.o.store.status();
     const stale = st.stale || this.lastError !== null || !this.started;
     const skewBad = Math.abs(st.clockSkewMs) > MAX_CLOCK_SKEW_MS;
@@ -267,7 +273,7 @@ export class StateService {
     else if (st.loss) why = st.detail;
     else if (this.lastError) why = `stale: ${this.lastError}; answering from plan ${this.current?.version ?? '(configuration)'}`;
     else if (skewBad) why = `this node's clock differs from the store's by ${st.clockSkewMs} ms (at most ${MAX_CLOCK_SKEW_MS} ms): fix NTP`;
-    return { ...st, stale, planRevision: this.snapshotRev, lastError: this.lastError, ready: !stale && !skewBad, failingStatic: this.started && stale, skewBad, why };
+    return { ...st, stale, planRevision: this.snapshotRev, seenRevision: this.seenRevision, lastError: this.lastError, ready: !stale && !skewBad, failingStatic: this.started && stale, skewBad, why };
   }
 
   /**
