@@ -213,8 +213,8 @@ export function spillLimits(
     }
     if (left <= 1e-6) continue;
     // Past the neighbours: every other region that can take spill, in proportion to its
-    // headroom; what the whole fleet cannot take is unplaced, and spread in proportion to
-    // capacity over every region that can take spill (never all onto one neighbour).
+    // headroom; what the whole fleet cannot take is unplaced, and spread over every region up
+    // and open by its room before full (below: never all onto one).
     const can = (n: RegionId) => {
       const vn = views.get(n);
       return n !== h && vn !== undefined && !vn.down && !vn.refuse && !vn.noSpill && vn.share > 0;
@@ -286,5 +286,5 @@ export const spillPass: PlanPass = {
   module: 'rules/spill.ts',
   reads: "measured demand per home (closed 10-second buckets), every region's view at the newest input, KV-cache use",
   changesAt: 'every plan (re-planned every 10 s with fresh demand)',
-  sets: 'per-home admission limits into neighbours by their headroom; overflow past them by headroom, back home through soft holds (ADR 0018), else by room to full; unplaced demand',
+  sets: 'per-home admission limits into neighbours by their headroom; overflow past them by headroom, back home through soft holds (ADR 0018), else over every region up and open by its room before full (ADR 0019); unplaced demand',
 };
