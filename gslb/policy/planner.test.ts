@@ -513,14 +513,16 @@ test('what the fleet cannot place is spread over every region up and open by its
       settings: st,
     });
   // No region has headroom below its spill target: a's 100 q/s are unplaced, and spread by the
-  // room before full: b and c 15 each, d 25; e none. (Before ADR 0019 all of it went to d, the
-  // one region below its saturation point at that reading.)
+  // room before full (b and c 15 each, d 25; e none), tapered by the reading from the
+  // saturation point (0.8: ×1) to FULL_READING (×0): b and c at 0.85 weigh 15 × 2/3 = 10,
+  // d 25. (Before ADR 0019 all of it went to d, the one region below its saturation point at
+  // that reading.)
   const full = planWith(0.96);
   assert.deepEqual(full.unplaced, { a: 100 });
-  assert.deepEqual(full.overflow, { a: { b: 0.2727, c: 0.2727, d: 0.4545 } });
-  // e at 93 % is not full: it has room for 7 and takes its part.
+  assert.deepEqual(full.overflow, { a: { b: 0.2222, c: 0.2222, d: 0.5556 } });
+  // e at 93 % is not full: room for 7, weighing 7 × 0.02/0.15 = 0.93.
   const roomy = planWith(0.93);
-  assert.deepEqual(roomy.overflow, { a: { b: 0.2419, c: 0.2419, d: 0.4032, e: 0.1129 } });
+  assert.deepEqual(roomy.overflow, { a: { b: 0.2177, c: 0.2177, d: 0.5443, e: 0.0203 } });
   // Every region reading full: spread by capacity over all of them, never all onto one.
   const allFull = plan({
     configHash: 'cfg',

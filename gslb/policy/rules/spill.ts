@@ -262,8 +262,20 @@ export function spillLimits(
       const measured = spread.filter((r) => (roomFull.get(r.id) ?? 0) > 1e-9);
       const byRoom = measured.length > 0;
       const weigh = byRoom ? measured : spread;
-      const weights = weigh.map((r) => (byRoom ? roomFull.get(r.id)! : (r.capacityUnits ?? 1)));
-      const weightSum = weights.reduce((x, y) => x + y, 0);
+      // A region's part falls from its room to none as its reading goes from its saturation
+      // point to FULL_READING: the forecast cannot see the load it carries now, the reading
+      // can, and a region near full gets less of what is left (ADR 0019).
+      const taper = (r: PlannerRegion): number => {
+        const u = util.get(r.id) ?? 0;
+        const kv = Math.min(s.saturation.kvCacheUse, FULL_READING - 0.01);
+        return u <= kv ? 1 : Math.max(0, (FULL_READING - u) / (FULL_READING - kv));
+      };
+      let weights = weigh.map((r) => (byRoom ? roomFull.get(r.id)! * taper(r) : (r.capacityUnits ?? 1)));
+      let weightSum = weights.reduce((x, y) => x + y, 0);
+      if (!(weightSum > 0)) {
+        weights = weigh.map((r) => (byRoom ? roomFull.get(r.id)! : (r.capacityUnits ?? 1)));
+        weightSum = weights.reduce((x, y) => x + y, 0);
+      }
       weigh.forEach((r, i) => {
         const take = (left * weights[i]!) / weightSum;
         amounts.set(r.id, (amounts.get(r.id) ?? 0) + take);
