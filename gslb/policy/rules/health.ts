@@ -51,8 +51,10 @@ export function tallyHealth(health: readonly SignalRecord[], h: HealthScratch, t
     if (k < 0) continue;
     const r = health[j]!;
     const fold = r.fold as Extract<SignalRecord['fold'], { kind: 'health' }>;
-    // A probe made at or after `fresh` (the end of a trusted power loss) votes what it saw: the
-    // failures before were the loss's, so one success is enough to come back (rise 1).
+    // A probe made at or after `fresh` (the end of a known outage: lossEndedAt) votes what it
+    // saw: the failures before were the outage's, so one success is enough to come back
+    // (rise 1), and one failure keeps it down. A second success turns the fold's stable state
+    // up, and the slow start then runs from that probe (10 s later, at the usual interval).
     const late = r.signal.observedAt >= fresh;
     let vote: boolean | null = late ? fold.lastUp : fold.stableUp;
     if (phaseAt(r, t, hp) === 'stale') vote = hp.then === 'down' ? false : hp.then === 'healthy' ? true : null;
