@@ -146,6 +146,9 @@ export function spillLimits(
   let total = 0;
   for (const q of demand.values()) total += q;
   let kept = 0;
+  // The oldest of the readings in the sums: spill newer than it by SPILL_SETTLE_MS is not in
+  // their load yet, and is counted where it came from, as it was when they were read.
+  let readAt = Infinity;
   for (const r of located) {
     const u = util.get(r.id);
     const v = views.get(r.id)!;
@@ -155,13 +158,7 @@ export function spillLimits(
       continue;
     }
     loadUnits += u * (r.capacityUnits ?? 1);
-  }
-  // Spill newer than the readings (SPILL_SETTLE_MS before the oldest of them) is not in their
-  // load yet: it is counted where it came from, as it was when they were read.
-  let readAt = Infinity;
-  for (const r of located) {
-    const v = views.get(r.id)!;
-    if (!v.down && v.share >= 1 && util.has(r.id)) readAt = Math.min(readAt, loadAt.get(r.id) ?? -Infinity);
+    readAt = Math.min(readAt, loadAt.get(r.id) ?? -Infinity);
   }
   for (const h of homes) {
     const v = views.get(h)!;
@@ -187,6 +184,14 @@ export function spillLimits(
     // region reading full already has none.
     roomFull.set(r.id, v.down || u >= FULL_READING ? 0 : Math.max(0, full - ownServed));
   }
+  // A region's part of the unplaceable remainder falls from its room to none as its reading
+  // goes from its saturation point to FULL_READING: the forecast cannot see the load it
+  // carries now, the reading can, and a region near full gets less of what is left (ADR 0019).
+  const taperFrom = Math.min(s.saturation.kvCacheUse, FULL_READING - 0.01);
+  const taper = (r: PlannerRegion): number => {
+    const u = util.get(r.id) ?? 0;
+    return u <= taperFrom ? 1 : Math.max(0, (FULL_READING - u) / (FULL_READING - taperFrom));
+  };
   for (const h of homes) {
     const v = views.get(h)!;
     const home = located.find((r) => r.id === h);
@@ -262,20 +267,9 @@ export function spillLimits(
       const measured = spread.filter((r) => (roomFull.get(r.id) ?? 0) > 1e-9);
       const byRoom = measured.length > 0;
       const weigh = byRoom ? measured : spread;
-      // A region's part falls from its room to none as its reading goes from its saturation
-      // point to FULL_READING: the forecast cannot see the load it carries now, the reading
-      // can, and a region near full gets less of what is left (ADR 0019).
-      const taper = (r: PlannerRegion): number => {
-        const u = util.get(r.id) ?? 0;
-        const kv = Math.min(s.saturation.kvCacheUse, FULL_READING - 0.01);
-        return u <= kv ? 1 : Math.max(0, (FULL_READING - u) / (FULL_READING - kv));
-      };
-      let weights = weigh.map((r) => (byRoom ? roomFull.get(r.id)! * taper(r) : (r.capacityUnits ?? 1)));
-      let weightSum = weights.reduce((x, y) => x + y, 0);
-      if (!(weightSum > 0)) {
-        weights = weigh.map((r) => (byRoom ? roomFull.get(r.id)! : (r.capacityUnits ?? 1)));
-        weightSum = weights.reduce((x, y) => x + y, 0);
-      }
+      // (A region with room reads below FULL_READING, so its tapered weight stays above 0.)
+      const weights = weigh.map((r) => (byRoom ? roomFull.get(r.id)! * taper(r) : (r.capacityUnits ?? 1)));
+      const weightSum = weights.reduce((x, y) => x + y, 0);
       weigh.forEach((r, i) => {
         const take = (left * weights[i]!) / weightSum;
         amounts.set(r.id, (amounts.get(r.id) ?? 0) + take);
