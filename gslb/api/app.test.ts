@@ -462,7 +462,7 @@ test('rate limits: operator writes and explain per caller, 429 GSLB_ERR_RATE_LIM
   assert.equal((await reload()).statusCode, 200, 'refilled');
   assert.equal((await reload()).statusCode, 429);
   // Explain: its own bucket, per caller.
-  const explain = (token: string) => app.inject({ method: 'GET', url: '/v1/explain?ip=192.0.2.1&name=api.gslb.example.com', headers: bearer(token) });
+  const explain = (token: string) => app.inject({ method: 'GET', url: '/v1/explain?client=192.0.2.1&name=api.gslb.example.com', headers: bearer(token) });
   assert.notEqual((await explain(VIEWER)).statusCode, 429);
   assert.equal((await explain(VIEWER)).statusCode, 429);
   assert.notEqual((await explain(OPERATOR)).statusCode, 429, 'another caller has its own bucket');

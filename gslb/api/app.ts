@@ -21,7 +21,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyHttpOptions
 import type { Logger } from 'pino';
 import { apiError, toApiError, type ApiError } from './errors.js';
 import { registerAuth } from './auth.js';
-import { registerStrictInputs } from './strict.js';
+import { registerStrictInputs, strictBodyValidator } from './strict.js';
 import type { ApiInstance, TypeBoxTypeProvider } from './schemas.js';
 import { probeRoutes } from './routes/probes.js';
 import { configRoutes } from './routes/config.js';
@@ -116,6 +116,10 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     onConstructorPoisoning: 'error',
     // Unknown properties are errors (schemas say additionalProperties: false), never silently dropped.
     ajv: { customOptions: { removeAdditional: false } },
+    // A JSON body is never coerced: "0.5" where a number is asked is a 400 naming the field.
+    // Query strings and path parameters are text by nature, so they keep fastify's coercion
+    // (strict.ts has already held query numbers to decimal digits).
+    schemaController: { compilersFactory: { buildValidator: strictBodyValidator } },
   };
   // An https.Server serves the same requests; the instance keeps the http.Server typing.
   const fastify = Fastify(deps.https ? ({ ...options, https: deps.https } as FastifyHttpOptions<HttpServer>) : options);

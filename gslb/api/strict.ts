@@ -14,6 +14,12 @@
  *   other parameter, charset, empty parameter (`application/json;;`) or stray whitespace
  *   before the type is refused with 415 naming `headers.content-type`. The body itself must
  *   be valid UTF-8 (app.ts decodes it fatally).
+ * - **A JSON body is never coerced** (strictBodyValidator): a string where the schema asks
+ *   for a number or a boolean is refused (400 naming the field), as is any other type
+ *   mismatch; only query strings and path parameters, which are text, are coerced.
+ * - **Only known query parameters.** A parameter the route's querystring schema does not
+ *   declare (every parameter, where the route declares none) is refused (400
+ *   `querystring.<name>`, naming the known ones), like an unknown body field.
  * - **Query integers are decimal integers**: `-?[0-9]+` without leading zeros, at most 15
  *   digits; `1e400`, `Infinity`, `0x10`, `1.5`, `+5`, ` 5` are refused (400
  *   `querystring.<name>`); bounds are then the schema's.
@@ -23,8 +29,27 @@
  *   percent-encoding; a query parameter given twice is refused. A body nested deeper than
  *   MAX_BODY_DEPTH is refused too (no route takes one).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { createRequire } from 'node:module';
+import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { apiError } from './errors.js';
+
+type BuildValidator = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']>;
+// fastify's own validator compiler (its dependency; pinned by the lock file), built twice: with and without coercion.
+const AjvCompiler = createRequire(import.meta.url)('@fastify/ajv-compiler') as () => BuildValidator;
+const coercing = AjvCompiler();
+const exact = AjvCompiler();
+
+/**
+ * fastify's validator, except that bodies are validated without type coercion (fastify's
+ * default coerces "0.5" to 0.5 and "true" to true everywhere). Query strings, path
+ * parameters and headers keep it: they are text, and strict.ts checks query numbers first.
+ */
+export const strictBodyValidator: BuildValidator = (externalSchemas, options) => {
+  const custom = (options as { customOptions?: object } | undefined)?.customOptions ?? {};
+  const text = coercing(externalSchemas, options);
+  const body = exact(externalSchemas, { ...(options as object), customOptions: { ...custom, coerceTypes: false } } as typeof options);
+  return (route) => (route.httpPart === 'body' ? body(route) : text(route));
+};
 
 /** Deepest JSON nesting a body may have (no route's schema goes beyond a few levels). */
 export const MAX_BODY_DEPTH = 32;
@@ -51,6 +76,8 @@ export function jsonContentTypeOk(value: string): boolean {
 
 interface RouteRules {
   body: boolean;
+  /** The query parameters the route declares (none where it has no querystring schema). */
+  query: Set<string>;
   /** Query parameters the schema types as integer or number. */
   integers: Set<string>;
 }
@@ -119,7 +146,8 @@ export function registerStrictInputs(app: FastifyInstance): void {
       const t = [s.type].flat();
       if (t.includes('integer') || t.includes('number')) integers.add(name);
     }
-    for (const m of [route.method].flat()) rules.set(`${m} ${route.url}`, { body: schema.body !== undefined, integers });
+    const query = new Set(Object.keys(schema.querystring?.properties ?? {}));
+    for (const m of [route.method].flat()) rules.set(`${m} ${route.url}`, { body: schema.body !== undefined, query, integers });
   });
 
   app.addHook('onRequest', async (request) => {
@@ -148,6 +176,10 @@ export function registerStrictInputs(app: FastifyInstance): void {
       const field = `querystring.${name.slice(0, 60)}`;
       if (seen.has(name)) throw apiError('GSLB_ERR_VALIDATION', { field, problem: 'is given more than once; give it once' }, { field });
       seen.add(name);
+      if (!r.query.has(name)) {
+        const known = [...r.query].sort();
+        throw apiError('GSLB_ERR_VALIDATION', { field, problem: `is not a known field of ${request.method} ${request.routeOptions.url ?? ''} (${known.length > 0 ? `known: ${known.join(', ')}` : 'it takes none'}); remove it` }, { field });
+      }
       if (value === null) throw apiError('GSLB_ERR_VALIDATION', { field, problem: 'is not valid UTF-8 in its percent-encoding' }, { field });
       const p = textProblem(value) ?? textProblem(name);
       if (p) throw apiError('GSLB_ERR_VALIDATION', { field, problem: p }, { field });

@@ -138,7 +138,8 @@ export class OperatorService {
     try {
       validateSignal(sig, now, this.regions(), { refuseEnded: true });
     } catch (err) {
-      if (err instanceof SignalError) throw new OverrideError(`body.${err.field.replace(/^value\./, '')}`, err.message.slice(err.field.length + 2));
+      // expiresAt is made from end here: a validity too long is the end's.
+      if (err instanceof SignalError) throw new OverrideError(`body.${err.field.replace(/^value\./, '').replace(/^expiresAt$/, 'end')}`, err.message.slice(err.field.length + 2));
       throw err;
     }
     const r = await this.svc.ingest([sig], this.regions());
@@ -212,7 +213,7 @@ export class OperatorService {
       try {
         validateSignal(sig, now, this.regions());
       } catch (err) {
-        if (err instanceof SignalError) throw new OverrideError(`body.event.${err.field.replace(/^value\./, '')}`, err.message.slice(err.field.length + 2));
+        if (err instanceof SignalError) throw new OverrideError(`body.event.${err.field.replace(/^value\./, '').replace(/^expiresAt$/, 'end')}`, err.message.slice(err.field.length + 2));
         throw err;
       }
       records = [...records, reduce(undefined, sig)!];

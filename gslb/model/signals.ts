@@ -8,7 +8,7 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { KIND_LIST, type SignalKind } from './kinds/index.js';
-import { Ms, strict } from './kinds/schema.js';
+import { Instant, strict } from './kinds/schema.js';
 
 export { HealthProbeValue, type HealthProbe } from './kinds/health-probe.js';
 export { LoadMetricsValue, type LoadMetrics } from './kinds/load-metrics.js';
@@ -24,6 +24,12 @@ export const VALUE_SCHEMAS = Object.fromEntries(KIND_LIST.map((k) => [k.name, k.
 
 export const SIGNAL_KINDS: SignalKind[] = KIND_LIST.map((k) => k.name);
 
+/** Each kind's longest validity (expiresAt − observedAt), ms (from the registry). */
+export const MAX_VALIDITY_MS = Object.fromEntries(KIND_LIST.map((k) => [k.name, k.maxValidityMs])) as unknown as Record<SignalKind, number>;
+
+/** The longest a grid event may last (value.end − value.start), ms: a year and a day. */
+export const MAX_EVENT_MS = 366 * 86_400_000;
+
 /** How far in the future observedAt may be (clock skew between a source and us). */
 export const MAX_FUTURE_MS = 5000;
 
@@ -33,8 +39,8 @@ export const SignalEnvelope = Type.Object(
     kind: Type.Union(SIGNAL_KINDS.map((k) => Type.Literal(k)), { description: 'what the fact is about; it selects the schema of value' }),
     source: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._:/@-]+$', description: 'collector and instance, e.g. health/node-a' }),
     key: Type.String({ maxLength: 200, description: 'tells apart facts of one source about one region' }),
-    observedAt: Ms('when the fact was true at its source'),
-    expiresAt: Ms('when the fact stops being known'),
+    observedAt: Instant('when the fact was true at its source'),
+    expiresAt: Instant('when the fact stops being known'),
     value: Type.Unknown({ description: 'kind-specific payload' }),
   },
   { ...strict, description: 'a fact about one region at one time' },

@@ -9,7 +9,8 @@ import { Kind, type TSchema } from '@sinclair/typebox';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
 import type { Signal } from '../model/types.js';
-import { MAX_FUTURE_MS, SignalEnvelope, VALUE_SCHEMAS, type Demand, type GridEvent } from '../model/signals.js';
+import { MAX_EVENT_MS, MAX_FUTURE_MS, MAX_VALIDITY_MS, SignalEnvelope, VALUE_SCHEMAS, type Demand, type GridAlert, type GridEvent } from '../model/signals.js';
+import { INSTANT_MAX, INSTANT_MIN, isoOf } from '../model/domains.js';
 
 /** A refused signal: `field` is the JSON path of the first problem (e.g. `value.level`). */
 export class SignalError extends Error {
@@ -28,6 +29,7 @@ function expected(schema: TSchema): string {
     typeof min === 'number' && typeof max === 'number' ? ` from ${min} to ${max}` : typeof min === 'number' ? ` ≥ ${min}` : typeof max === 'number' ? ` ≤ ${max}` : '';
   switch (schema[Kind]) {
     case 'Integer':
+      if (schema.minimum === INSTANT_MIN && schema.maximum === INSTANT_MAX) return `an instant: integer ms since the epoch, from ${INSTANT_MIN} (2000-01-01) to ${INSTANT_MAX} (2200-01-01)`;
       return `an integer${range(schema.minimum, schema.maximum)}`;
     case 'Number':
       return `a number${range(schema.minimum, schema.maximum)}`;
@@ -115,11 +117,16 @@ export function validateSignal(input: unknown, now: number, regions: ReadonlySet
   }
   const val = firstError(VALUE_SCHEMAS[s.kind], s.value, 'value');
   if (val) throw val;
+  const maxValidity = MAX_VALIDITY_MS[s.kind];
+  if (s.expiresAt - s.observedAt > maxValidity) {
+    throw new SignalError('expiresAt', `claims ${Math.round((s.expiresAt - s.observedAt) / 3_600_000)} h of validity; a ${s.kind} fact holds for at most ${maxValidity / 3_600_000} h after observedAt (refresh it instead)`);
+  }
   if (s.kind === 'grid.event') {
     const v = s.value as GridEvent;
     if (v.end <= v.start) throw new SignalError('value.end', `must be after value.start (${v.start}); got ${v.end}`);
+    if (v.end - v.start > MAX_EVENT_MS) throw new SignalError('value.end', `makes the event last ${Math.round((v.end - v.start) / 86_400_000)} days; at most ${MAX_EVENT_MS / 86_400_000} days (a standing limit belongs in the region's configuration)`);
     if (opts.refuseEnded && v.end <= now) {
-      throw new SignalError('value.end', `has passed: ${new Date(v.end).toISOString()} is before now (${new Date(now).toISOString()}); a grid event that is over is not announced (a time relative to now, e.g. now + 1 h, is what was meant?)`);
+      throw new SignalError('value.end', `has passed: ${isoOf(v.end)} is before now (${isoOf(now)}); a grid event that is over is not announced (a time relative to now, e.g. now + 1 h, is what was meant?)`);
     }
     if (v.type === 'cap' && v.cap === undefined) throw new SignalError('value.cap', 'is required when value.type is cap');
     if (v.type === 'simple' && v.level === undefined) throw new SignalError('value.level', 'is required when value.type is simple (the OpenADR SIMPLE level 0–3)');
@@ -127,6 +134,10 @@ export function validateSignal(input: unknown, now: number, regions: ReadonlySet
       throw new SignalError('value.limitW', `is required when value.type is ${v.type} (the limit in W)`);
     }
     if (s.key !== v.id) throw new SignalError('key', `must equal value.id ("${v.id}"): one record per event`);
+  }
+  if (s.kind === 'grid.alert') {
+    const v = s.value as GridAlert;
+    if (v.start !== undefined && v.end !== undefined && v.end <= v.start) throw new SignalError('value.end', `must be after value.start (${v.start}); got ${v.end}`);
   }
   if (s.kind === 'demand') {
     const v = s.value as Demand;

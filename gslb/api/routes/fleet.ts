@@ -40,14 +40,15 @@ export const MAX_STREAMS = 64;
 export const MAX_STREAMS_PER_CALLER = 8;
 
 const Opt = <T extends TSchema>(t: T) => Type.Optional(t);
-const Ms = (description: string) => Type.Integer({ description });
+// Response fields (what the store holds, already validated on the way in): no bounds to check here.
+const EpochMs = (description: string) => Type.Integer({ description });
 
 const SignalViewSchema = Type.Object({
   kind: Type.String({ description: 'signal kind, e.g. health.probe, power.budget, grid.event' }),
   source: Type.String({ description: 'who observed it (collector/instance)' }),
   key: Type.String(),
-  observedAt: Ms('ms epoch the fact was true at its source'),
-  expiresAt: Ms('ms epoch it stops being known'),
+  observedAt: EpochMs('ms epoch the fact was true at its source'),
+  expiresAt: EpochMs('ms epoch it stops being known'),
   ageMs: Type.Integer({ minimum: 0, description: 'now − observedAt' }),
   expired: Type.Boolean({ description: 'past expiresAt: its kind\'s stale policy decides what that does' }),
   summary: Type.String({ description: 'the value in words' }),
@@ -93,14 +94,14 @@ export const GridEventViewSchema = Type.Object({
   key: Type.String(),
   type: Type.String(),
   level: Opt(Type.Number()),
-  start: Opt(Ms('ms epoch')),
-  end: Opt(Ms('ms epoch')),
+  start: Opt(EpochMs('ms epoch')),
+  end: Opt(EpochMs('ms epoch')),
   cancelled: Type.Boolean(),
   phase: GridEventPhaseSchema,
   replay: Type.Boolean({ description: 'learned when its end had already passed (a collector replaying a feed\'s history): stored as history, never acted on' }),
   program: Opt(Type.String()),
   message: Opt(Type.String()),
-  learnedAt: Ms('when its current content was first learned'),
+  learnedAt: EpochMs('when its current content was first learned'),
   observedAt: Type.Integer(),
   expiresAt: Type.Integer(),
 });

@@ -11,6 +11,7 @@
  *   freeze were applied; nothing is written.
  * Bad input → 400 GSLB_ERR_VALIDATION naming the field; a store that does not answer → 503.
  */
+import { Duration, Instant, Watts } from '../../model/domains.js';
 import { Type } from '@sinclair/typebox';
 import { apiError } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
@@ -24,7 +25,6 @@ export interface OperatorRoutesOptions extends Record<string, unknown> {
   operator: Pick<OperatorService, 'drain' | 'undrain' | 'force' | 'unforce' | 'freeze' | 'distrust' | 'status' | 'preview' | 'enterEvent'>;
 }
 
-const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 8.64e15, description });
 const Reason = Type.String({ minLength: 1, maxLength: 500, description: 'why, in words (audited, shown in explain and status)' });
 const RegionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 63, description: 'region id' }) });
 
@@ -67,10 +67,10 @@ const PreviewBody = Type.Object(
           region: Type.String({ minLength: 1, maxLength: 63 }),
           action: Type.Unsafe<'drain' | 'undrain' | 'force-up' | 'force-down' | 'weight'>({ type: 'string', enum: ['drain', 'undrain', 'force-up', 'force-down', 'weight'] }),
           value: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-          ramp: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400_000 })),
-          by: Type.Optional(Ms('drain deadline')),
-          start: Type.Optional(Ms('default now')),
-          end: Type.Optional(Ms('when it would end')),
+          ramp: Type.Optional(Duration('ms')),
+          by: Type.Optional(Instant('drain deadline')),
+          start: Type.Optional(Instant('default now')),
+          end: Type.Optional(Instant('when it would end')),
           reason: Type.Optional(Type.String({ maxLength: 500 })),
         },
         { additionalProperties: false },
@@ -81,11 +81,11 @@ const PreviewBody = Type.Object(
         {
           region: Type.String({ minLength: 1, maxLength: 63 }),
           type: Type.String({ minLength: 1, maxLength: 40, description: 'grid.event type: simple, import-capacity-limit, dispatch-setpoint, grid-emergency, load-shed, cap, drain' }),
-          start: Ms('event start'),
-          end: Ms('event end'),
-          level: Type.Optional(Type.Number()),
+          start: Instant('event start'),
+          end: Instant('event end'),
+          level: Type.Optional(Type.Integer({ minimum: 0, maximum: 3 })),
           cap: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-          limitW: Type.Optional(Type.Number({ minimum: 0 })),
+          limitW: Type.Optional(Watts('the limit, W')),
         },
         { additionalProperties: false },
       ),
@@ -123,8 +123,8 @@ export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts
           {
             reason: Reason,
             cap: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'the share to keep (0 = full drain)' })),
-            ramp: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400_000, description: 'ramp length, ms (default: at once; with by, policy.drain.rampMs)' })),
-            by: Type.Optional(Ms('deadline: drained (caches turned over, sessions given policy.drain.sessionAllowanceMs) by then')),
+            ramp: Type.Optional(Duration('ramp length, ms (default: at once; with by, policy.drain.rampMs)')),
+            by: Type.Optional(Instant('deadline: drained (caches turned over, sessions given policy.drain.sessionAllowanceMs) by then')),
           },
           { additionalProperties: false },
         ),
@@ -168,7 +168,7 @@ export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts
         body: Type.Object(
           {
             state: Type.Unsafe<'up' | 'down'>({ type: 'string', enum: ['up', 'down'], description: 'up overrides failing health checks; down takes the region out' }),
-            until: Type.Optional(Ms('when the force ends (required for up)')),
+            until: Type.Optional(Instant('when the force ends (required for up)')),
             reason: Reason,
           },
           { additionalProperties: false },
@@ -214,7 +214,7 @@ export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts
           {
             frozen: Type.Boolean({ description: 'true: hold gridPolicy where it stands now; false: let it act again' }),
             reason: Reason,
-            until: Type.Optional(Ms('when the freeze ends by itself')),
+            until: Type.Optional(Instant('when the freeze ends by itself')),
           },
           { additionalProperties: false },
         ),
@@ -241,7 +241,7 @@ export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts
             source: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._:/@-]+$', description: 'the source prefix, as signals name it (e.g. openadr3/vtn.utility.example)' }),
             distrusted: Type.Boolean({ description: "true: the source's claims of physical loss are no longer trusted (the safety limits and the freeze apply to them); false: trusted again" }),
             reason: Reason,
-            until: Type.Optional(Ms('when the distrust ends by itself')),
+            until: Type.Optional(Instant('when the distrust ends by itself')),
           },
           { additionalProperties: false },
         ),
@@ -269,11 +269,11 @@ export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts
             region: Type.String({ minLength: 1, maxLength: 63 }),
             id: Type.String({ minLength: 1, maxLength: 200, description: 'the event id (e.g. the notice number); the same id modifies the event' }),
             type: Type.String({ minLength: 1, maxLength: 40, description: 'simple, import-capacity-limit, dispatch-setpoint, grid-emergency, load-shed, cap, drain' }),
-            start: Ms('event start'),
-            end: Ms('event end'),
+            start: Instant('event start'),
+            end: Instant('event end'),
             level: Type.Optional(Type.Integer({ minimum: 0, maximum: 3 })),
             cap: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-            limitW: Type.Optional(Type.Number({ minimum: 0 })),
+            limitW: Type.Optional(Watts('the limit, W')),
             program: Type.Optional(Type.String({ maxLength: 200, description: 'where it comes from, e.g. "ERCOT phone call 14:02"' })),
             cancelled: Type.Optional(Type.Boolean()),
           },

@@ -15,6 +15,7 @@
  *   node plans from the store as it is now. 404 naming `body` when no loss is held.
  * A store that does not answer gives 503 GSLB_ERR_STORE_UNAVAILABLE: nothing was changed.
  */
+import { Duration, Instant } from '../../model/domains.js';
 import { Type } from '@sinclair/typebox';
 import { apiError } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
@@ -68,7 +69,6 @@ export interface StateRoutesOptions extends Record<string, unknown> {
   state: StateApi;
 }
 
-const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 8.64e15, description });
 
 const OverrideBodySchema = Type.Object(
   {
@@ -79,11 +79,11 @@ const OverrideBodySchema = Type.Object(
       description: 'drain (to value, default 0), undrain, force-up (needs end), force-down, weight (needs value)',
     }),
     value: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'drain: the share to keep (0 = full drain); weight: the admission weight' })),
-    ramp: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400_000, description: 'spread the change over this many ms (0 = at once)' })),
-    by: Type.Optional(Ms('drain: the deadline by which the region must be drained (caches turned over, sessions given their allowance); the ramp is placed before it')),
+    ramp: Type.Optional(Duration('spread the change over this many ms (0 = at once)')),
+    by: Type.Optional(Instant('drain: the deadline by which the region must be drained (caches turned over, sessions given their allowance); the ramp is placed before it')),
     reason: Type.String({ minLength: 1, maxLength: 500, description: 'why, in words (audited, shown in explain)' }),
-    start: Type.Optional(Ms('when it takes effect (default now)')),
-    end: Type.Optional(Ms('when it ends (required for force-up)')),
+    start: Type.Optional(Instant('when it takes effect (default now)')),
+    end: Type.Optional(Instant('when it ends (required for force-up)')),
   },
   { additionalProperties: false },
 );

@@ -2,13 +2,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { foldApplied } from './folds.js';
 import { num, pct, type Parts } from './format.js';
-import { Share, NonNeg, strict } from './schema.js';
+import { Share, Count, strict } from './schema.js';
 import type { KindDef } from './kind.js';
+import { DAY_MS } from '../domains.js';
 
 export const CapacityValue = Type.Object(
   {
     fraction: Type.Optional(Share('usable share of the region\'s configured capacity')),
-    units: Type.Optional(NonNeg('usable capacity in the fleet\'s unit (e.g. GPUs)')),
+    units: Type.Optional(Count('usable capacity in the fleet\'s unit (e.g. GPUs)')),
   },
   { ...strict, minProperties: 1, description: 'usable capacity: a fraction, units, or both' },
 );
@@ -20,6 +21,8 @@ export const capacity = {
   value: CapacityValue,
   fold: foldApplied,
   stale: { keepMs: 600_000, then: 'degraded', what: 'capacity reading' },
+  /** The longest expiresAt − observedAt a fact may claim: a capacity reading, at most a week. */
+  maxValidityMs: 7 * DAY_MS,
   summary(v: Record<string, unknown>): string[] {
     const parts: Parts = [];
     const n = num(v, parts);

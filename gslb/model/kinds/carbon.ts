@@ -2,12 +2,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { foldLatest } from './folds.js';
 import { num, round, type Parts } from './format.js';
-import { NonNeg, strict } from './schema.js';
+import { Bounded, strict } from './schema.js';
 import type { KindDef } from './kind.js';
+import { DAY_MS } from '../domains.js';
 
 export const CarbonValue = Type.Object(
   {
-    gPerKWh: Type.Optional(NonNeg('grid carbon intensity')),
+    gPerKWh: Type.Optional(Bounded('grid carbon intensity, g/kWh (at most 10,000)', 10_000)),
     percentile: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'where now ranks in the recent range' })),
   },
   { ...strict, minProperties: 1, description: 'grid carbon intensity' },
@@ -20,6 +21,8 @@ export const carbon = {
   value: CarbonValue,
   fold: foldLatest,
   stale: { keepMs: 3_600_000, then: 'ignore', what: 'carbon reading' },
+  /** The longest expiresAt − observedAt a fact may claim: a carbon reading or forecast, at most a week. */
+  maxValidityMs: 7 * DAY_MS,
   summary(v: Record<string, unknown>): string[] {
     const parts: Parts = [];
     const n = num(v, parts);

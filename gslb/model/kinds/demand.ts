@@ -1,14 +1,15 @@
 /** The `demand` signal kind (gslb/model/kinds/kind.ts). */
 import { Type, type Static } from '@sinclair/typebox';
 import { foldLatest } from './folds.js';
-import { NonNeg, Ms, strict } from './schema.js';
+import { Count, Instant, strict } from './schema.js';
 import type { KindDef } from './kind.js';
+import { DAY_MS } from '../domains.js';
 
 export const DemandValue = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 254, description: 'the steered name' }),
-    bucket: Ms('start of the 10-second bucket (a multiple of 10000)'),
-    queries: NonNeg('queries from clients of this home for the name in the bucket'),
+    bucket: Instant('start of the 10-second bucket (a multiple of 10000)'),
+    queries: Count('queries from clients of this home for the name in the bucket'),
   },
   { ...strict, description: 'measured demand; region = the clients\' home' },
 );
@@ -20,6 +21,8 @@ export const demand = {
   value: DemandValue,
   fold: foldLatest,
   stale: { keepMs: 0, then: 'ignore', what: 'demand bucket' },
+  /** The longest expiresAt − observedAt a fact may claim: a demand bucket, at most a day. */
+  maxValidityMs: DAY_MS,
   /** Nothing to say in words: demand is read by the planner as numbers. */
   summary: (): string[] => [],
 } as const satisfies KindDef<'demand'>;

@@ -2,8 +2,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { foldGrid } from './folds.js';
 import type { Parts } from './format.js';
-import { Ms, strict } from './schema.js';
+import { Instant, strict } from './schema.js';
 import type { KindDef } from './kind.js';
+import { DAY_MS } from '../domains.js';
 
 export const GRID_ALERT_TYPES = ['normal', 'watch', 'conservation', 'flex-alert', 'eea', 'grid-alert', 'load-shed', 'emergency'] as const;
 export type GridAlertType = (typeof GRID_ALERT_TYPES)[number];
@@ -18,9 +19,9 @@ export const GridAlertValue = Type.Object(
     ),
     zone: Type.Optional(Type.String({ maxLength: 100, description: 'the ISO zone or balancing authority' })),
     message: Type.Optional(Type.String({ maxLength: 2000, description: 'the notice text' })),
-    issued: Type.Optional(Ms('when the operator issued it')),
-    start: Type.Optional(Ms('when it takes effect, if announced ahead')),
-    end: Type.Optional(Ms('when it is expected to end')),
+    issued: Type.Optional(Instant('when the operator issued it')),
+    start: Type.Optional(Instant('when it takes effect, if announced ahead')),
+    end: Type.Optional(Instant('when it is expected to end')),
     program: Type.Optional(Type.String({ maxLength: 200, description: 'who declared it' })),
   },
   { ...strict, description: "a grid operator's alert for the region's zone" },
@@ -33,6 +34,8 @@ export const gridAlert = {
   value: GridAlertValue,
   fold: foldGrid,
   stale: { keepMs: 3_600_000, then: 'ignore', what: 'grid alert level' },
+  /** The longest expiresAt − observedAt a fact may claim: an alert, at most a month. */
+  maxValidityMs: 31 * DAY_MS,
   summary(v: Record<string, unknown>): string[] {
     const parts: Parts = [];
     const a = v as unknown as Partial<GridAlert>;

@@ -2,8 +2,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { foldGrid } from './folds.js';
 import { watts, type Parts } from './format.js';
-import { Share, NonNeg, Ms, strict } from './schema.js';
+import { Share, Watts, Instant, strict } from './schema.js';
 import type { KindDef } from './kind.js';
+import { DAY_MS } from '../domains.js';
 
 /** What a grid event says, as its source says it; what it means for traffic is gridPolicy's. */
 export const GRID_EVENT_TYPES = ['simple', 'import-capacity-limit', 'dispatch-setpoint', 'grid-emergency', 'load-shed', 'power-off', 'cap', 'drain'] as const;
@@ -12,14 +13,14 @@ export type GridEventType = (typeof GRID_EVENT_TYPES)[number];
 export const GridEventValue = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 200, description: 'the event id at its source' }),
-    start: Ms('when the event starts'),
-    end: Ms('when it ends'),
+    start: Instant('when the event starts'),
+    end: Instant('when it ends'),
     type: Type.Union(GRID_EVENT_TYPES.map((t) => Type.Literal(t)), {
       description:
         'simple (OpenADR SIMPLE, with level), import-capacity-limit and dispatch-setpoint (with limitW), grid-emergency (OpenADR ALERT_GRID_EMERGENCY), load-shed (a utility order), power-off (the site\'s supply will be cut: a utility or site controller\'s notice), cap (with cap) or drain (direct instructions, e.g. from a site controller)',
     }),
     level: Type.Optional(Type.Integer({ minimum: 0, maximum: 3, description: 'for simple: the OpenADR SIMPLE level 0–3' })),
-    limitW: Type.Optional(NonNeg('for import-capacity-limit and dispatch-setpoint: the limit or setpoint, W')),
+    limitW: Type.Optional(Watts('for import-capacity-limit and dispatch-setpoint: the limit or setpoint, W')),
     cap: Type.Optional(Share('for cap: the share of capacity the region may use during the event')),
     priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'the source\'s priority (OpenADR: lower number wins)' })),
     cancelled: Type.Optional(Type.Boolean({ description: 'the source cancelled the event' })),
@@ -35,6 +36,8 @@ export const gridEvent = {
   value: GridEventValue,
   fold: foldGrid,
   stale: { keepMs: 0, then: 'ignore', what: 'grid event record (the event itself runs from its start to its end)' },
+  /** The longest expiresAt − observedAt a fact may claim: an event announced up to a year ahead, with its own length. */
+  maxValidityMs: 400 * DAY_MS,
   summary(v: Record<string, unknown>): string[] {
     const parts: Parts = [];
     const e = v as unknown as Partial<GridEvent>;

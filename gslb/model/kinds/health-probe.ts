@@ -2,13 +2,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { foldHealth } from './folds.js';
 import { num, round, type Parts } from './format.js';
-import { NonNeg, strict } from './schema.js';
+import { Bounded, strict } from './schema.js';
 import type { KindDef } from './kind.js';
+import { DAY_MS } from '../domains.js';
 
 export const HealthProbeValue = Type.Object(
   {
     up: Type.Boolean({ description: 'the probe succeeded' }),
-    latencyMs: Type.Optional(NonNeg('round-trip time of the probe')),
+    latencyMs: Type.Optional(Bounded('round-trip time of the probe, ms (at most a day)', 86_400_000)),
     detail: Type.Optional(Type.String({ maxLength: 500, description: 'what failed, in words' })),
   },
   { ...strict, description: 'one probe result; source = the vantage node (health/<node>), key = the endpoint probed' },
@@ -21,6 +22,8 @@ export const healthProbe = {
   value: HealthProbeValue,
   fold: foldHealth,
   stale: { keepMs: 300_000, then: 'ignore', what: 'health probe' },
+  /** The longest expiresAt − observedAt a fact may claim: a probe result is fresh for a few intervals. */
+  maxValidityMs: DAY_MS,
   summary(v: Record<string, unknown>): string[] {
     const parts: Parts = [];
     const n = num(v, parts);

@@ -34,6 +34,11 @@ export interface KindDef<N extends string = string> {
   fold(prev: SignalRecord | undefined, s: Signal, rules: ReduceRules, id: string): SignalRecord;
   /** The default stale policy (policy.stale.<kind>), and what the config reference calls one fact. */
   stale: { keepMs: number; then: StaleThen; what: string };
+  /**
+   * The longest a fact of this kind may claim to be valid (expiresAt − observedAt), ms: a
+   * fact that says it holds for 170 years is refused (issue 27, gslb/model/domains.ts).
+   */
+  maxValidityMs: number;
   /** The value in words for people (the fleet view, the dashboard): short parts, joined by the caller. */
   summary(v: Record<string, unknown>): string[];
 }

@@ -2,13 +2,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { foldLatest } from './folds.js';
 import { num, pct, type Parts } from './format.js';
-import { Share, NonNeg, strict } from './schema.js';
+import { Share, Count, strict } from './schema.js';
 import type { KindDef } from './kind.js';
+import { DAY_MS } from '../domains.js';
 
 export const LoadMetricsValue = Type.Object(
   {
-    queueDepth: Type.Optional(NonNeg('requests waiting for a slot')),
-    runningRequests: Type.Optional(NonNeg('requests being served')),
+    queueDepth: Type.Optional(Count('requests waiting for a slot')),
+    runningRequests: Type.Optional(Count('requests being served')),
     kvCacheUse: Type.Optional(Share('KV-cache utilisation')),
     gpuMemoryUse: Type.Optional(Share('GPU memory utilisation')),
     throttledShare: Type.Optional(Share('share of GPUs thermally or power throttled')),
@@ -23,6 +24,8 @@ export const loadMetrics = {
   value: LoadMetricsValue,
   fold: foldLatest,
   stale: { keepMs: 120_000, then: 'ignore', what: 'load reading' },
+  /** The longest expiresAt − observedAt a fact may claim: a load reading is fresh for a few scrapes. */
+  maxValidityMs: DAY_MS,
   summary(v: Record<string, unknown>): string[] {
     const parts: Parts = [];
     const n = num(v, parts);

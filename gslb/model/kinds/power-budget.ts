@@ -2,16 +2,17 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { foldApplied } from './folds.js';
 import { num, round, watts, type Parts } from './format.js';
-import { NonNeg, strict } from './schema.js';
+import { Watts, WattHours, strict } from './schema.js';
 import type { KindDef } from './kind.js';
+import { DAY_MS } from '../domains.js';
 
 export const PowerBudgetValue = Type.Object(
   {
-    importLimitW: Type.Optional(NonNeg('grid import limit now, W')),
-    generationW: Type.Optional(NonNeg('on-site generation now, W')),
-    storageWh: Type.Optional(NonNeg('energy left in on-site storage, Wh')),
-    storageMaxW: Type.Optional(NonNeg('the storage\'s maximum discharge power, W')),
-    drawW: Type.Optional(NonNeg('the site\'s draw now, W')),
+    importLimitW: Type.Optional(Watts('grid import limit now, W')),
+    generationW: Type.Optional(Watts('on-site generation now, W')),
+    storageWh: Type.Optional(WattHours('energy left in on-site storage, Wh')),
+    storageMaxW: Type.Optional(Watts('the storage\'s maximum discharge power, W')),
+    drawW: Type.Optional(Watts('the site\'s draw now, W')),
   },
   { ...strict, minProperties: 1, description: 'the power a site can use; key = the meter or site' },
 );
@@ -23,6 +24,8 @@ export const powerBudget = {
   value: PowerBudgetValue,
   fold: foldApplied,
   stale: { keepMs: 600_000, then: 'degraded', what: 'power budget' },
+  /** The longest expiresAt − observedAt a fact may claim: a power budget, at most a week. */
+  maxValidityMs: 7 * DAY_MS,
   summary(v: Record<string, unknown>): string[] {
     const parts: Parts = [];
     const n = num(v, parts);
