@@ -9,11 +9,14 @@
  * snapshot as soon as the store answers again. Writes through an unreachable store reject
  * with StoreError `unavailable` (the API answers 503); nothing is dropped silently.
  */
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { FLEET, type Override, type OverrideAction, type Plan, type Signal } from '../model/types.js';
-import { gridSharesAt, operatorShareAt, plan, type PlannerSettings } from '../policy/planner/index.js';
+import { gridSharesAt, operatorShareAt, plan, type PlanInput, type PlannerSettings } from '../policy/planner/index.js';
 import { SignalError, validateSignal, type ValidateOptions } from '../state/signals.js';
-import type { SignalRecord, AuditEntry, StoreSnapshot } from '../model/snapshot.js';
+import type { SignalRecord, AuditEntry, QuarantineEntry, StoreSnapshot } from '../model/snapshot.js';
+import { fingerprintOf, quarantineOf } from '../policy/quarantine.js';
+import { errorWords, findPoison } from './quarantine.js';
 import { StoreError, type StateStore, type StoreLoss, type StoreStatus } from '../state/store.js';
 import { HORIZON_MS } from '../policy/rules/windows.js';
 
@@ -58,6 +61,20 @@ export interface StateServiceOptions {
   onPlan(plan: Plan): void;
   /** ms epoch (tests pass their own). */
   clock?: () => number;
+  /** This node's name in quarantine entries and their audit (default: the host name). */
+  nodeId?: string;
+  /** The planner (tests pass one that fails on purpose; default the real one). */
+  planner?: (input: PlanInput) => Plan;
+}
+
+/** What the quarantine looks like from this node (status, /readyz, metrics, the CLI). */
+export interface QuarantineView {
+  /** Entries that hold a record out of planning now. */
+  held: QuarantineEntry[];
+  /** Entries whose record is gone or was written again since (released by the next successful plan). */
+  idle: number;
+  /** The last plan attempt threw and no record could be blamed (the last good plan stays in force): the error. */
+  planError: string | null;
 }
 
 export class StateService {
@@ -80,11 +97,21 @@ export class StateService {
   private settings: PlannerSettings;
   /** The horizon epoch of the plan in force (recurring windows are expanded over it). */
   private plannedEpoch = NaN;
+  private readonly planner: (input: PlanInput) => Plan;
+  private readonly nodeId: string;
+  /** The quarantine as of the last snapshot read. */
+  private quarantineView: QuarantineView = { held: [], idle: 0, planError: null };
+  /** A quarantine search or write is under way (one at a time). */
+  private quarantining = false;
+  /** The store revision last searched (a revision is searched once; the next write searches again). */
+  private searchedRevision = -1;
 
   constructor(private readonly o: StateServiceOptions) {
     this.clock = o.clock ?? Date.now;
     this.configHash = o.configHash;
     this.settings = o.settings;
+    this.planner = o.planner ?? plan;
+    this.nodeId = o.nodeId ?? hostname();
   }
 
   get store(): StateStore {
@@ -105,7 +132,9 @@ export class StateService {
       await this.o.store.start();
       await this.opened();
     } catch (e) {
-      // A store whose own data is unreadable needs an operator: starting anyway would hide it.
+      // A store this build must not touch (a newer store format, another program's prefix, a
+      // bad URL) needs an operator: starting anyway would hide it. Stored data never stops a
+      // start: records that cannot be read or planned are quarantined (ADR 0020).
       if (e instanceof StoreError && e.code === 'invalid') throw e;
       this.lastError = (e as Error).message;
       this.o.log.error({ module: 'state', err: this.lastError }, 'state: cannot open the store; answering from the configuration until it can be');
@@ -151,19 +180,31 @@ export class StateService {
     if (this.watch) return;
     let ticks = 0;
     this.watch = setInterval(() => {
+      // Nothing in a tick may stop the node: a failure is logged and the next tick runs.
+      try {
+        this.tick(++ticks);
+      } catch (e) {
+        this.o.log.error({ module: 'state', err: errorWords(e) }, 'state: the store watch failed; the plan in force stays');
+      }
+    }, 1000);
+    this.watch.unref?.();
+  }
+
+  private tick(ticks: number): void {
+    {
       const stale = this.o.store.status().stale || this.lastError !== null;
       // Measured demand lands in the store every 10 s without a revision: plan again with it.
-      if (++ticks % 10 === 0 && !stale) {
+      if (ticks % 10 === 0 && !stale) {
         this.snapshotRev = -1;
         this.schedule();
       }
       if (stale && !this.frozen && this.lastSnapshot) {
         this.frozen = true;
         this.o.log.warn({ module: 'state' }, 'state: the store is unreachable: answering from the last plan with signal expiry frozen');
-        this.adopt(plan({ configHash: this.configHash, snapshot: this.lastSnapshot, settings: this.settings, frozen: true, horizonEpoch: this.epoch() }), this.lastSnapshot.revision);
+        this.planAndAdopt(this.lastSnapshot, true);
       } else if (this.started && !Number.isNaN(this.plannedEpoch) && this.epoch() !== this.plannedEpoch) {
         // The horizon epoch advanced: recurring windows are expanded over the next one.
-        if (this.frozen && this.lastSnapshot) this.adopt(plan({ configHash: this.configHash, snapshot: this.lastSnapshot, settings: this.settings, frozen: true, horizonEpoch: this.epoch() }), this.lastSnapshot.revision);
+        if (this.frozen && this.lastSnapshot) this.planAndAdopt(this.lastSnapshot, true);
         else {
           this.snapshotRev = -1;
           this.schedule(0);
@@ -172,8 +213,105 @@ export class StateService {
         this.snapshotRev = -1;
         this.schedule(0);
       }
-    }, 1000);
-    this.watch.unref?.();
+    }
+  }
+
+  /**
+   * Plans `snap` and adopts the plan. Planning never stops the node (ADR 0020): when it throws,
+   * the plan in force stays, the failure is logged, and the records that make it throw are
+   * searched for and quarantined in the store (every node then plans without them). Returns
+   * whether a plan was adopted.
+   */
+  private planAndAdopt(snap: StoreSnapshot, frozen: boolean): boolean {
+    const q = quarantineOf(snap);
+    let p: Plan;
+    try {
+      p = this.planner({ configHash: this.configHash, snapshot: snap, settings: this.settings, ...(frozen ? { frozen: true } : {}), horizonEpoch: this.epoch() });
+    } catch (e) {
+      const why = errorWords(e);
+      if (this.quarantineView.planError !== why) this.o.log.error({ module: 'state', revision: snap.revision, err: why }, 'state: planning failed; the plan in force stays while the records that cause it are found');
+      this.quarantineView = { held: q.held, idle: q.idle.length, planError: why };
+      this.searchAndQuarantine(snap, frozen);
+      return false;
+    }
+    this.quarantineView = { held: q.held, idle: q.idle.length, planError: null };
+    this.adopt(p, snap.revision);
+    this.tidyQuarantine(snap);
+    return true;
+  }
+
+  /** Finds the records that make planning `snap` throw and stores them as quarantined (one search at a time). */
+  private searchAndQuarantine(snap: StoreSnapshot, frozen: boolean): void {
+    if (this.quarantining || this.closed || snap.revision === this.searchedRevision) return;
+    this.searchedRevision = snap.revision;
+    this.quarantining = true;
+    const planWith = (s: StoreSnapshot) => this.planner({ configHash: this.configHash, snapshot: s, settings: this.settings, ...(frozen ? { frozen: true } : {}), horizonEpoch: this.epoch() });
+    let result: ReturnType<typeof findPoison>;
+    try {
+      result = findPoison(snap, planWith);
+    } catch (e) {
+      this.quarantining = false;
+      this.o.log.error({ module: 'state', err: errorWords(e) }, 'state: the quarantine search failed; the plan in force stays');
+      return;
+    }
+    if (result.found.length === 0) {
+      this.quarantining = false;
+      this.o.log.error(
+        { module: 'state', plans: result.plans, err: result.baseError },
+        result.baseError ? 'state: planning fails even without any stored record (the configuration or a defect): the plan in force stays; GET /readyz says so' : 'state: no stored record was found to cause the planning failure; the plan in force stays',
+      );
+      return;
+    }
+    const at = this.clock();
+    const entries: QuarantineEntry[] = result.found.map((f) => ({ target: f.target, fingerprint: f.fingerprint, why: `planning with it failed: ${f.why}`, at, by: this.nodeId }));
+    this.o.log.error({ module: 'state', plans: result.plans, quarantined: entries.map((e) => ({ target: e.target, why: e.why })) }, 'state: records that make planning fail are quarantined: every node plans without them');
+    this.writeQuarantine(entries);
+  }
+
+  /** Stores quarantine entries; a failure is logged and the next failing plan tries again. */
+  private writeQuarantine(entries: QuarantineEntry[]): void {
+    this.quarantining = true;
+    this.o.store
+      .quarantine(entries)
+      .then((r) => {
+        if (r.added === 0) this.schedule(0);
+      })
+      .catch((e: unknown) => this.o.log.error({ module: 'state', err: errorWords(e) }, 'state: cannot store the quarantine; the plan in force stays and the next plan tries again'))
+      .finally(() => {
+        this.quarantining = false;
+      });
+  }
+
+  /**
+   * After a plan: records the store could not read are quarantined (so that every node and
+   * the operator see them), and entries that hold nothing any more are released.
+   */
+  private tidyQuarantine(snap: StoreSnapshot): void {
+    if (this.quarantining || this.closed || this.frozen) return;
+    const q = quarantineOf(snap);
+    const at = this.clock();
+    const unread = (snap.unreadable ?? []).filter((u) => !q.targets.has(u.target)).map((u): QuarantineEntry => ({ target: u.target, fingerprint: fingerprintOf(u.raw), why: `could not be read: ${u.why}`, at, by: this.nodeId }));
+    if (unread.length > 0) {
+      this.o.log.error({ module: 'state', quarantined: unread.map((e) => ({ target: e.target, why: e.why })) }, 'state: stored records this build cannot read are quarantined');
+      this.writeQuarantine(unread);
+      return;
+    }
+    if (q.idle.length === 0) return;
+    this.quarantining = true;
+    void (async () => {
+      for (const e of q.idle) {
+        await this.o.store.releaseQuarantine(e.target, this.nodeId, 'the record is gone or was written again since: it is planned as it is now', at).catch((err: unknown) => {
+          if (!(err instanceof StoreError && err.code === 'not_found')) this.o.log.warn({ module: 'state', target: e.target, err: errorWords(err) }, 'state: cannot release an idle quarantine entry');
+        });
+      }
+    })().finally(() => {
+      this.quarantining = false;
+    });
+  }
+
+  /** The quarantine as this node last read it. */
+  quarantine(): QuarantineView {
+    return this.quarantineView;
   }
 
   /** The horizon epoch now: E = floor(now / HORIZON_MS), the plan input recurring windows are expanded over (rules/windows.ts). */
@@ -211,7 +349,8 @@ export class StateService {
     if (this.closed || this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      void this.replan();
+      // A replan never rejects on purpose; if it ever does, it is logged, never left to stop the process.
+      this.replan().catch((e: unknown) => this.o.log.error({ module: 'state', err: errorWords(e) }, 'state: a replan failed; the plan in force stays'));
     }, delay);
   }
 
@@ -228,25 +367,32 @@ export class StateService {
         if (this.lastSnapshot && !this.frozen) {
           this.frozen = true;
           this.o.log.error({ module: 'state', loss: this.o.store.status().loss }, 'state: the store lost data: answering from the last plan until an operator confirms');
-          this.adopt(plan({ configHash: this.configHash, snapshot: this.lastSnapshot, settings: this.settings, frozen: true, horizonEpoch: this.epoch() }), this.lastSnapshot.revision);
+          this.planAndAdopt(this.lastSnapshot, true);
         }
         return;
       }
       let snap: StoreSnapshot;
+      // Revisions told of from here on are newer than this read only if above its revision:
+      // the high-water mark starts again (a store that lost data, confirmed, counts anew).
+      const seenBefore = this.seenRevision;
+      this.seenRevision = -1;
       try {
         snap = await this.o.store.snapshot();
       } catch (e) {
+        this.seenRevision = Math.max(this.seenRevision, seenBefore);
         const msg = (e as Error).message;
         if (this.lastError !== msg) this.o.log.warn({ module: 'state', err: msg }, 'state: cannot read the store; the last plan stays in force');
         this.lastError = msg;
         return;
       }
+      this.seenRevision = Math.max(this.seenRevision, snap.revision);
       this.lastError = null;
-      if (snap.revision === this.snapshotRev && this.current && !this.frozen) return;
-      this.lastSnapshot = snap;
+      if (snap.revision === this.snapshotRev && this.current && !this.frozen && this.quarantineView.planError === null) return;
+      const wasFrozen = this.frozen;
       if (this.frozen) this.o.log.info({ module: 'state', revision: snap.revision }, 'state: the store answers again: planning from a full snapshot');
       this.frozen = false;
-      this.adopt(plan({ configHash: this.configHash, snapshot: snap, settings: this.settings, horizonEpoch: this.epoch() }), snap.revision);
+      if (this.planAndAdopt(snap, false)) this.lastSnapshot = snap;
+      else this.frozen = wasFrozen;
     })();
     try {
       await this.planning;
@@ -264,7 +410,7 @@ export class StateService {
    * when the store was read once and now is not (the node answers from its last plan, DESIGN.md
    * "fail static"); `ready` when it is read and this node's clock agrees with it.
    */
-  status(): StoreStatus & { planRevision: number; seenRevision: number; lastError: string | null; ready: boolean; failingStatic: boolean; skewBad: boolean; why: string } {
+  status(): StoreStatus & { planRevision: number; seenRevision: number; lastError: string | null; ready: boolean; failingStatic: boolean; skewBad: boolean; why: string; quarantine: QuarantineView } {
     const st = this.o.store.status();
     const stale = st.stale || this.lastError !== null || !this.started;
     const skewBad = Math.abs(st.clockSkewMs) > MAX_CLOCK_SKEW_MS;
@@ -273,7 +419,10 @@ export class StateService {
     else if (st.loss) why = st.detail;
     else if (this.lastError) why = `stale: ${this.lastError}; answering from plan ${this.current?.version ?? '(configuration)'}`;
     else if (skewBad) why = `this node's clock differs from the store's by ${st.clockSkewMs} ms (at most ${MAX_CLOCK_SKEW_MS} ms): fix NTP`;
-    return { ...st, stale, planRevision: this.snapshotRev, seenRevision: this.seenRevision, lastError: this.lastError, ready: !stale && !skewBad, failingStatic: this.started && stale, skewBad, why };
+    const q = this.quarantineView;
+    if (q.planError) why = `${why}; planning fails (${q.planError}): answering from plan ${this.current?.version ?? '(configuration)'} while the records that cause it are found and quarantined`;
+    if (q.held.length > 0) why = `${why}; ${q.held.length} record${q.held.length === 1 ? '' : 's'} quarantined, planned without (${q.held.slice(0, 3).map((e) => e.target).join(', ')}${q.held.length > 3 ? ', …' : ''}; gridsteer quarantine lists them)`;
+    return { ...st, stale, planRevision: this.snapshotRev, seenRevision: this.seenRevision, lastError: this.lastError, ready: !stale && !skewBad, failingStatic: this.started && stale, skewBad, why, quarantine: q };
   }
 
   /**
@@ -505,6 +654,24 @@ export class StateService {
     this.snapshotRev = -1;
     this.schedule(0);
     return r;
+  }
+
+  /** Releases a quarantined record (it is planned again) or drops it (deleted); audited in the store. */
+  async endQuarantine(how: 'release' | 'drop', target: string, actor: string, reason: string): Promise<{ entry: QuarantineEntry; revision: number }> {
+    if (reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
+    try {
+      const r = how === 'release' ? await this.o.store.releaseQuarantine(target, actor, reason, this.clock()) : await this.o.store.dropQuarantined(target, actor, reason, this.clock());
+      this.o.log.warn({ module: 'state', actor, target, reason }, how === 'release' ? 'state: quarantined record released: it is planned again' : 'state: quarantined record dropped from the store');
+      // A released record that still fails is searched for again.
+      this.searchedRevision = -1;
+      return r;
+    } catch (e) {
+      if (e instanceof StoreError && e.code === 'not_found') {
+        const held = this.quarantineView.held.map((x) => x.target);
+        throw new OverrideError('body.target', `nothing is quarantined as ${JSON.stringify(target)}${held.length > 0 ? ` (quarantined: ${held.join(', ')})` : ' (nothing is quarantined)'}`);
+      }
+      throw e;
+    }
   }
 
   async audit(limit: number): Promise<AuditEntry[]> {

@@ -68,6 +68,38 @@ export interface StoreSnapshot {
   overrides: Override[];
   /** Demand buckets: per (bucket start, home, name) the query count, all nodes summed. */
   demand: DemandBucket[];
+  /**
+   * Records held out of planning (ADR 0020), in a stable order (by target). The planner skips
+   * every record an entry names while the record still has the entry's fingerprint. Absent = none.
+   */
+  quarantine?: QuarantineEntry[];
+  /** Stored records this build could not read (not JSON, not a record's shape): never planned, reported so that they are quarantined. Absent = none. */
+  unreadable?: UnreadableRecord[];
+}
+
+/**
+ * A stored record held out of planning because planning with it threw, or because it could
+ * not be read (ADR 0020). A store record every node reads, so every node holds out the same.
+ */
+export interface QuarantineEntry {
+  /** What is held out: `signal:<signal id>`, `override:<override id>` or `demand:<bucket>|<home>|<name>`. */
+  target: string;
+  /** The record's content it was found with (policy/quarantine.ts fingerprintOf; `*` = whatever it holds): a record changed since is planned again. */
+  fingerprint: string;
+  /** Why, in words: the error planning with it threw, or why it could not be read. */
+  why: string;
+  /** ms epoch (the finding node's clock) when it was found. */
+  at: number;
+  /** The node that found it. */
+  by: string;
+}
+
+/** A stored record that could not be read: its target (as in QuarantineEntry) and its stored text. */
+export interface UnreadableRecord {
+  target: string;
+  /** The stored text (at most 4 KiB of it). */
+  raw: string;
+  why: string;
 }
 
 /** Queries counted by all nodes for clients of one home asking one name in one 10-second bucket. */

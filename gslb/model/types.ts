@@ -100,10 +100,10 @@ export const PlanAlertSchema = Type.Object({
   id: Type.String({ description: 'stable while the same condition holds: kind and the events it names' }),
   severity: Type.Union([Type.Literal('critical'), Type.Literal('warning')]),
   kind: Type.Union(
-    [Type.Literal('trusted-loss-over-limit'), Type.Literal('loss-waiting'), Type.Literal('held-by-safety'), Type.Literal('loss-during-freeze'), Type.Literal('loss-untrusted')],
+    [Type.Literal('trusted-loss-over-limit'), Type.Literal('loss-waiting'), Type.Literal('held-by-safety'), Type.Literal('loss-during-freeze'), Type.Literal('loss-untrusted'), Type.Literal('records-quarantined')],
     {
       description:
-        'trusted-loss-over-limit: a trusted physical loss is planned beyond the automation safety limits; loss-waiting: a loss beyond one source\'s bound waits for a second source or an operator\'s drain; held-by-safety: a cap or untrusted loss is held by the safety limits and waits for an operator; loss-during-freeze: a trusted loss acts although automation is frozen; loss-untrusted: a claim of physical loss not trusted (source not bound to the region, trusted to cap only, distrusted, stale or replayed)',
+        'trusted-loss-over-limit: a trusted physical loss is planned beyond the automation safety limits; loss-waiting: a loss beyond one source\'s bound waits for a second source or an operator\'s drain; held-by-safety: a cap or untrusted loss is held by the safety limits and waits for an operator; loss-during-freeze: a trusted loss acts although automation is frozen; loss-untrusted: a claim of physical loss not trusted (source not bound to the region, trusted to cap only, distrusted, stale or replayed); records-quarantined: stored records are held out of planning because planning with them failed or they could not be read (ADR 0020)',
     },
   ),
   regions: Type.Array(Type.String()),

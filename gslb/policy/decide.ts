@@ -9,6 +9,7 @@ import type { WhenAllDownPolicy } from '../model/policy.js';
 import { admissionDraw } from './admission.js';
 import type { Cell, SubnetKey } from '../model/cell.js';
 import { ecsScope } from '../geo/scope.js';
+import { isoOf } from '../model/domains.js';
 
 /** What decide needs to know about a steered name (compiled from config). */
 export interface DecideName {
@@ -214,7 +215,7 @@ export function decide(plan: Plan, cell: Cell, subnetKey: SubnetKey, name: Decid
     }
     if (step.down) {
       if (r !== preferred) passedDown = true;
-      if (explain) reasons.push(`${r}: down in its plan step from ${new Date(step.at).toISOString()}${step.reasons.length ? ` (${step.reasons.join('; ')})` : ''}`);
+      if (explain) reasons.push(`${r}: down in its plan step from ${isoOf(step.at)}${step.reasons.length ? ` (${step.reasons.join('; ')})` : ''}`);
       continue;
     }
     if (refusesIn(refusing, r, now, darkBy)) {

@@ -20,6 +20,7 @@
  * `restoreMs` in steps g apart.
  */
 import type { DrainSettings } from './settings.js';
+import { isoOf } from '../model/domains.js';
 
 export interface CurveInput {
   /** The obligation's start T and end E (Infinity = open-ended), ms epoch. */
@@ -186,7 +187,7 @@ function iso(t: number): string {
   let v = isoCache.get(t);
   if (v === undefined) {
     if (isoCache.size > 4096) isoCache.clear();
-    isoCache.set(t, (v = new Date(t).toISOString()));
+    isoCache.set(t, (v = isoOf(t)));
   }
   return v;
 }

@@ -21,6 +21,7 @@
  * | `gs:{gridsteer}:auditseq`    | string | the last audit seq (a new store starts it at its epoch)  |
  * | `gs:{gridsteer}:demand`      | hash   | `<bucket>\|<home>\|<name>` → queries (all nodes summed)  |
  * | `gs:{gridsteer}:demandidx`   | zset   | the same fields scored by bucket (ms), for pruning       |
+ * | `gs:{gridsteer}:quarantine`  | hash   | target → JSON QuarantineEntry (ADR 0020; format 1 adds it: older builds never read it) |
  * | `gs:{gridsteer}:lease:<n>`   | hash   | holder, token, until (ms epoch, Redis TIME)              |
  * | `gs:{gridsteer}:leasetok`    | string | the last fencing token issued (all leases share it)      |
  * | `gs:{gridsteer}:revision`    | channel| pub/sub: the new revision, published by write scripts    |
@@ -59,6 +60,8 @@ export interface StoreKeys {
   readonly auditseq: string;
   readonly demand: string;
   readonly demandIndex: string;
+  /** Records held out of planning (ADR 0020): target → JSON QuarantineEntry. */
+  readonly quarantine: string;
   readonly leaseTokens: string;
   /** The pub/sub channel carrying new revisions (a channel, not a key; tagged all the same). */
   readonly channel: string;
@@ -88,6 +91,7 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX): StoreKeys {
     auditseq: `${base}auditseq`,
     demand: `${base}demand`,
     demandIndex: `${base}demandidx`,
+    quarantine: `${base}quarantine`,
     leaseTokens: `${base}leasetok`,
     channel: `${base}revision`,
     lease(name: string): string {

@@ -23,7 +23,7 @@ import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, 
 import { dirname } from 'node:path';
 import type { Override, Signal } from '../model/types.js';
 import { reduce, DEFAULT_RULES, type ReduceRules } from './reducer.js';
-import type { SignalRecord, AuditEntry, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
+import type { SignalRecord, AuditEntry, DemandBucket, QuarantineEntry, StoreSnapshot } from '../model/snapshot.js';
 import { signalId } from './signals.js';
 import { StoreError, type Lease, type PutResult, type StateStore, type StoreStatus } from './store.js';
 
@@ -107,6 +107,8 @@ export class MemoryStore implements StateStore {
   private readonly overrides = new Map<string, Override>();
   private readonly auditLog: AuditEntry[] = [];
   private readonly demand = new Map<string, DemandBucket>();
+  /** Quarantine entries by target (ADR 0020): in memory like the signals (a restarted node finds them again); their audit entries are in the file. */
+  private readonly held = new Map<string, QuarantineEntry>();
   private newestBucket = 0;
   private readonly leases = new Map<string, Lease>();
   private leaseTokens = 0;
@@ -276,7 +278,60 @@ export class MemoryStore implements StateStore {
       records: structuredClone(byId(this.records)),
       overrides: structuredClone(byId(this.overrides)),
       demand: byId(this.demand).map((d) => ({ ...d })),
+      ...(this.held.size > 0 ? { quarantine: structuredClone(byId(this.held)) } : {}),
     };
+  }
+
+  async quarantine(entries: readonly QuarantineEntry[]): Promise<{ added: number; revision: number }> {
+    this.writable();
+    const fresh = entries.filter((e) => {
+      const cur = this.held.get(e.target);
+      return !cur || cur.fingerprint !== e.fingerprint;
+    });
+    if (fresh.length === 0) return { added: 0, revision: this.rev };
+    this.reserve(this.rev + 1);
+    for (const e of fresh) {
+      const audit: AuditEntry = { seq: this.nextAudit, at: e.at, actor: e.by, action: 'quarantine.add', target: e.target, reason: e.why, before: this.held.get(e.target) ?? null, after: e };
+      this.append({ op: 'audit', rev: this.rev, audit });
+      this.nextAudit++;
+      this.auditLog.push(audit);
+      this.held.set(e.target, structuredClone(e));
+    }
+    return { added: fresh.length, revision: this.bump() };
+  }
+
+  async releaseQuarantine(target: string, actor: string, reason: string, at: number): Promise<{ entry: QuarantineEntry; revision: number }> {
+    this.writable();
+    const entry = this.held.get(target);
+    if (!entry) throw new StoreError('not_found', `state: nothing quarantined as ${target}`);
+    this.reserve(this.rev + 1);
+    const audit: AuditEntry = { seq: this.nextAudit, at, actor, action: 'quarantine.release', target, reason, before: entry, after: null };
+    this.append({ op: 'audit', rev: this.rev, audit });
+    this.nextAudit++;
+    this.auditLog.push(audit);
+    this.held.delete(target);
+    return { entry: structuredClone(entry), revision: this.bump() };
+  }
+
+  async dropQuarantined(target: string, actor: string, reason: string, at: number): Promise<{ entry: QuarantineEntry; revision: number }> {
+    this.writable();
+    const entry = this.held.get(target);
+    if (!entry) throw new StoreError('not_found', `state: nothing quarantined as ${target}`);
+    this.reserve(this.rev + 1);
+    const [type, ...rest] = target.split(':');
+    const id = rest.join(':');
+    const record = type === 'signal' ? this.records.get(id) : type === 'override' ? this.overrides.get(id) : type === 'demand' ? this.demand.get(id) : undefined;
+    const audit: AuditEntry = { seq: this.nextAudit, at, actor, action: 'quarantine.drop', target, reason, before: { entry, record: record ?? null }, after: null };
+    // An override is ended in the file (its end line carries the drop's audit entry); the rest live in memory only.
+    if (type === 'override' && record) this.append({ op: 'end', rev: this.rev + 1, id, audit });
+    else this.append({ op: 'audit', rev: this.rev, audit });
+    this.nextAudit++;
+    this.auditLog.push(audit);
+    if (type === 'signal') this.records.delete(id);
+    else if (type === 'override') this.overrides.delete(id);
+    else if (type === 'demand') this.demand.delete(id);
+    this.held.delete(target);
+    return { entry: structuredClone(entry), revision: this.bump() };
   }
 
   async putSignal(signal: Signal, fence?: { lease: string; token: number }): Promise<PutResult> {

@@ -35,7 +35,8 @@ import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type Redi
 import type { Override, Signal } from '../model/types.js';
 import { demandField, parseDemandField, storeKeys, type StoreKeys } from './keys.js';
 import { DEFAULT_RULES, reduce, type ReduceRules } from './reducer.js';
-import type { SignalRecord, AuditEntry, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
+import type { SignalRecord, AuditEntry, DemandBucket, QuarantineEntry, StoreSnapshot, UnreadableRecord } from '../model/snapshot.js';
+import { overrideShapeProblem, recordShapeProblem } from './record-shape.js';
 import { signalId } from './signals.js';
 import { StoreError, type Lease, type PutResult, type StateStore, type StoreLoss, type StoreStatus } from './store.js';
 
@@ -179,6 +180,16 @@ redis.call('PUBLISH', ARGV[4], rev)
 return {'ok', rev}
 `;
 
+/** Lua: the end of a script that changed `n` things: bump and publish the revision (KEYS[revKey], channel ARGV[channelArgv]) if n > 0; returns {n, revision}. */
+const BUMP_IF_CHANGED = (revKey: number, channelArgv: number) => `
+local rev = tonumber(redis.call('GET', KEYS[${revKey}]) or '0')
+if n > 0 then
+  rev = redis.call('INCR', KEYS[${revKey}])
+  redis.call('PUBLISH', ARGV[${channelArgv}], rev)
+end
+return {n, rev}
+`;
+
 /**
  * gsRemoveSignals — compare-and-delete signal records, then bump and publish the revision once.
  * KEYS[1] sig hash; KEYS[2] rev
@@ -194,13 +205,7 @@ for i = 2, #ARGV, 2 do
     n = n + 1
   end
 end
-local rev = tonumber(redis.call('GET', KEYS[2]) or '0')
-if n > 0 then
-  rev = redis.call('INCR', KEYS[2])
-  redis.call('PUBLISH', ARGV[1], rev)
-end
-return {n, rev}
-`;
+${BUMP_IF_CHANGED(2, 1)}`;
 
 /**
  * gsTrimAudit — drop the audit entries older than a cutoff from the list's old end (the list is
@@ -228,7 +233,7 @@ return n
  * the path healed) must not apply — the caller told its user "nothing was changed".
  * ARGV[DEADLINE] is the latest Redis TIME (ms) at which the script may still write.
  */
-const DEADLINE_GUARD = (argv: number) => `
+const DEADLINE_GUARD = (argv: number | string) => `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if now > tonumber(ARGV[${argv}]) then return {'late', now - tonumber(ARGV[${argv}])} end
@@ -336,7 +341,71 @@ return {rev, epoch}
  */
 const SNAPSHOT = `
 local rev = redis.call('GET', KEYS[1])
-return {tonumber(rev or '0'), redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[4])}
+return {tonumber(rev or '0'), redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[4]), redis.call('HGETALL', KEYS[5])}
+`;
+
+/** Lua: a stored value as JSON for an audit entry: itself when it is JSON, else as a JSON string (a hand-written or torn value). */
+const AS_JSON = `
+local function asJson(x)
+  if not x then return 'null' end
+  local ok = pcall(cjson.decode, x)
+  if ok then return x end
+  return cjson.encode(x)
+end
+`;
+
+/**
+ * gsQuarantine — add quarantine entries (ADR 0020), each audited; bump and publish the revision once if any changed.
+ * KEYS[1] quarantine hash; KEYS[2] audit list; KEYS[3] auditseq; KEYS[4] rev; KEYS[5] epoch
+ * ARGV[1] the revision channel; ARGV[2] a new epoch (ms) if none is stored; then quadruples:
+ * target, fingerprint, the entry (JSON), its audit entry without seq, before and after (a
+ * non-empty JSON object); the last ARGV the deadline (Redis TIME, ms)
+ * Returns {added, revision} | {'late', ms past the deadline}
+ */
+const QUARANTINE = `${DEADLINE_GUARD('#ARGV')}${EPOCH(5, 3, 2)}${AS_JSON}
+local n = 0
+for i = 3, #ARGV - 1, 4 do
+  local cur = redis.call('HGET', KEYS[1], ARGV[i])
+  local same = false
+  if cur then
+    local ok, e = pcall(cjson.decode, cur)
+    same = ok and type(e) == 'table' and e['fingerprint'] == ARGV[i + 1]
+  end
+  if not same then
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 2])
+    local seq = redis.call('INCR', KEYS[3])
+    redis.call('LPUSH', KEYS[2], string.sub(ARGV[i + 3], 1, -2) .. ',"seq":' .. seq .. ',"before":' .. asJson(cur) .. ',"after":' .. ARGV[i + 2] .. '}')
+    n = n + 1
+  end
+end
+${BUMP_IF_CHANGED(4, 1)}`;
+
+/**
+ * gsQuarantineEnd — release a quarantine entry, or drop it with the record it names; audited, revision bumped and published.
+ * KEYS[1] quarantine hash; KEYS[2] audit list; KEYS[3] auditseq; KEYS[4] rev; KEYS[5] epoch;
+ * KEYS[6] the hash holding the record (drop) or the quarantine hash again (release); KEYS[7] the demand index
+ * ARGV[1] target; ARGV[2] the record's field in KEYS[6] ('' = release: the record stays);
+ * ARGV[3] the audit entry without seq and before (a non-empty JSON object); ARGV[4] the
+ * revision channel; ARGV[5] a new epoch (ms) if none is stored; ARGV[6] the deadline (Redis TIME, ms)
+ * Returns {'not_found'} | {'ok', revision, entry JSON} | {'late', ms past the deadline}
+ */
+const QUARANTINE_END = `${DEADLINE_GUARD(6)}${AS_JSON}
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if not cur then return {'not_found'} end
+redis.call('HDEL', KEYS[1], ARGV[1])
+local before = asJson(cur)
+if ARGV[2] ~= '' then
+  local rec = redis.call('HGET', KEYS[6], ARGV[2])
+  redis.call('HDEL', KEYS[6], ARGV[2])
+  redis.call('ZREM', KEYS[7], ARGV[2])
+  before = '{"entry":' .. before .. ',"record":' .. asJson(rec) .. '}'
+end
+${EPOCH(5, 3, 5)}
+local seq = redis.call('INCR', KEYS[3])
+redis.call('LPUSH', KEYS[2], string.sub(ARGV[3], 1, -2) .. ',"seq":' .. seq .. ',"before":' .. before .. '}')
+local rev = redis.call('INCR', KEYS[4])
+redis.call('PUBLISH', ARGV[4], rev)
+return {'ok', rev, cur}
 `;
 
 /**
@@ -428,7 +497,9 @@ const SCRIPTS: Record<string, { lua: string; numberOfKeys: number | null; readOn
   gsTrimAudit: { lua: TRIM_AUDIT, numberOfKeys: 1 },
   gsCreateOverride: { lua: CREATE_OVERRIDE, numberOfKeys: 6 },
   gsEndOverride: { lua: END_OVERRIDE, numberOfKeys: 5 },
-  gsSnapshot: { lua: SNAPSHOT, numberOfKeys: 4, readOnly: true },
+  gsSnapshot: { lua: SNAPSHOT, numberOfKeys: 5, readOnly: true },
+  gsQuarantine: { lua: QUARANTINE, numberOfKeys: 5 },
+  gsQuarantineEnd: { lua: QUARANTINE_END, numberOfKeys: 7 },
   gsAddDemand: { lua: ADD_DEMAND, numberOfKeys: 2 },
   gsAcquireLease: { lua: ACQUIRE_LEASE, numberOfKeys: 2 },
   gsReleaseLease: { lua: RELEASE_LEASE, numberOfKeys: 1 },
@@ -994,6 +1065,7 @@ export class RedisStore implements StateStore {
 
   // --- the StateStore -------------------------------------------------------------------
 
+
   async revision(): Promise<number> {
     const v = await this.call('revision', (c) => c.get(this.keys.rev));
     return Number(v ?? 0);
@@ -1001,22 +1073,95 @@ export class RedisStore implements StateStore {
 
   async snapshot(): Promise<StoreSnapshot> {
     const k = this.keys;
-    const out = (await this.call('snapshot', (c) => script(c, 'gsSnapshot', k.rev, k.sig, k.ov, k.demand))) as [number, string[], string[], string[]];
-    const [revision, sigFlat, ovFlat, demandFlat] = out;
+    const out = (await this.call('snapshot', (c) => script(c, 'gsSnapshot', k.rev, k.sig, k.ov, k.demand, k.quarantine))) as [number, string[], string[], string[], string[]?];
+    const [revision, sigFlat, ovFlat, demandFlat, qFlat = []] = out;
     const pairs = (flat: string[]) => {
       const r: [string, string][] = [];
       for (let i = 0; i + 1 < flat.length; i += 2) r.push([flat[i]!, flat[i + 1]!]);
       return r.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     };
-    const records = pairs(sigFlat).map(([id, v]) => this.parse<SignalRecord>(v, `signal record ${id}`));
-    const overrides = pairs(ovFlat).map(([id, v]) => this.parse<Override>(v, `override ${id}`));
+    // A stored value this build cannot read (not JSON, or not a record's shape: written by hand,
+    // by another program or torn) is never planned and never stops the read: it is handed on as
+    // unreadable, and the node quarantines it (ADR 0020).
+    const unreadable: UnreadableRecord[] = [];
+    const readable = <T>(target: string, v: string, shape: (x: unknown) => string | null): T | null => {
+      let x: unknown;
+      try {
+        x = JSON.parse(v);
+      } catch (e) {
+        unreadable.push({ target, raw: v.slice(0, 4096), why: `not valid JSON (${errMessage(e)})` });
+        return null;
+      }
+      const problem = shape(x);
+      if (problem) {
+        unreadable.push({ target, raw: v.slice(0, 4096), why: problem });
+        return null;
+      }
+      return x as T;
+    };
+    const records = pairs(sigFlat).flatMap(([id, v]) => readable<SignalRecord>(`signal:${id}`, v, (x) => recordShapeProblem(x, id)) ?? []);
+    const overrides = pairs(ovFlat).flatMap(([id, v]) => readable<Override>(`override:${id}`, v, (x) => overrideShapeProblem(x, id)) ?? []);
     const demand: DemandBucket[] = [];
     for (const [field, v] of pairs(demandFlat)) {
       const d = parseDemandField(field);
-      if (d) demand.push({ ...d, queries: Number(v) });
+      const queries = Number(v);
+      if (d && Number.isFinite(queries) && queries >= 0) demand.push({ ...d, queries });
+      else unreadable.push({ target: `demand:${field}`, raw: v.slice(0, 4096), why: d ? `the count ${JSON.stringify(v.slice(0, 40))} is not a finite number ≥ 0` : 'the field is not <bucket>|<home>|<name>' });
     }
+    const quarantine = pairs(qFlat).flatMap(([target, v]) => {
+      try {
+        const e = JSON.parse(v) as QuarantineEntry;
+        return typeof e === 'object' && e !== null && typeof e.fingerprint === 'string' ? [{ ...e, target }] : [];
+      } catch {
+        // An entry this build cannot read holds nothing; the next quarantine write of that target replaces it.
+        return [];
+      }
+    });
     if (revision > this.lastRevision) this.lastRevision = revision;
-    return { revision: Number(revision), records, overrides, demand };
+    return { revision: Number(revision), records, overrides, demand, ...(quarantine.length > 0 ? { quarantine } : {}), ...(unreadable.length > 0 ? { unreadable } : {}) };
+  }
+
+  async quarantine(entries: readonly QuarantineEntry[]): Promise<{ added: number; revision: number }> {
+    const k = this.keys;
+    if (entries.length === 0) return { added: 0, revision: await this.revision() };
+    const args = entries.flatMap((e) => [e.target, e.fingerprint, JSON.stringify(e), JSON.stringify({ at: e.at, actor: e.by, action: 'quarantine.add', target: e.target, reason: e.why })]);
+    const { res: raw, acked } = await this.durableWrite('quarantine', 'gsQuarantine', [k.quarantine, k.audit, k.auditseq, k.rev, k.epoch, k.channel, String(this.clock()), ...args]);
+    const res = raw as [number, number];
+    const revision = Number(res[1]);
+    if (Number(res[0]) > 0) this.observe(revision, false);
+    this.checkAcked(acked, `the quarantine of ${entries.map((e) => e.target).join(', ')}`);
+    return { added: Number(res[0]), revision };
+  }
+
+  async releaseQuarantine(target: string, actor: string, reason: string, at: number): Promise<{ entry: QuarantineEntry; revision: number }> {
+    return this.endQuarantine('release', target, actor, reason, at);
+  }
+
+  async dropQuarantined(target: string, actor: string, reason: string, at: number): Promise<{ entry: QuarantineEntry; revision: number }> {
+    return this.endQuarantine('drop', target, actor, reason, at);
+  }
+
+  private async endQuarantine(how: 'release' | 'drop', target: string, actor: string, reason: string, at: number): Promise<{ entry: QuarantineEntry; revision: number }> {
+    const k = this.keys;
+    const colon = target.indexOf(':');
+    const type = target.slice(0, colon);
+    const field = target.slice(colon + 1);
+    const hash = how === 'release' ? k.quarantine : type === 'signal' ? k.sig : type === 'override' ? k.ov : type === 'demand' ? k.demand : null;
+    if (hash === null) throw new StoreError('not_found', `state: nothing quarantined as ${target} (a target is signal:<id>, override:<id> or demand:<bucket>|<home>|<name>)`);
+    const audit = JSON.stringify({ at, actor, action: `quarantine.${how}`, target, reason, after: null });
+    const { res: raw, acked } = await this.durableWrite(`quarantine ${how}`, 'gsQuarantineEnd', [k.quarantine, k.audit, k.auditseq, k.rev, k.epoch, hash, k.demandIndex, target, how === 'drop' ? field : '', audit, k.channel, String(this.clock())]);
+    const res = raw as [string, number?, string?];
+    if (res[0] === 'not_found') throw new StoreError('not_found', `state: nothing quarantined as ${target}`);
+    const revision = Number(res[1]);
+    let entry: QuarantineEntry;
+    try {
+      entry = { ...(JSON.parse(res[2]!) as QuarantineEntry), target };
+    } catch {
+      entry = { target, fingerprint: '', why: 'an entry this build could not read', at, by: actor };
+    }
+    this.observe(revision, false);
+    this.checkAcked(acked, `the ${how} of ${target}`);
+    return { entry, revision };
   }
 
   async removeSignals(items: readonly { id: string; observedAt: number }[]): Promise<{ removed: number; revision: number }> {

@@ -20,7 +20,7 @@
  *   decide anything about signals (expiry is the planner's business).
  */
 import type { Override, Signal } from '../model/types.js';
-import type { AuditEntry, DemandBucket, StoreSnapshot, SignalRecord } from '../model/snapshot.js';
+import type { AuditEntry, DemandBucket, QuarantineEntry, StoreSnapshot, SignalRecord } from '../model/snapshot.js';
 
 /** A poller's right to run on this node until `until` (ms epoch, store clock); `token` fences its writes. */
 export interface Lease {
@@ -146,6 +146,30 @@ export interface StateStore {
    * went. (The memory store records the trim in its file; the file itself is not compacted.)
    */
   trimAudit(before: number): Promise<{ removed: number }>;
+
+  /**
+   * Adds quarantine entries (ADR 0020): records held out of planning, which every node reads in
+   * its snapshot. An entry whose target is already held with the same fingerprint changes
+   * nothing; any other replaces the target's entry. Each change is audited
+   * (`quarantine.add`, actor the entry's `by`, `after` the entry), and the revision is bumped
+   * once when anything changed. Durable before it resolves, like an override.
+   */
+  quarantine(entries: readonly QuarantineEntry[]): Promise<{ added: number; revision: number }>;
+
+  /**
+   * Removes the quarantine entry of `target`: the record is planned again (if planning with it
+   * still fails, a node finds it again). Audited `quarantine.release` with the entry as
+   * `before`. StoreError `not_found` when no entry has that target.
+   */
+  releaseQuarantine(target: string, actor: string, reason: string, at: number): Promise<{ entry: QuarantineEntry; revision: number }>;
+
+  /**
+   * Deletes the record a quarantine entry names (a signal record, a live override, a demand
+   * bucket, or the unreadable text stored under that target) and the entry, in one write.
+   * Audited `quarantine.drop` with the entry and the record (or its text) as `before`: nothing
+   * goes without a trace. StoreError `not_found` when no entry has that target.
+   */
+  dropQuarantined(target: string, actor: string, reason: string, at: number): Promise<{ entry: QuarantineEntry; revision: number }>;
 
   /** The newest `limit` audit entries, newest first. */
   audit(limit: number): Promise<AuditEntry[]>;

@@ -407,5 +407,56 @@ export function storeConformance(name: string, make: () => Promise<ConformanceHa
       assert.ok(c.token > b.token);
       await assert.rejects(store.putSignal(load(5, T0 + 4), { lease: 'poller/openadr', token: b.token }), isCode('fenced'));
     });
+
+    it('quarantine (ADR 0020): entries in the snapshot, idempotent by fingerprint, audited; release keeps the record, drop deletes it with a trace', async (t) => {
+      const store = await open(t);
+      const a = await store.putSignal(load(5, T0));
+      assert.ok(a.stored);
+      const ov = await store.createOverride(drain('aa'), T0);
+      const sig = `signal:${a.record.id}`;
+      const entry = { target: sig, fingerprint: 'f1', why: 'planning with it failed: TypeError: x', at: T0 + 1, by: 'node-a' };
+      const r0 = await store.revision();
+      const add = await store.quarantine([entry, { ...entry, target: `override:${ov.override.id}`, fingerprint: 'f2' }]);
+      assert.equal(add.added, 2);
+      assert.ok(add.revision > r0, 'a quarantine bumps the revision');
+      const snap = await store.snapshot();
+      assert.deepEqual(snap.quarantine?.map((e) => e.target), [`override:${ov.override.id}`, sig].sort());
+      assert.deepEqual(snap.quarantine?.find((e) => e.target === sig), entry);
+      // The records themselves are still stored: the planner holds them out, the store does not.
+      assert.equal(snap.records.length, 1);
+      assert.equal(snap.overrides.length, 1);
+      // The same entry again (another node's finding of the same thing): nothing changes.
+      const again = await store.quarantine([{ ...entry, at: T0 + 2, by: 'node-b' }]);
+      assert.equal(again.added, 0);
+      assert.equal(again.revision, add.revision);
+      assert.equal((await store.snapshot()).quarantine?.find((e) => e.target === sig)?.by, 'node-a', 'the first finding stays');
+      // Another fingerprint replaces it (the record changed and fails again).
+      assert.equal((await store.quarantine([{ ...entry, fingerprint: 'f3' }])).added, 1);
+      const adds = (await store.audit(20)).filter((e) => e.action === 'quarantine.add');
+      assert.equal(adds.length, 3);
+      assert.deepEqual(adds[0]!.before, entry, 'the replaced entry is in the audit');
+      assert.equal(adds[0]!.actor, 'node-a');
+      // Release: the entry goes, the record stays.
+      await assert.rejects(store.releaseQuarantine('signal:none', 'ops/alice', 'x', T0), isCode('not_found'));
+      const rel = await store.releaseQuarantine(sig, 'ops/alice', 'fixed', T0 + 3);
+      assert.equal(rel.entry.fingerprint, 'f3');
+      const s2 = await store.snapshot();
+      assert.deepEqual(s2.quarantine?.map((e) => e.target), [`override:${ov.override.id}`]);
+      assert.equal(s2.records.length, 1);
+      assert.ok((await store.audit(5)).some((e) => e.action === 'quarantine.release' && e.target === sig && e.actor === 'ops/alice'));
+      // Drop: the override goes with its entry; the audit keeps both.
+      await store.dropQuarantined(`override:${ov.override.id}`, 'ops/alice', 'bad override', T0 + 4);
+      const s3 = await store.snapshot();
+      assert.equal(s3.overrides.length, 0);
+      assert.equal((s3.quarantine ?? []).length, 0);
+      const drop = (await store.audit(5)).find((e) => e.action === 'quarantine.drop');
+      assert.equal((drop?.before as { record: { id: string } }).record.id, ov.override.id);
+      assert.ok(s3.revision > s2.revision);
+      await assert.rejects(store.dropQuarantined(`override:${ov.override.id}`, 'ops/alice', 'again', T0 + 5), isCode('not_found'));
+      // A signal dropped: deleted.
+      await store.quarantine([entry]);
+      await store.dropQuarantined(sig, 'ops/alice', 'bad record', T0 + 6);
+      assert.equal((await store.snapshot()).records.length, 0);
+    });
   });
 }

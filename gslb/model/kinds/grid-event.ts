@@ -5,6 +5,7 @@ import { watts, type Parts } from './format.js';
 import { Share, Watts, Instant, strict } from './schema.js';
 import type { KindDef } from './kind.js';
 import { DAY_MS } from '../domains.js';
+import { isoOf } from '../domains.js';
 
 /** What a grid event says, as its source says it; what it means for traffic is gridPolicy's. */
 export const GRID_EVENT_TYPES = ['simple', 'import-capacity-limit', 'dispatch-setpoint', 'grid-emergency', 'load-shed', 'power-off', 'cap', 'drain'] as const;
@@ -43,7 +44,7 @@ export const gridEvent = {
     const e = v as unknown as Partial<GridEvent>;
     parts.push(`${e.type ?? '?'}${e.level !== undefined ? ` level ${e.level}` : ''}${e.cap !== undefined ? ` cap ${e.cap}` : ''}${e.limitW !== undefined ? ` ${watts(e.limitW)}` : ''}`);
     if (e.cancelled) parts.push('cancelled');
-    if (typeof e.start === 'number' && typeof e.end === 'number') parts.push(`${new Date(e.start).toISOString()} – ${new Date(e.end).toISOString()}`);
+    if (typeof e.start === 'number' && typeof e.end === 'number') parts.push(`${isoOf(e.start)} – ${isoOf(e.end)}`);
     return parts;
   },
 } as const satisfies KindDef<'grid.event'>;

@@ -19,6 +19,7 @@ import { sameStep, staticWeightsOf, stepOf, viewAt } from './view.js';
 import { lossAlerts, lossVerdicts, verdictKey } from '../rules/loss.js';
 import { type RegionWindow, type WindowSkip, windowExpansion, windowInstants } from '../rules/windows.js';
 import { practiceOutcomes } from '../rules/practice.js';
+import { quarantineAlert, quarantineOf, withoutTargets } from '../quarantine.js';
 import type { PlannerWindow, WindowOccurrence } from '../../model/windows.js';
 
 /** canonical(settings), once per settings object (the service re-plans with the same one). */
@@ -67,7 +68,10 @@ export function gridSharesAt(input: PlanInput, t: number): Record<RegionId, numb
 
 
 function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record<RegionId, number>; made: number } {
-  const { snapshot: snap0, settings: s } = input;
+  const { settings: s } = input;
+  // Records the store's quarantine holds out are not planned (ADR 0020); the plan says so in an alert.
+  const quarantine = quarantineOf(input.snapshot);
+  const snap0 = withoutTargets(input.snapshot, quarantine.targets);
   const snapshot: StoreSnapshot = input.frozen
     ? { ...snap0, records: snap0.records.map((r) => ({ ...r, signal: { ...r.signal, expiresAt: Infinity } })) }
     : snap0;
@@ -284,6 +288,8 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     keep(id, m.floored.steps);
   }
   const alerts = verdicts.size > 0 || floors.size > 0 ? lossAlerts(factsBy, verdicts, floors, pierced, freezes, newest) : [];
+  const held = quarantineAlert(quarantine.held);
+  if (held) alerts.unshift(held);
 
   // Every region's view at the newest input instant, worked out once (only if needed) for the
   // carbon tie-break and the spill limits, which both look at "now".
@@ -360,6 +366,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   const ids4hash = snapshot.records.map((r) => `${r.id}@${r.signal.observedAt}`);
   h.update(ids4hash.length > 0 ? `${ids4hash.join('\n')}\n` : '').update(JSON.stringify(snapshot.overrides));
   h.update(spillKey);
+  if (quarantine.held.length > 0) h.update(`quarantine\n${quarantine.held.map((e) => `${e.target}@${e.fingerprint}`).join('\n')}\n`);
   h.update(JSON.stringify(prefer ?? null));
   if (wx) h.update(`windows@${wx.epoch}\n`);
   let sk = settingsKeys.get(s);

@@ -9,6 +9,7 @@ import type { ViewAcc, ViewRule } from './rule.js';
 import { gridImportW, siteAvailableW } from './watts.js';
 import type { GridRule } from '../../model/policy.js';
 import { type PlannerRegion, type PlannerSettings, round } from '../settings.js';
+import { isoOf } from '../../model/domains.js';
 
 /** A drain curve's phases after its event's end (hysteresis, then the restore ramp): soft holds (RegionView.firm). */
 function softPhase(phase: CurvePhase): boolean {
@@ -107,7 +108,7 @@ function importAvailableW(region: PlannerRegion, power: SignalRecord[], limitW: 
 
 export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: SignalRecord[], s: PlannerSettings): GridFact[] {
   const out: GridFact[] = [];
-  const iso = (t: number) => (Number.isFinite(t) ? new Date(t).toISOString() : '…');
+  const iso = (t: number) => (Number.isFinite(t) ? isoOf(t) : '…');
   for (const r of grid) {
     const fold = r.fold.kind === 'grid' ? r.fold : undefined;
     const contents: { value: unknown; learnedAt: number; until?: number; previous: boolean }[] = [

@@ -5,6 +5,7 @@
 import type { SignalRecord } from '../../model/snapshot.js';
 import { type StalePolicy, phaseAt } from '../settings.js';
 import { type RegionRecords, type ViewAcc, type ViewContext, type ViewRule, capText, capWords } from './rule.js';
+import { isoOf } from '../../model/domains.js';
 
 /**
  * A region's endpoints (health.probe keys, in the order healthAt lists them) and, per health
@@ -189,7 +190,7 @@ export const healthRule: ViewRule = {
       // (down, as ever) the region takes none of its clients but those no region with room
       // can take (a soft hold: the spill pass sends them back home), and no one else's.
       const texts = a.ctx.texts;
-      capText(a, 0, texts.get(a.rr, `back ${ended}`) ?? texts.put(a.rr, `back ${ended}`, capWords(id, 0, `health says down (${downEndpoints(a.rr.tally).join(', ')}) but only by probes made before its known outage ended at ${new Date(ended).toISOString()}: awaiting a probe; its own clients no region with room can take go to it`)), true);
+      capText(a, 0, texts.get(a.rr, `back ${ended}`) ?? texts.put(a.rr, `back ${ended}`, capWords(id, 0, `health says down (${downEndpoints(a.rr.tally).join(', ')}) but only by probes made before its known outage ended at ${isoOf(ended)}: awaiting a probe; its own clients no region with room can take go to it`)), true);
     } else {
       a.down = true;
       a.reasons.push(`${id}: down: every probed endpoint failed on a majority of vantages (${downEndpoints(a.rr.tally).join(', ')})`);

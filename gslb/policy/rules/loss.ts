@@ -8,6 +8,7 @@ import type { GridEvent } from '../../model/signals.js';
 import type { PlannerSettings } from '../settings.js';
 import { trustOf, type GridFact } from './grid.js';
 import type { PlanPass } from './rule.js';
+import { isoOf } from '../../model/domains.js';
 
 /**
  * What the loss pass made of one claim of physical loss:
@@ -37,7 +38,7 @@ interface Claim {
   to: number;
 }
 
-const iso = (t: number) => (Number.isFinite(t) ? new Date(t).toISOString() : '…');
+const iso = (t: number) => (Number.isFinite(t) ? isoOf(t) : '…');
 
 /**
  * The verdict on every claim of physical loss of the plan (GridFact.loss). In order:

@@ -6,6 +6,7 @@ import type { Override, RegionId } from '../../model/types.js';
 import { curveWords, drainCurve, type DrainCurve } from '../drain.js';
 import { type PlannerRegion, type PlannerSettings, round } from '../settings.js';
 import { type ViewAcc, type ViewRule, capWhy } from './rule.js';
+import { isoOf } from '../../model/domains.js';
 
 /**
  * The curve of an operator drain with a deadline (`by`): planned like a grid event starting
@@ -74,7 +75,7 @@ export function operatorCap(region: PlannerRegion, overrides: Override[], t: num
     if (curve) {
       const p = curve.at(t);
       c = p.cap;
-      how = `by ${new Date(drainish.by!).toISOString()}${p.cap < 1 ? `: ${curveWords(curve, p).replace(/ ahead of .*$/, '')}` : ''}`;
+      how = `by ${isoOf(drainish.by!)}${p.cap < 1 ? `: ${curveWords(curve, p).replace(/ ahead of .*$/, '')}` : ''}`;
       // The drain-hook contract, as for a grid drain: GOAWAY from the instant the weight reaches 0, new streams refused from T − S.
       if (target === 0 && (drainish.end === undefined || t < drainish.end)) {
         if (t >= curve.refuseAt) refuse = true;

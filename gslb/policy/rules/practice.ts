@@ -21,10 +21,11 @@ import type { GridFact } from './grid.js';
 import type { PlannerSettings } from '../settings.js';
 import type { PlanPass } from './rule.js';
 import { type PendingPractice, regionWindow, type RegionWindow } from './windows.js';
+import { isoOf } from '../../model/domains.js';
 
 export type PracticeOutcome = { run: true; abortAt?: number; why?: string } | { run: false; why: string };
 
-const iso = (t: number) => new Date(t).toISOString();
+const iso = isoOf;
 
 function stepAt(steps: readonly RegionStep[] | undefined, t: number): RegionStep | undefined {
   if (!steps) return undefined;

@@ -5,6 +5,7 @@
 import type { RegionId } from '../../model/types.js';
 import { type PlannerSettings, round } from '../settings.js';
 import type { PlanPass } from './rule.js';
+import { isoOf } from '../../model/domains.js';
 
 /** From `from` on (until the next segment), gridPolicy's share may not go below `floor` (0 = no limit). */
 export interface FloorSegment {
@@ -74,7 +75,7 @@ export function safetyFloors(
   const lastGroup = new Int32Array(G);
   let lastStart = -Infinity;
   let lastStartRegion = '';
-  const iso = (t: number) => new Date(t).toISOString();
+  const iso = isoOf;
   const insert = (t: number) => {
     let lo = 0;
     let hi = times.length;

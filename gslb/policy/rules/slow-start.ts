@@ -5,6 +5,7 @@
  */
 import { cameBackAt } from './health.js';
 import { type ViewAcc, type ViewRule, capText, capWords } from './rule.js';
+import { isoOf } from '../../model/domains.js';
 
 export const slowStartRule: ViewRule = {
   name: 'slow start',
@@ -22,7 +23,7 @@ export const slowStartRule: ViewRule = {
     const k = Math.min(n, Math.floor(((t - back) * n) / s.slowStartMs) + 1);
     const texts = a.ctx.texts;
     const rr = a.rr;
-    capText(a, k / n, texts.get(rr.health, `${back}/${k}`) ?? texts.put(rr.health, `${back}/${k}`, capWords(a.region.id, k / n, `slow start after coming back up at ${new Date(back).toISOString()}, step ${k}/${n}`)), true);
+    capText(a, k / n, texts.get(rr.health, `${back}/${k}`) ?? texts.put(rr.health, `${back}/${k}`, capWords(a.region.id, k / n, `slow start after coming back up at ${isoOf(back)}, step ${k}/${n}`)), true);
   },
 };
 

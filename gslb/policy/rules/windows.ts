@@ -24,6 +24,7 @@ import { cronMatches, localDate } from '../cron.js';
 import { curveWords, drainCurve, sessionAllowanceMax, stepSpacingMs, type DrainCurve } from '../drain.js';
 import { type PlannerSettings, round } from '../settings.js';
 import { type ViewAcc, type ViewRule, capText, capWords } from './rule.js';
+import { isoOf } from '../../model/domains.js';
 
 /** H: the horizon epoch's length, ms (a day). */
 export const HORIZON_MS = 86_400_000;
@@ -73,7 +74,7 @@ export function regionWindow(o: WindowOccurrence, learnedAt: number, ttl0S: numb
 
 const KIND_WORDS: Record<WindowKind, string> = { maintenance: 'maintenance window', tariff: 'tariff window', practice: 'practice run' };
 
-const iso = (t: number) => new Date(t).toISOString();
+const iso = isoOf;
 
 /** The lead and tail of a drain curve, at most, over the fleet: how far before its start and after its end an occurrence acts. */
 function curveReach(s: PlannerSettings): number {
