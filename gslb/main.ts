@@ -105,7 +105,10 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   let hooks: DrainHooks | null = null;
   if (testClock) log.warn({ testClock }, 'GRIDSTEER_TEST_CLOCK is set: this node runs on a test clock (never in production)');
   const store = await storeFor(cfg, serving.prepared.loaded.file, (level, msg) => log[level]({ module: 'state' }, msg));
+  const nodeEnv = (o.env ?? process.env).GRIDSTEER_NODE;
+  const nodeId: string = nodeEnv && /^[A-Za-z0-9._-]{1,64}$/.test(nodeEnv) ? nodeEnv : `${hostname()}-${process.pid}`;
   const stateSvc = new StateService({
+    nodeId,
     store,
     log,
     configHash: serving.prepared.loaded.hash,
@@ -130,7 +133,6 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
 
   // Collectors: receivers on every node, pollers under a store lease on one.
   const env = o.env ?? process.env;
-  const nodeId = env.GRIDSTEER_NODE && /^[A-Za-z0-9._-]{1,64}$/.test(env.GRIDSTEER_NODE) ? env.GRIDSTEER_NODE : `${hostname()}-${process.pid}`;
   const collectorHost = new CollectorHost({
     registry: collectors,
     sections: cfg.collectors as Record<string, unknown>,
@@ -182,7 +184,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   jobs.start();
   registerJobMetrics(registry, jobs, practiceCounts);
   const operator = new OperatorService(stateSvc, regionIds, () => serving.prepared.state.plan, clockNow, () => hooks?.runner.status());
-  registerNodeMetrics(registry, { collectors, host: collectorHost, plan: () => serving.prepared.state.plan, store: () => stateSvc.status() });
+  const nodeMetrics = registerNodeMetrics(registry, { collectors, host: collectorHost, plan: () => serving.prepared.state.plan, store: () => stateSvc.status() });
   // Region share, next change, state, health and power, signal age, collector freshness (fleet-metrics.ts).
   registerFleetMetrics(registry, {
     settings: () => stateSvc.planInputs().settings,
@@ -262,6 +264,8 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       confirmLoss: (actor, reason) => stateSvc.confirmLoss(actor, reason),
     },
     windows,
+    onRejected: (route, status) => nodeMetrics.rejected(route, status),
+    quarantine: { view: () => stateSvc.quarantine(), end: (how, target, actor, reason) => stateSvc.endQuarantine(how, target, actor, reason) },
     jobs: { status: () => jobs.status(), practiceRuns: async () => practiceRuns(await stateSvc.audit(2000)) },
   });
   const httpAddr = parseListen(o.httpListen ?? cfg.http.listen);

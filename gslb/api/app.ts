@@ -27,6 +27,7 @@ import { probeRoutes } from './routes/probes.js';
 import { configRoutes } from './routes/config.js';
 import { explainRoutes } from './routes/explain.js';
 import { stateRoutes } from './routes/state.js';
+import { quarantineRoutes } from './routes/quarantine.js';
 import { operatorRoutes } from './routes/operator.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { windowsRoutes } from './routes/windows.js';
@@ -47,6 +48,8 @@ export const BODY_LIMIT = 1024 * 1024;
 const OPEN_WHILE_CLOSING = new Set(['/healthz', '/readyz']);
 /** Routes logged at debug rather than info (polled by machines). */
 const QUIET_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
+/** The statuses that refuse a request's input (not its access, rate or existence): gridsteer_api_rejected_total. */
+const REJECTED_STATUS = new Set([400, 413, 415, 422]);
 
 /** Answers any error with its table code and logs it: faults at error, refusals of access at info, bad input at debug. */
 function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -189,6 +192,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   });
 
   app.addHook('onResponse', async (request, reply) => {
+    // Bad input refused (400 a field, 413 too large, 415 not JSON, 422 a config): counted by route.
+    if (REJECTED_STATUS.has(reply.statusCode)) deps.onRejected?.(request.routeOptions.url ?? 'unrouted', reply.statusCode);
     const line = {
       method: request.method,
       url: request.url.length > 200 ? `${request.url.slice(0, 200)}…` : request.url,
@@ -278,6 +283,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(configRoutes, { configInfo: deps.configInfo, reload: deps.reload });
   await app.register(explainRoutes, { explain: deps.explain });
   if (deps.state) await app.register(stateRoutes, { state: deps.state });
+  if (deps.quarantine) await app.register(quarantineRoutes, { quarantine: deps.quarantine });
   if (deps.operator) await app.register(operatorRoutes, { operator: deps.operator });
   if (deps.fleet) await app.register(fleetRoutes, { fleet: deps.fleet, ...(deps.streamTickMs !== undefined ? { streamTickMs: deps.streamTickMs } : {}) });
   if (deps.windows) await app.register(windowsRoutes, { windows: deps.windows });

@@ -57,6 +57,7 @@ async function hostileApp() {
     fleet: reached,
     windows: { list: reached, add: reached, remove: reached, skipNext: reached },
     jobs: { status: reached, practiceRuns: reached },
+    quarantine: { view: () => { throw new Error('a handler was reached'); }, end: reached },
     dashboardDir: false,
   });
 }
@@ -175,6 +176,7 @@ test('every route: auth refused without a token and with a weaker role; bad path
     fleet: reached,
     windows: { list: reached, add: reached, remove: reached, skipNext: reached },
     jobs: { status: reached, practiceRuns: reached },
+    quarantine: { view: () => { throw new Error('a handler was reached'); }, end: reached },
     dashboardDir: false,
   });
   t.after(() => app.close());

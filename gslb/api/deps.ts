@@ -11,6 +11,7 @@ import type { OperatorRoutesOptions } from './routes/operator.js';
 import type { FleetRoutesOptions } from './routes/fleet.js';
 import type { WindowsRoutesOptions } from './routes/windows.js';
 import type { JobsRoutesOptions } from './routes/jobs.js';
+import type { QuarantineRoutesOptions } from './routes/quarantine.js';
 import type { ExplainQuery, ExplainResult } from '../serve/explain.js';
 
 /** One line of /readyz. */
@@ -67,6 +68,10 @@ export interface ApiDeps {
   windows?: WindowsRoutesOptions['windows'];
   /** Housekeeping jobs and practice runs: GET /v1/jobs, GET /v1/practice-runs (routes/jobs.ts); absent = 404. */
   jobs?: JobsRoutesOptions['jobs'];
+  /** Records held out of planning: GET /v1/quarantine, POST /v1/quarantine/release|drop (routes/quarantine.ts); absent = 404. */
+  quarantine?: QuarantineRoutesOptions['quarantine'];
+  /** Called once per request refused for its input (status 400, 413, 415 or 422), with the route (`/v1/signals`, `unrouted`): the gridsteer_api_rejected_total counter. */
+  onRejected?(route: string, status: number): void;
   /** How often /v1/stream looks for changes, ms (default 1000; tests make it shorter). */
   streamTickMs?: number;
   /** The built web dashboard served at / (routes/dashboard.ts); default dist/dashboards/web; false = none. */

@@ -28,6 +28,7 @@ async function app() {
     fleet: never,
     windows: { list: never, add: never, remove: never, skipNext: never },
     jobs: { status: never, practiceRuns: never },
+    quarantine: { view: () => { throw new Error('not reached'); }, end: never },
   });
 }
 

@@ -24,6 +24,7 @@ import {
   renderJobs,
   renderPracticeRuns,
   renderEvents,
+  quarantineLines,
 } from './operator.js';
 import type { CliIo } from './http.js';
 import { startGridSteer, type Running } from '../main.js';
@@ -79,8 +80,31 @@ test('parseWhen: ISO 8601 with a zone, +duration from now, now; no zone is refus
     ['+', /is not a duration/],
     ['+5', /is not a duration/],
     ['30m', /is neither/],
+    // Outside the instants GridSteer takes (gslb/model/domains.ts): said here, not sent.
+    ['1999-12-31T23:59Z', /is 1999-12-31T23:59:00\.000Z, outside the instants GridSteer takes \(2000-01-01 to 2200-01-01\)/],
+    ['2200-01-01T00:00:00.001Z', /outside the instants GridSteer takes/],
+    ['+200000000d', /longer than any duration GridSteer takes/],
   ];
   for (const [text, re] of bad) assert.throws(() => parseWhen(text, NOW), re, text);
+});
+
+test('quarantineLines: what is held, why, by whom and the way out; a planning failure no record explains; idle entries', () => {
+  assert.deepEqual(quarantineLines({ held: [], idle: 0, planError: null }, NOW), ['nothing is quarantined: every stored record is planned']);
+  const lines = quarantineLines(
+    { held: [{ target: 'signal:us-va|grid.event|vtn|e1', fingerprint: 'ab', why: 'planning with it failed: TypeError: x', at: NOW - 120_000, by: 'node-b' }], idle: 2, planError: 'RangeError: y' },
+    NOW,
+  );
+  assert.deepEqual(lines, [
+    'PLANNING FAILS and no stored record is to blame: RangeError: y',
+    '  this node answers from its last good plan; check the configuration and the logs',
+    '1 stored record is held out of planning (every node plans without it):',
+    '  signal:us-va|grid.event|vtn|e1',
+    '    planning with it failed: TypeError: x',
+    `    found ${formatRelative(NOW - 120_000, NOW)} by node-b`,
+    'fix the source, then: gridsteer quarantine release <target> --reason "…" (plan with it again)',
+    '              or: gridsteer quarantine drop <target> --reason "…" (delete it; audited)',
+    '2 entries hold nothing any more (the record is gone or was written again): released by the next plan',
+  ]);
 });
 
 test('parseShare and the wording of shares, durations and relative times', () => {
@@ -282,6 +306,9 @@ test('runOperator: what each command sends', async () => {
     ['events', [], 'GET', '/v1/grid-events', undefined],
     ['jobs', [], 'GET', '/v1/jobs', undefined],
     ['practice-runs', [], 'GET', '/v1/practice-runs', undefined],
+    ['quarantine', [], 'GET', '/v1/quarantine', undefined],
+    ['quarantine', ['release', 'signal:us-va|grid.event|vtn|e1', '--reason', 'fixed the build'], 'POST', '/v1/quarantine/release', { target: 'signal:us-va|grid.event|vtn|e1', reason: 'fixed the build' }],
+    ['quarantine', ['drop', 'override:ov-3', '--reason', 'hand-written'], 'POST', '/v1/quarantine/drop', { target: 'override:ov-3', reason: 'hand-written' }],
     ['preview', ['drain', 'us-va', '--cap', '0.5', '--ramp', '90s'], 'POST', '/v1/plan/preview', { override: { region: 'us-va', action: 'drain', value: 0.5, ramp: 90_000 } }],
     ['preview', ['undrain', 'us-va'], 'POST', '/v1/plan/preview', { override: { region: 'us-va', action: 'undrain' } }],
     ['preview', ['force', 'eu-ie', 'up', '--until', '+1h'], 'POST', '/v1/plan/preview', { override: { region: 'eu-ie', action: 'force-up', end: NOW + 3_600_000 } }],

@@ -9,11 +9,12 @@
  *   gridsteer distrust <source> on|off --reason TEXT [--until WHEN]
  *   gridsteer status
  *   gridsteer store [confirm-loss --reason TEXT]
+ *   gridsteer quarantine [release|drop <target> --reason TEXT]
  *   gridsteer preview drain|undrain|force|event|freeze …
  *   gridsteer windows list | add <id> … | remove <id> --reason TEXT | skip-next <id> --reason TEXT
  *
  * (POST/DELETE /v1/regions/:id/drain, POST/DELETE /v1/regions/:id/force, POST /v1/automation/freeze,
- * GET /v1/status, GET /v1/store, POST /v1/store/confirm-loss, POST /v1/plan/preview.) Each takes --server, --token, --json and --help like
+ * GET /v1/status, GET /v1/store, POST /v1/store/confirm-loss, GET /v1/quarantine, POST /v1/quarantine/release|drop, POST /v1/plan/preview.) Each takes --server, --token, --json and --help like
  * `gridsteer explain`. Durations are `90s`, `2m`, `1h30m`; a WHEN is ISO 8601 with a zone
  * (`2026-12-01T14:00Z`) or `+DURATION` from now.
  *
@@ -21,6 +22,7 @@
  * printed); 2 usage error (with the command's usage).
  */
 import { parseArgs } from 'node:util';
+import { INSTANT_MAX, INSTANT_MIN, MAX_DURATION_MS, isoOf } from '../model/domains.js';
 import type { Override } from '../model/types.js';
 import type { FleetStatus, Preview } from '../control/operator.js';
 import type { GridEventView } from '../control/fleet.js';
@@ -79,6 +81,36 @@ export function storeLines(s: StoreView, now: number): string[] {
   return lines;
 }
 
+/** One entry of GET /v1/quarantine (gslb/model/snapshot.ts QuarantineEntry). */
+export interface QuarantineEntryView {
+  target: string;
+  fingerprint: string;
+  why: string;
+  at: number;
+  by: string;
+}
+
+/** GET /v1/quarantine. */
+export interface QuarantineView {
+  held: QuarantineEntryView[];
+  idle: number;
+  planError: string | null;
+}
+
+/** The lines of `gridsteer quarantine`. */
+export function quarantineLines(q: QuarantineView, now: number): string[] {
+  const lines: string[] = [];
+  if (q.planError) lines.push(`PLANNING FAILS and no stored record is to blame: ${q.planError}`, '  this node answers from its last good plan; check the configuration and the logs');
+  if (q.held.length === 0) lines.push('nothing is quarantined: every stored record is planned');
+  else {
+    lines.push(`${q.held.length} stored record${q.held.length === 1 ? ' is' : 's are'} held out of planning (every node plans without ${q.held.length === 1 ? 'it' : 'them'}):`);
+    for (const e of q.held) lines.push(`  ${e.target}`, `    ${e.why}`, `    found ${formatRelative(e.at, now)} by ${e.by}`);
+    lines.push('fix the source, then: gridsteer quarantine release <target> --reason "…" (plan with it again)', '              or: gridsteer quarantine drop <target> --reason "…" (delete it; audited)');
+  }
+  if (q.idle > 0) lines.push(`${q.idle} entr${q.idle === 1 ? 'y holds' : 'ies hold'} nothing any more (the record is gone or was written again): released by the next plan`);
+  return lines;
+}
+
 /** POST /v1/plan/preview. */
 export type PreviewView = Omit<Preview, 'plan'> & { plan?: Preview['plan'] };
 
@@ -98,6 +130,7 @@ export function parseDuration(text: string): number {
   if (parts.length === 0) throw new Error(`"${text}" is not a duration like 90s, 2m, 1h or 1h30m`);
   let ms = 0;
   for (const p of parts) ms += Number(p[1]) * UNIT_MS[p[2]!]!;
+  if (!(ms <= MAX_DURATION_MS)) throw new Error(`"${text}" is longer than any duration GridSteer takes (100 years)`);
   return Math.round(ms);
 }
 
@@ -109,6 +142,12 @@ const ISO_RE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[
  * Without a zone the instant would depend on this machine's, so that is refused.
  */
 export function parseWhen(text: string, now: number): number {
+  const t = whenOf(text, now);
+  if (t < INSTANT_MIN || t > INSTANT_MAX) throw new Error(`"${text}" is ${isoOf(t)}, outside the instants GridSteer takes (2000-01-01 to 2200-01-01)`);
+  return t;
+}
+
+function whenOf(text: string, now: number): number {
   const s = text.trim();
   if (s.toLowerCase() === 'now') return now;
   if (s.startsWith('+')) return now + parseDuration(s.slice(1));
@@ -468,6 +507,18 @@ ${connectionUsage('viewer')}`,
 
   --reason TEXT      confirm-loss: why the store as it is now is right (required)
 ${connectionUsage('viewer')}`,
+  quarantine: `usage: gridsteer quarantine
+       gridsteer quarantine release <target> --reason TEXT
+       gridsteer quarantine drop <target> --reason TEXT
+
+  Stored records held out of planning (GET /v1/quarantine; docs/adr/0020): planning with them
+  failed (a record written by an older build, by hand, or a defect) or they could not be read.
+  Every node plans without them and the plan carries a critical alert. release: plan with the
+  record again, after a fix (POST /v1/quarantine/release); drop: delete it from the store
+  (POST /v1/quarantine/drop). Both are audited.
+
+  --reason TEXT      release, drop: why (required)
+${connectionUsage('viewer')}`,
   preview: `usage: gridsteer preview drain <region> [--cap SHARE] [--ramp DURATION] [--by WHEN]
        gridsteer preview undrain <region>
        gridsteer preview force <region> up|down [--until WHEN]
@@ -496,6 +547,7 @@ export const OPERATOR_COMMANDS: Record<string, string> = {
   jobs: 'jobs (housekeeping jobs: schedule, last run and outcome)',
   'practice-runs': 'practice-runs (the practice runs recorded, and why)',
   store: 'store [confirm-loss --reason TEXT] (the state store; confirm a data loss)',
+  quarantine: 'quarantine [release|drop <target> --reason TEXT] (stored records held out of planning)',
   preview: 'preview drain|undrain|force|event|freeze|shadow … (what would change)',
   windows: 'windows list | add <id> --regions R --cron EXPR --duration D --reason TEXT … | remove <id> | skip-next <id>',
 };
@@ -539,6 +591,7 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   jobs: [],
   'practice-runs': [],
   store: ['reason'],
+  quarantine: ['reason'],
   preview: ['reason', 'cap', 'ramp', 'by', 'until', 'type', 'start', 'end', 'level', 'limit-w'],
   windows: ['reason', 'cap', 'regions', 'cron', 'timezone', 'duration', 'kind', 'blocked', 'from', 'until', 'force'],
 };
@@ -697,6 +750,22 @@ function build(cmd: string, pos: string[], v: Values, now: number, columns: numb
         render: (b) => {
           const { confirmed, revision } = b as { confirmed: StoreLossView; revision: number };
           return render([`confirmed the data loss: ${confirmed.why}`, `  planning from the store as it is now (revision ${revision})`]);
+        },
+      };
+    }
+    case 'quarantine': {
+      if (pos.length === 0) {
+        if (v.reason !== undefined) throw new Usage('quarantine takes --reason only with release or drop');
+        return { role: 'viewer', request: { method: 'GET', path: '/v1/quarantine' }, render: (b, t) => render(quarantineLines(b as QuarantineView, t)) };
+      }
+      const [how, target] = positionals(cmd, pos, ['release|drop', 'target']) as [string, string];
+      if (how !== 'release' && how !== 'drop') throw new Usage(`quarantine takes release or drop before the target (got "${how}")`);
+      return {
+        role: 'operator',
+        request: { method: 'POST', path: `/v1/quarantine/${how}`, body: { target, reason: reasonOf(`quarantine ${how}`, v) } },
+        render: (b) => {
+          const e = (b as { released?: QuarantineEntryView; dropped?: QuarantineEntryView }).released ?? (b as { dropped: QuarantineEntryView }).dropped;
+          return render([how === 'release' ? `released ${e.target}: it is planned again (if planning with it still fails, it is quarantined again)` : `dropped ${e.target} from the store (the audit log keeps it)`]);
         },
       };
     }

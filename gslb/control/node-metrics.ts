@@ -15,10 +15,22 @@ export interface NodeMetricsSources {
   host: Pick<CollectorHost, 'counts' | 'stats'>;
   /** The plan in force. */
   plan(): Plan;
-  store(): { stale: boolean; clockSkewMs: number; loss?: unknown; losses?: number };
+  store(): { stale: boolean; clockSkewMs: number; loss?: unknown; losses?: number; quarantine?: { held: readonly { target: string }[] } };
 }
 
-export function registerNodeMetrics(registry: Registry, s: NodeMetricsSources): void {
+/** What the API reports to this node's metrics. */
+export interface NodeMetricsSinks {
+  /** A request refused for its input: gridsteer_api_rejected_total{route, status}. */
+  rejected(route: string, status: number): void;
+}
+
+export function registerNodeMetrics(registry: Registry, s: NodeMetricsSources): NodeMetricsSinks {
+  const apiRejected = new client.Counter({
+    name: 'gridsteer_api_rejected_total',
+    help: 'API requests refused for their input on this node, by route and status (400 a field, 413 too large, 415 not JSON in UTF-8, 422 an invalid configuration); collectors count theirs in gridsteer_collector_signals_total{outcome="rejected"} and gridsteer_collector_events_total',
+    labelNames: ['route', 'status'],
+    registers: [registry],
+  });
   new client.Counter({
     name: 'gridsteer_collector_events_total',
     help: "each running collector's own counters (polls, failures by code, payloads refused …; see its README), one series per numeric counter",
@@ -70,6 +82,21 @@ export function registerNodeMetrics(registry: Registry, s: NodeMetricsSources): 
     },
   });
   new client.Gauge({
+    name: 'gridsteer_quarantined_records',
+    help: 'stored records held out of planning (ADR 0020: planning with them failed, or they could not be read), by type (signal, override, demand), as this node last read the store; every node reports the same. GET /v1/quarantine lists them',
+    labelNames: ['type'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const n: Record<string, number> = { signal: 0, override: 0, demand: 0 };
+      for (const e of s.store().quarantine?.held ?? []) {
+        const type = e.target.slice(0, e.target.indexOf(':'));
+        n[type] = (n[type] ?? 0) + 1;
+      }
+      for (const [type, count] of Object.entries(n)) this.set({ type }, count);
+    },
+  });
+  new client.Gauge({
     name: 'gridsteer_store_stale',
     help: '1 while this node cannot read the state store and answers from its last plan (fail static), else 0',
     registers: [registry],
@@ -110,4 +137,5 @@ export function registerNodeMetrics(registry: Registry, s: NodeMetricsSources): 
       this.set(s.plan().storeRevision);
     },
   });
+  return { rejected: (route, status) => apiRejected.inc({ route: route.slice(0, 80), status: String(status) }) };
 }
