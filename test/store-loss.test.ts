@@ -6,7 +6,8 @@
  * 1. both nodes report the loss: an error-level JSON log line, `gridsteer_store_data_loss` 1
  *    and `gridsteer_store_data_losses_total` 1, the `/readyz` store detail, GET /v1/store,
  *    `storeLoss` in GET /v1/regions (what the dashboard reads), a `store.loss` audit entry in
- *    the store as it is now, and `gridsteer store` (the CLI) says so;
+ *    the store as it is now, and `gridsteer store` (the CLI) says so, as `gridsteer status` does
+ *    (citing the lost drain as [ended], not by its id);
  * 2. the plan in force is kept: the region drained before the loss stays drained in dig's
  *    answers on both nodes, also after a new override is written to the emptied store;
  * 3. ids are not reused: the next override's id differs from the lost one's, and the new audit
@@ -142,6 +143,12 @@ test('Redis restarted empty: the loss is reported everywhere, the plan in force 
   const cliOut = await cli(['store', '--server', nodes[1]!.http, '--token', VIEWER]);
   assert.equal(cliOut.code, 0, cliOut.stderr);
   assert.match(cliOut.stdout, /^DATA LOSS seen .*\n.*until confirmed/m);
+  // `gridsteer status` says it too, with the command that confirms it, and cites no override the store lost.
+  const statusOut = await cli(['status', '--server', nodes[1]!.http, '--token', VIEWER]);
+  assert.equal(statusOut.code, 0, statusOut.stderr);
+  assert.match(statusOut.stdout, /^DATA LOSS seen \d{4}-\d\d-\d\dT[\d:]+Z \(.*\): Redis at .*prefix loss.*\n.*until confirmed.*\n {2}gridsteer store confirm-loss --reason/m);
+  assert.match(statusOut.stdout, /^us-va .*drain to 0 by olga \(PDU swap\) \[ended\]/m, statusOut.stdout);
+  assert.ok(!statusOut.stdout.includes(lostId), `the lost override ${lostId} is not cited:\n${statusOut.stdout}`);
 
   // The plan in force is kept: us-va stays drained for several rounds.
   for (let i = 0; i < 10; i++) {
