@@ -10,7 +10,8 @@
  */
 import { availableParallelism, hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { processLogger } from './platform/log.js';
 
 import { parseListen } from './dns/server.js';
 import { prepare } from './serve/serving.js';
@@ -74,7 +75,7 @@ export interface Running {
 }
 
 export async function startGridSteer(o: StartOptions): Promise<Running> {
-  const log = o.log ?? pino({ level: o.logLevel ?? 'info', base: { pid: process.pid, role: 'primary' }, timestamp: pino.stdTimeFunctions.isoTime });
+  const log = o.log ?? processLogger(o.logLevel ?? 'info', 'primary');
   const serving = new ServingHolder(prepare(o.configFile));
   const cfg = serving.prepared.loaded.config;
   const workersWanted = o.workers ?? cfg.workers;

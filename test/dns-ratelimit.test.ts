@@ -6,7 +6,8 @@
  *   counters say so; a client in another /24 is answered meanwhile;
  * - slip 1 and an exempt address: dig, asking while its /24 floods, gets TC and retries over
  *   TCP (never limited) to get the answer; the exempt address is answered every time;
- * - log mode: every query of a flood is answered, the limited ones counted and logged.
+ * - log mode, answered by a DNS worker: every query of a flood is answered, the limited ones
+ *   counted and logged (the worker's line has an ISO time like the primary's).
  * Floods are bounded in count (a few hundred datagrams) and time.
  */
 import { after, before, test } from 'node:test';
@@ -71,7 +72,8 @@ before(async () => {
   const c3 = writeTestConfig((cfg) => {
     cfg.dns = { ...cfg.dns, rateLimit: { mode: 'log' } };
   });
-  logOnly = { cfg: c3, srv: await spawnServer({ configFile: c3.file }) };
+  // Answered by a DNS worker (the others answer in the primary): its log lines read as the primary's.
+  logOnly = { cfg: c3, srv: await spawnServer({ configFile: c3.file, workers: 1, readyTimeoutMs: 60_000 }) };
 });
 
 after(async () => {
@@ -153,5 +155,16 @@ test('log mode: a flood is answered in full; the over-limit replies are counted 
   const logged = sumOf(await scrape(srv.http), RRL, { action: 'logged' });
   assert.ok(logged >= 250 && logged <= 285, `logged: ${logged}`);
   assert.equal(sumOf(await scrape(srv.http), RRL, { action: ['slipped', 'dropped'] }), 0);
-  assert.ok(srv.logs.some((l) => l.includes('"module":"ratelimit"') && l.includes('"mode":"log"')), 'a log line in log mode');
+  const json = (l: string) => {
+    try {
+      return JSON.parse(l) as { role?: string; module?: string; mode?: string; time?: unknown };
+    } catch {
+      return null;
+    }
+  };
+  const line = srv.logs.map(json).find((j) => j?.module === 'ratelimit' && j.mode === 'log');
+  assert.ok(line, 'a log line in log mode');
+  assert.equal(line.role, 'dns-worker', JSON.stringify(line));
+  assert.match(String(line.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, `an ISO time, as every other line (docs/dns.md): ${JSON.stringify(line)}`);
+  assert.equal(typeof line.time, 'string');
 });

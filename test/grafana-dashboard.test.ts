@@ -5,7 +5,9 @@
  * annotations and variables query exported by GET /metrics of a real `serve` process — with
  * counters under rate()/increase() and a histogram's `_bucket` series counted as its family.
  * The reverse holds too: each GridSteer metric /metrics exports is charted somewhere
- * (Node's default process metrics excepted).
+ * (Node's default process metrics excepted). The alert rules (dashboards/grafana/alerts.yaml,
+ * Grafana file provisioning) are checked the same way: their shape, each rule's queries
+ * against /metrics, and the panel each links to charting what the rule alerts on.
  *
  * The server gets a drain hook on us-va (a loopback gateway), since the hook metrics exist
  * only where a region has one; dig queries and one malformed packet give the DNS counters
@@ -29,6 +31,9 @@ import { startDrainGateway, type DrainGateway } from './helpers/drain-gateway.js
 import { buildQuery, QTYPE } from './helpers/wire.js';
 
 const DASHBOARD_FILE = join(repoRoot, 'dashboards', 'grafana', 'gridsteer.json');
+const ALERTS_FILE = join(repoRoot, 'dashboards', 'grafana', 'alerts.yaml');
+/** The Prometheus data source of the alert rules: Grafana expands it from its environment. */
+const ALERT_DATASOURCE = '${GRIDSTEER_PROMETHEUS_UID}';
 const DATASOURCE = '${datasource}';
 /** Grafana's own variables an expression may use. */
 const GRAFANA_BUILTINS = new Set(['__rate_interval', '__interval', '__interval_ms', '__range', '__range_s', '__range_ms', '__from', '__to', '__dashboard', '__name']);
@@ -73,6 +78,23 @@ function dashboardQueries(): Query[] {
 /** The metrics each query selects, with where it was. */
 function dashboardRefs(): { where: string; refs: MetricRef[] }[] {
   return dashboardQueries().map((q) => ({ where: q.where, refs: metricRefs(q.expr) }));
+}
+
+// ---------------------------------------------------------------- the alert rules, as data
+
+const alertsFile = obj(parse(readFileSync(ALERTS_FILE, 'utf8')));
+const alertRules = arr(alertsFile.groups)
+  .map(obj)
+  .flatMap((g) => arr(g.rules).map(obj));
+
+/** The Prometheus queries of the alert rules (not Grafana's expressions, datasource `__expr__`). */
+function alertQueries(): (Query & { rule: Json })[] {
+  return alertRules.flatMap((r) =>
+    arr(r.data)
+      .map(obj)
+      .filter((q) => q.datasourceUid !== '__expr__')
+      .map((q) => ({ rule: r, where: `alert rule ${JSON.stringify(r.title)} query ${String(q.refId)}`, expr: String(obj(q.model).expr ?? '') })),
+  );
 }
 
 // ---------------------------------------------------------------- the scanner itself
@@ -180,6 +202,54 @@ test('the dashboard is a Grafana dashboard: variables, titled panels on ${dataso
   }
 });
 
+test('the alert rules are Grafana file provisioning on the Prometheus data source, each linked to a panel charting what it alerts on', () => {
+  assert.equal(alertsFile.apiVersion, 1);
+  const groups = arr(alertsFile.groups).map(obj);
+  assert.ok(groups.length > 0, 'a rule group');
+  for (const g of groups) {
+    assert.ok(typeof g.name === 'string' && typeof g.folder === 'string', `group ${JSON.stringify(g.name)}: name and folder`);
+    assert.match(String(g.interval), /^\d+[sm]$/, `group ${String(g.name)}: interval`);
+  }
+  assert.ok(alertRules.length >= 1, 'alert rules');
+  const uids = new Set<unknown>();
+  const readme = readFileSync(join(repoRoot, 'dashboards', 'grafana', 'README.md'), 'utf8');
+  for (const r of alertRules) {
+    const name = JSON.stringify(r.title);
+    assert.ok(typeof r.uid === 'string' && /^[a-zA-Z0-9_-]{1,40}$/.test(r.uid) && !uids.has(r.uid), `rule ${name}: a unique uid of at most 40 characters`);
+    uids.add(r.uid);
+    assert.ok(typeof r.title === 'string' && readme.includes(r.title), `rule ${name}: titled, and the README says what it is`);
+    assert.match(String(r.for), /^\d+[smh]$/, `rule ${name}: for`);
+    assert.ok(['warning', 'critical'].includes(String(obj(r.labels).severity)), `rule ${name}: severity warning or critical`);
+    assert.ok(String(obj(r.annotations).summary ?? '').length > 0, `rule ${name}: a summary`);
+    assert.ok(['OK', 'NoData', 'Alerting', 'KeepLast'].includes(String(r.noDataState)) && ['Error', 'Alerting', 'OK', 'KeepLast'].includes(String(r.execErrState)), `rule ${name}: no-data and error states`);
+    const data = arr(r.data).map(obj);
+    const refIds = new Set(data.map((q) => q.refId));
+    assert.equal(refIds.size, data.length, `rule ${name}: refIds unique`);
+    assert.ok(refIds.has(r.condition), `rule ${name}: the condition ${String(r.condition)} is one of its queries`);
+    for (const q of data) {
+      const m = obj(q.model);
+      assert.equal(m.refId, q.refId, `rule ${name} ${String(q.refId)}: the model's refId`);
+      if (q.datasourceUid === '__expr__') {
+        assert.ok(['threshold', 'reduce', 'math'].includes(String(m.type)), `rule ${name} ${String(q.refId)}: an expression type`);
+        if (m.type !== 'math') assert.ok(refIds.has(m.expression), `rule ${name} ${String(q.refId)}: its input ${String(m.expression)} is one of its queries`);
+      } else {
+        assert.equal(q.datasourceUid, ALERT_DATASOURCE, `rule ${name} ${String(q.refId)}: the Prometheus data source from the environment`);
+        assert.equal(m.instant, true, `rule ${name} ${String(q.refId)}: an instant query (one value per series)`);
+        assert.ok(metricNames(String(m.expr)).length > 0, `rule ${name} ${String(q.refId)}: ${String(m.expr)} selects a metric`);
+      }
+    }
+    // The panel it links to is on this dashboard and charts every metric the rule queries.
+    const a = obj(r.annotations);
+    assert.equal(a.__dashboardUid__, dashboard.uid, `rule ${name}: links to this dashboard`);
+    const panel = panels.find((p) => String(p.id) === String(a.__panelId__));
+    assert.ok(panel, `rule ${name}: panel ${String(a.__panelId__)} exists`);
+    const charted = new Set(arr(panel.targets).flatMap((t) => metricNames(String(obj(t).expr ?? ''))));
+    for (const q of alertQueries().filter((x) => x.rule === r)) {
+      for (const m of metricNames(q.expr)) assert.ok(charted.has(m), `rule ${name}: panel ${JSON.stringify(panel.title)} charts ${m}`);
+    }
+  }
+});
+
 // ---------------------------------------------------------------- against a running server
 
 let cfg: TestConfig;
@@ -236,7 +306,7 @@ test('every metric the dashboard queries is exported by a running server, and ev
     assert.ok(hasMetric(samples, name), `${name} has samples\n${describeMetric(samples, name)}\ngateway calls: ${gw.calls.length}`);
   }
 
-  const problems = dashboardRefs().flatMap((q) => checkRefs(q.where, q.refs, families));
+  const problems = [...dashboardRefs(), ...alertQueries().map((q) => ({ where: q.where, refs: metricRefs(q.expr) }))].flatMap((q) => checkRefs(q.where, q.refs, families));
   assert.deepEqual(problems, [], `the dashboard queries what /metrics does not export:\n${problems.join('\n')}\nexported: ${[...families.keys()].filter((f) => f.startsWith('gridsteer_')).join(' ')}`);
 
   // The other way: a GridSteer metric added to /metrics gets a panel (Node's defaults are optional).

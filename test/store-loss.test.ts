@@ -6,7 +6,8 @@
  * 1. both nodes report the loss: an error-level JSON log line, `gridsteer_store_data_loss` 1
  *    and `gridsteer_store_data_losses_total` 1, the `/readyz` store detail, GET /v1/store,
  *    `storeLoss` in GET /v1/regions (what the dashboard reads), a `store.loss` audit entry in
- *    the store as it is now, and `gridsteer store` (the CLI) says so;
+ *    the store as it is now, and `gridsteer store` (the CLI) says so, as `gridsteer status` does
+ *    (citing the lost drain as [ended], not by its id);
  * 2. the plan in force is kept: the region drained before the loss stays drained in dig's
  *    answers on both nodes, also after a new override is written to the emptied store;
  * 3. ids are not reused: the next override's id differs from the lost one's, and the new audit
@@ -17,7 +18,9 @@
  *
  * 5. the store alone (RedisStore): `onLoss: hold` hands no revision on until confirmLoss, a
  *    second confirm is `not_found`; `onLoss: accept` logs and audits the loss, then plans from
- *    the emptied store at once.
+ *    the emptied store at once;
+ * 6. a StateService over it logs a flush (Redis answering) as a data loss, not as the store
+ *    unreachable.
  *
  * geoip is disabled: every client is at the default location (Ashburn): us-va, then us-tx.
  */
@@ -32,7 +35,10 @@ import { apiCall, type ApiReply } from './helpers/api.js';
 import { scrape, sumOf } from './helpers/metrics.js';
 import { spawnServer, writeTestConfig, type RunningServer, type TestConfig, writeTokensFile } from './helpers/server.js';
 import { startRedis, type RunningRedis } from './helpers/redis.js';
+import pino from 'pino';
 import { RedisStore } from '../gslb/state/redis-store.js';
+import { StateService } from '../gslb/control/service.js';
+import { defaultSettings } from '../gslb/policy/planner/index.js';
 
 const OPERATOR = 'store-loss-operator-3c9d';
 const VIEWER = 'store-loss-viewer-81be';
@@ -142,6 +148,12 @@ test('Redis restarted empty: the loss is reported everywhere, the plan in force 
   const cliOut = await cli(['store', '--server', nodes[1]!.http, '--token', VIEWER]);
   assert.equal(cliOut.code, 0, cliOut.stderr);
   assert.match(cliOut.stdout, /^DATA LOSS seen .*\n.*until confirmed/m);
+  // `gridsteer status` says it too, with the command that confirms it, and cites no override the store lost.
+  const statusOut = await cli(['status', '--server', nodes[1]!.http, '--token', VIEWER]);
+  assert.equal(statusOut.code, 0, statusOut.stderr);
+  assert.match(statusOut.stdout, /^DATA LOSS seen \d{4}-\d\d-\d\dT[\d:]+Z \(.*\): Redis at .*prefix loss.*\n.*until confirmed.*\n {2}gridsteer store confirm-loss --reason/m);
+  assert.match(statusOut.stdout, /^us-va .*drain to 0 by olga \(PDU swap\) \[ended\]/m, statusOut.stdout);
+  assert.ok(!statusOut.stdout.includes(lostId), `the lost override ${lostId} is not cited:\n${statusOut.stdout}`);
 
   // The plan in force is kept: us-va stays drained for several rounds.
   for (let i = 0; i < 10; i++) {
@@ -267,4 +279,25 @@ test('RedisStore, onLoss accept: reported and audited as loudly, then planned fr
   assert.equal(heard.at(-1), 0, 'the emptied store (revision 0) is handed on');
   assert.deepEqual((await store.audit(10)).map((e) => e.action), ['store.loss']);
   assert.deepEqual((await store.snapshot()).overrides, []);
+});
+
+test('StateService over RedisStore, a flush of its keys (Redis answering throughout): logged as a data loss, never as the store unreachable', { timeout: 60_000 }, async (t) => {
+  const prefix = `svc${process.pid}`;
+  const lines: { level: number; msg: string }[] = [];
+  const log = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s) as { level: number; msg: string }) });
+  const store = new RedisStore({ url: redis.url, prefix, pollMs: 100 });
+  const svc = new StateService({ store, log, configHash: 'c', settings: defaultSettings([{ id: 'us-va' }, { id: 'us-tx' }]), debounceMs: 0, onPlan: () => undefined });
+  t.after(() => svc.close());
+  await svc.start();
+  await svc.createOverride({ region: 'us-va', action: 'drain', value: 0, reason: 'before the flush' }, 'ops/alice', new Set(['us-va', 'us-tx']));
+  await storeUntil('the drain is planned', () => svc.status().planRevision >= 1);
+  await flushPrefix(prefix);
+  await storeUntil('the loss is held', () => svc.status().loss != null);
+  await storeUntil('the service says why it holds its plan', () => lines.some((l) => /^state: the store lost data/.test(l.msg)));
+  // The watch runs every second: give it two more turns to say anything else.
+  await sleep(2100);
+  const said = lines.map((l) => `${l.level} ${l.msg}`).join('\n');
+  assert.ok(!lines.some((l) => /unreachable/.test(l.msg)), `Redis answered: nothing says unreachable:\n${said}`);
+  assert.equal(lines.find((l) => /^state: the store lost data/.test(l.msg))!.level, 50, 'at error level');
+  assert.match(svc.status().why, /DATA LOSS/);
 });

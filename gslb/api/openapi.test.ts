@@ -64,3 +64,19 @@ test('every route is in the OpenAPI description at /docs, with its role; every d
   const missing = routes.filter((r) => !headings.has(r));
   assert.deepEqual(missing, [], 'routes without a section in docs/api.md');
 });
+
+test("docs/api.md's roles table names every route only a role's own tokens may use, and promises no route to come", async (t) => {
+  const a = await app();
+  t.after(() => a.close());
+  await a.ready();
+  const spec = (await a.inject({ method: 'GET', url: '/docs' })).json() as { paths: Record<string, Record<string, { 'x-gridsteer-role'?: string }>> };
+  const md = readFileSync(new URL('../../../docs/api.md', import.meta.url), 'utf8');
+  const table = md.slice(md.indexOf('Each token has one role'));
+  const rows = new Map([...table.slice(0, table.indexOf('\n\n', table.indexOf('| Role'))).matchAll(/^\| `([a-z]+)` \| (.*) \|$/gm)].map((m) => [m[1]!, m[2]!]));
+  assert.deepEqual([...rows.keys()].sort(), ['ingest', 'operator', 'viewer']);
+  for (const [name, text] of rows) assert.doesNotMatch(text, /\b(yet|later)\b/, `the ${name} row speaks of routes to come: ${text}`);
+  // No other role is granted ingest's routes (gslb/api/auth.ts roleGrants): the row names each.
+  const ingest = Object.entries(spec.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op['x-gridsteer-role'] === 'ingest').map(([m]) => `${m.toUpperCase()} ${path}`));
+  assert.ok(ingest.length >= 1, 'POST /v1/signals needs ingest');
+  for (const r of ingest) assert.ok(rows.get('ingest')!.includes(r), `the ingest row names ${r}: ${rows.get('ingest')}`);
+});

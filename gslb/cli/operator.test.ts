@@ -218,6 +218,25 @@ test('renderStatus: aligned table, freeze line, next change, first reason, unpla
   for (const line of plain.split('\n')) assert.ok([...line].length <= 60, line);
 });
 
+test('renderStatus: a data loss held is said first, since when, with the command that confirms it', () => {
+  const storeLoss = { detectedAt: NOW - 300_000, seenRevision: 41, revision: 0, seenEpoch: '1796000000000', epoch: null, why: 'Redis at 127.0.0.1:6379 (prefix gridsteer): its epoch marker gs:{gridsteer}:epoch (1796000000000) is gone' };
+  const out = renderStatus({ ...STATUS, regions: [{ ...STATUS.regions[3]!, reasons: ['us-va: drain to 0.3 by alice (swap PDUs), ramp step 1/4 [ended]'] }], storeLoss }, 60);
+  assert.ok(
+    out.startsWith(
+      [
+        'plan 6dcb042541e588ae at 2026-12-01T12:00:00Z',
+        `DATA LOSS seen 2026-12-01T11:55:00Z (5m ago): ${storeLoss.why}`,
+        '  this node serves its plan of revision 41 until confirmed: put back what was lost, then',
+        '  gridsteer store confirm-loss --reason "…"',
+        "  the plan's reasons say [ended] for an override the store no longer holds",
+        'automation: FROZEN',
+      ].join('\n'),
+    ),
+    out,
+  );
+  assert.doesNotMatch(renderStatus({ ...STATUS, storeLoss: null }), /DATA LOSS|confirm-loss/);
+});
+
 const PREVIEW: PreviewView = {
   current: 'b2528fbb1fc82089',
   changed: ['us-va'],

@@ -68,16 +68,20 @@ export interface StoreView {
   losses: number;
 }
 
+/** A data loss held, in `gridsteer store` and `gridsteer status`: what was seen, since when, and what confirms it. */
+export function lossLines(loss: StoreLossView, now: number): string[] {
+  return [
+    `DATA LOSS seen ${formatInstant(loss.detectedAt)} (${formatRelative(loss.detectedAt, now)}): ${loss.why}`,
+    `  this node serves its plan of revision ${loss.seenRevision} until confirmed: put back what was lost, then`,
+    '  gridsteer store confirm-loss --reason "…"',
+  ];
+}
+
 /** The lines of `gridsteer store`. */
 export function storeLines(s: StoreView, now: number): string[] {
   const lines = [`${s.backend} store: ${s.detail}`];
-  if (s.loss) {
-    lines.push(
-      `DATA LOSS seen ${formatRelative(s.loss.detectedAt, now)}: ${s.loss.why}`,
-      `  this node serves its plan of revision ${s.loss.seenRevision} until confirmed: put back what was lost, then`,
-      '  gridsteer store confirm-loss --reason "…"',
-    );
-  } else if (s.losses > 0) lines.push(`${s.losses} data loss(es) seen since this node started, all confirmed`);
+  if (s.loss) lines.push(...lossLines(s.loss, now));
+  else if (s.losses > 0) lines.push(`${s.losses} data loss(es) seen since this node started, all confirmed`);
   return lines;
 }
 
@@ -297,13 +301,17 @@ function cut(s: string, width: number | undefined): string {
 }
 
 /**
- * The status report: the plan, the freeze, one row per region (share, state, the TTL its answers carry now, the next
- * change, the first reason) and demand no region could take. `columns` (a terminal's width)
- * cuts long lines with `…`.
+ * The status report: the plan, a data loss of the store held (not cut), the freeze, one row per
+ * region (share, state, the TTL its answers carry now, the next change, the first reason) and
+ * demand no region could take. `columns` (a terminal's width) cuts long lines with `…`.
  */
 export function renderStatus(s: StatusView, columns?: number): string {
   const lines: string[] = [];
   lines.push(`plan ${s.planVersion} at ${formatInstant(s.now)}`);
+  if (s.storeLoss) {
+    lines.push(...lossLines(s.storeLoss, s.now));
+    if (s.regions.some((r) => r.reasons.some((x) => x.includes('[ended]')))) lines.push("  the plan's reasons say [ended] for an override the store no longer holds");
+  }
   if (s.frozen) {
     const f = s.frozen;
     lines.push(`automation: FROZEN by ${f.actor} ${formatRelative(f.start, s.now)}${f.end !== undefined ? `, until ${formatInstant(f.end)} (${formatRelative(f.end, s.now)})` : ', until unfrozen'}: "${f.reason}"`);
@@ -493,7 +501,8 @@ ${connectionUsage('viewer')}`,
   status: `usage: gridsteer status
 
   Each region's share of traffic, state, answer TTL now, next change and why; the freeze; demand no
-  region can take (GET /v1/status).
+  region can take (GET /v1/status). A data loss of the store this node holds is said first, with
+  the command that confirms it; a reason citing an override no longer stored says [ended].
 
 ${connectionUsage('viewer')}`,
   store: `usage: gridsteer store

@@ -117,6 +117,29 @@ test('freeze: preview, then on (holding gridPolicy), a second is refused, off; e
   }
 });
 
+test('status cites only overrides the store still holds ([ended] otherwise) and carries a data loss held', async () => {
+  const t = await setup();
+  try {
+    const kept = await t.op.drain('a', { reason: 'PDU swap' }, 'alice');
+    const gone = await t.op.force('b', 'down', undefined, 'fire drill', 'alice');
+    await t.svc.replan();
+    // The plan in force is older than the store (a data loss held, a plan still being made): b's force has ended since.
+    const older = t.plan();
+    await t.svc.endOverride(gone.force.id, 'alice', 'drill over');
+    const held = { detectedAt: NOW - 60 * S, seenRevision: 2, revision: 0, seenEpoch: '1', epoch: null, why: 'Redis at 127.0.0.1:1 (prefix x): its epoch marker is gone' };
+    const svc = Object.assign(Object.create(t.svc) as StateService, { status: () => ({ ...t.svc.status(), loss: held }) });
+    const st = await new OperatorService(svc, () => t.regions, () => older, () => NOW).status();
+    const reasons = st.regions.flatMap((r) => r.reasons);
+    assert.ok(reasons.some((r) => r.includes(`[${kept.id}]`)), `the live drain is cited: ${reasons.join(' | ')}`);
+    assert.ok(reasons.some((r) => /forced down by alice \(fire drill\) \[ended\]/.test(r)), `the ended force says [ended]: ${reasons.join(' | ')}`);
+    assert.ok(!reasons.some((r) => r.includes(gone.force.id)), `the ended force's id is not cited: ${reasons.join(' | ')}`);
+    assert.deepEqual(st.storeLoss, held);
+    assert.equal((await t.op.status()).storeLoss, null, 'none held: null');
+  } finally {
+    await t.close();
+  }
+});
+
 test('drain, undrain and force validate their input and name the field', async () => {
   const t = await setup();
   try {

@@ -10,6 +10,7 @@ import { demandPerHome, gridSharesAt, operatorShareAt, plan as planOf } from '..
 import { trafficShares } from '../policy/traffic.js';
 import { reduce } from '../state/reducer.js';
 import { SignalError, validateSignal } from '../state/signals.js';
+import type { StoreLoss } from '../state/store.js';
 import { OverrideError, type OverrideRequest, type StateService } from './service.js';
 import { fleetView, regionStatusAt, ttlBasisOf, type FleetView, type RegionInfo, type RegionStatus } from './fleet.js';
 
@@ -35,6 +36,20 @@ export interface FleetStatus {
   alerts?: PlanAlert[];
   /** The drain hooks' last calls per region (DrainHookRunner.status), when any region has one. */
   hooks?: unknown;
+  /** A data loss of the store this node holds its last plan for, until an operator confirms it (null: none). */
+  storeLoss?: StoreLoss | null;
+}
+
+/** An override id as the plan's reasons and alerts cite it: `[ov-…]` (both stores' ids). */
+const CITED_OVERRIDE = /\[(ov-[0-9a-z-]+)\]/g;
+
+/**
+ * A reason or alert with every override it cites that is not in `live` (ended, or gone with a
+ * data loss while the node serves its last plan) said `[ended]` instead of its id: the plan in
+ * force may be older than the store (a held loss, a plan still being made).
+ */
+export function citeLive(text: string, live: ReadonlySet<string>): string {
+  return text.replace(CITED_OVERRIDE, (cited, id: string) => (live.has(id) ? cited : '[ended]'));
 }
 
 export interface PreviewRequest {
@@ -117,9 +132,15 @@ export class OperatorService {
     const overrides = await this.svc.overrides();
     const frozen = overrides.find((o) => o.action === 'freeze' && o.start <= now && (o.end === undefined || now < o.end)) ?? null;
     const settings = this.svc.currentSettings();
-    const regions: RegionStatus[] = [...this.regions()].sort().map((id) => regionStatusAt(p, id, now, ttlBasisOf(settings, id)));
+    const live = new Set(overrides.map((o) => o.id));
+    const regions: RegionStatus[] = [...this.regions()].sort().map((id) => {
+      const r = regionStatusAt(p, id, now, ttlBasisOf(settings, id));
+      return { ...r, reasons: r.reasons.map((x) => citeLive(x, live)) };
+    });
+    const alerts = p.alerts?.map((a) => ({ ...a, message: citeLive(a.message, live) }));
     const hooks = this.hooks();
-    return { now, planVersion: p.version, frozen, regions, ...(p.unplaced ? { unplaced: p.unplaced } : {}), ...(p.alerts ? { alerts: p.alerts } : {}), ...(hooks !== undefined ? { hooks } : {}) };
+    const storeLoss = this.svc.status().loss ?? null;
+    return { now, planVersion: p.version, frozen, regions, ...(p.unplaced ? { unplaced: p.unplaced } : {}), ...(alerts ? { alerts } : {}), ...(hooks !== undefined ? { hooks } : {}), storeLoss };
   }
 
   /**

@@ -200,7 +200,9 @@ export class StateService {
       }
       if (stale && !this.frozen && this.lastSnapshot) {
         this.frozen = true;
-        this.o.log.warn({ module: 'state' }, 'state: the store is unreachable: answering from the last plan with signal expiry frozen');
+        const loss = this.o.store.status().loss;
+        if (loss) this.o.log.error({ module: 'state', loss }, 'state: the store lost data: answering from the last plan until an operator confirms');
+        else this.o.log.warn({ module: 'state' }, 'state: the store is unreachable: answering from the last plan with signal expiry frozen');
         this.planAndAdopt(this.lastSnapshot, true);
       } else if (this.started && !Number.isNaN(this.plannedEpoch) && this.epoch() !== this.plannedEpoch) {
         // The horizon epoch advanced: recurring windows are expanded over the next one.

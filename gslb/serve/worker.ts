@@ -8,7 +8,7 @@
  * {t:'metrics', id}, {t:'demand', id}. Worker → primary: {t:'bound', addresses, version},
  * {t:'ack', version}, {t:'metrics', id, data}, {t:'demand', id, data}, {t:'fatal', message}.
  */
-import pino from 'pino';
+import { processLogger } from '../platform/log.js';
 import { Responder } from '../dns/respond.js';
 import type { DemandCounts } from '../model/snapshot.js';
 import { startDnsServer, type ListenAddress, type TcpLimits } from '../dns/server.js';
@@ -42,7 +42,7 @@ process.on('message', (m: ToWorker) => {
     try {
       switch (m.t) {
         case 'serve': {
-          const log = pino({ level: m.logLevel, base: { pid: process.pid, role: 'dns-worker' } });
+          const log = processLogger(m.logLevel, 'dns-worker');
           const queryLog = log.child({ module: 'querylog' });
           const rrlLog = log.child({ module: 'ratelimit' });
           responder = new Responder(servingState(m.state), {

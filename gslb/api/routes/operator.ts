@@ -20,6 +20,7 @@ import { StoreError } from '../../state/store.js';
 import { OverrideError } from '../../control/service.js';
 import type { OperatorService } from '../../control/operator.js';
 import { RegionStateSchema } from '../../model/region-state.js';
+import { StoreLossSchema } from './state.js';
 
 export interface OperatorRoutesOptions extends Record<string, unknown> {
   operator: Pick<OperatorService, 'drain' | 'undrain' | 'force' | 'unforce' | 'freeze' | 'distrust' | 'status' | 'preview' | 'enterEvent'>;
@@ -57,6 +58,7 @@ const StatusSchema = Type.Object({
   unplaced: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'demand (q/s per home) no region with headroom can take' })),
   alerts: Type.Optional(Type.Array(PlanAlertSchema, { description: "the plan's alerts (ADR 0014)" })),
   hooks: Type.Optional(Type.Unknown({ description: "the drain hooks' last call per region (docs/drain-hooks.md), when any region has one" })),
+  storeLoss: Type.Optional(Type.Union([StoreLossSchema, Type.Null()], { description: 'a data loss of the state store this node holds its last plan for, until an operator confirms it (null when none)' })),
 });
 
 const PreviewBody = Type.Object(
