@@ -249,6 +249,12 @@ const PREVIEW: PreviewView = {
   ],
 };
 
+test('renderStatus: a planning failure no record explains is said second, under the plan line', () => {
+  const out = renderStatus({ ...STATUS, planError: 'RangeError: Invalid time value' }).split('\n');
+  assert.equal(out[1], 'PLANNING FAILS (RangeError: Invalid time value): this node answers from its last good plan; no stored record is to blame (gridsteer quarantine, the logs)');
+  assert.equal(renderStatus({ ...STATUS, planError: null }).includes('PLANNING FAILS'), false);
+});
+
 test('renderPreview: changed regions, shares per instant, idle regions and repeated rows left out', () => {
   assert.equal(
     renderPreview(PREVIEW, 'drain us-va fully over 1m', NOW),

@@ -312,6 +312,7 @@ export function renderStatus(s: StatusView, columns?: number): string {
     lines.push(...lossLines(s.storeLoss, s.now));
     if (s.regions.some((r) => r.reasons.some((x) => x.includes('[ended]')))) lines.push("  the plan's reasons say [ended] for an override the store no longer holds");
   }
+  if (s.planError) lines.push(`PLANNING FAILS (${s.planError}): this node answers from its last good plan; no stored record is to blame (gridsteer quarantine, the logs)`);
   if (s.frozen) {
     const f = s.frozen;
     lines.push(`automation: FROZEN by ${f.actor} ${formatRelative(f.start, s.now)}${f.end !== undefined ? `, until ${formatInstant(f.end)} (${formatRelative(f.end, s.now)})` : ', until unfrozen'}: "${f.reason}"`);

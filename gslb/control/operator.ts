@@ -38,6 +38,8 @@ export interface FleetStatus {
   hooks?: unknown;
   /** A data loss of the store this node holds its last plan for, until an operator confirms it (null: none). */
   storeLoss?: StoreLoss | null;
+  /** Planning fails and no stored record could be blamed (ADR 0020): the error; the last good plan stays (null: planning works). */
+  planError?: string | null;
 }
 
 /** An override id as the plan's reasons and alerts cite it: `[ov-…]` (both stores' ids). */
@@ -139,8 +141,9 @@ export class OperatorService {
     });
     const alerts = p.alerts?.map((a) => ({ ...a, message: citeLive(a.message, live) }));
     const hooks = this.hooks();
-    const storeLoss = this.svc.status().loss ?? null;
-    return { now, planVersion: p.version, frozen, regions, ...(p.unplaced ? { unplaced: p.unplaced } : {}), ...(alerts ? { alerts } : {}), ...(hooks !== undefined ? { hooks } : {}), storeLoss };
+    const st = this.svc.status();
+    const storeLoss = st.loss ?? null;
+    return { now, planVersion: p.version, frozen, regions, ...(p.unplaced ? { unplaced: p.unplaced } : {}), ...(alerts ? { alerts } : {}), ...(hooks !== undefined ? { hooks } : {}), storeLoss, planError: st.quarantine.planError };
   }
 
   /**

@@ -58,6 +58,7 @@ const StatusSchema = Type.Object({
   unplaced: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'demand (q/s per home) no region with headroom can take' })),
   alerts: Type.Optional(Type.Array(PlanAlertSchema, { description: "the plan's alerts (ADR 0014)" })),
   hooks: Type.Optional(Type.Unknown({ description: "the drain hooks' last call per region (docs/drain-hooks.md), when any region has one" })),
+  planError: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'planning fails and no stored record could be blamed (ADR 0020): the error; this node answers from its last good plan (null when planning works)' })),
   storeLoss: Type.Optional(Type.Union([StoreLossSchema, Type.Null()], { description: 'a data loss of the state store this node holds its last plan for, until an operator confirms it (null when none)' })),
 });
 
