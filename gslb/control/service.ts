@@ -15,7 +15,7 @@ import { FLEET, type Override, type OverrideAction, type Plan, type Signal } fro
 import { gridSharesAt, operatorShareAt, plan, type PlanInput, type PlannerSettings } from '../policy/planner/index.js';
 import { SignalError, validateSignal, type ValidateOptions } from '../state/signals.js';
 import type { SignalRecord, AuditEntry, QuarantineEntry, StoreSnapshot } from '../model/snapshot.js';
-import { fingerprintOf, quarantineOf } from '../policy/quarantine.js';
+import { fingerprintOf, plannable, quarantineOf } from '../policy/quarantine.js';
 import { errorWords, findPoison } from './quarantine.js';
 import { StoreError, type StateStore, type StoreLoss, type StoreStatus } from '../state/store.js';
 import { HORIZON_MS } from '../policy/rules/windows.js';
@@ -503,7 +503,7 @@ export class StateService {
   async undrain(region: string, actor: string, reason: string, restoreMs: number): Promise<{ ended: Override[]; undrain: Override | null }> {
     if (reason.trim() === '') throw new OverrideError('query.reason', 'must say why, in words');
     const now = this.clock();
-    const live = (await this.o.store.snapshot()).overrides.filter((o) => o.region === region);
+    const live = (await this.snapshot()).overrides.filter((o) => o.region === region);
     const from = operatorShareAt(this.settings, region, live, now);
     const drains = live.filter((o) => o.action === 'drain' || o.action === 'undrain');
     if (drains.filter((o) => o.action === 'drain').length === 0) throw new OverrideError('params.id', `region ${region} has no operator drain to end (GET /v1/overrides lists them)`);
@@ -535,7 +535,7 @@ export class StateService {
       throw field(e);
     }
     const now = this.clock();
-    const old = (await this.o.store.snapshot()).overrides.filter((o) => o.region === region && (o.action === 'force-up' || o.action === 'force-down'));
+    const old = (await this.snapshot()).overrides.filter((o) => o.region === region && (o.action === 'force-up' || o.action === 'force-down'));
     const force = await this.createOverride(req, actor, regions).catch((e: unknown) => {
       throw field(e);
     });
@@ -551,7 +551,7 @@ export class StateService {
   async unforce(region: string, reason: string, actor: string): Promise<{ ended: Override[] }> {
     if (reason.trim() === '') throw new OverrideError('query.reason', 'must say why, in words');
     const now = this.clock();
-    const forces = (await this.o.store.snapshot()).overrides.filter((o) => o.region === region && (o.action === 'force-up' || o.action === 'force-down') && (o.end === undefined || o.end > now));
+    const forces = (await this.snapshot()).overrides.filter((o) => o.region === region && (o.action === 'force-up' || o.action === 'force-down') && (o.end === undefined || o.end > now));
     if (forces.length === 0) throw new OverrideError('params.id', `region ${region} has no force to end (GET /v1/overrides lists them)`);
     const ended: Override[] = [];
     for (const o of forces) ended.push((await this.o.store.endOverride(o.id, actor, reason, now)).override);
@@ -576,7 +576,7 @@ export class StateService {
     const now = this.clock();
     if (reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
     if (until !== undefined && until <= now) throw new OverrideError('body.until', 'is in the past');
-    const snap = await this.o.store.snapshot();
+    const snap = await this.snapshot();
     const live = snap.overrides.filter((o) => o.action === 'freeze');
     if (!on) {
       const ended: Override[] = [];
@@ -603,7 +603,7 @@ export class StateService {
     const now = this.clock();
     if (reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
     if (until !== undefined && until <= now) throw new OverrideError('body.until', 'is in the past');
-    const snap = await this.o.store.snapshot();
+    const snap = await this.snapshot();
     const live = snap.overrides.filter((o) => o.action === 'distrust' && o.source === source && (o.end === undefined || o.end > now));
     if (!on) {
       if (live.length === 0) throw new OverrideError('body.source', `no distrust of "${source}" is in force (GET /v1/overrides lists them)`);
@@ -621,9 +621,9 @@ export class StateService {
     return { distrusted: override, ended: [] };
   }
 
-  /** The live snapshot (for previews). */
+  /** The live snapshot (for previews and operator actions), without the records its quarantine holds out. */
   async snapshot(): Promise<StoreSnapshot> {
-    return this.o.store.snapshot();
+    return plannable(await this.o.store.snapshot());
   }
 
   /**
@@ -631,12 +631,12 @@ export class StateService {
    * before the first), and whether it was planned frozen (the store unreachable: no expiry).
    */
   planRecords(): { records: SignalRecord[]; frozen: boolean } | null {
-    return this.lastSnapshot ? { records: this.lastSnapshot.records, frozen: this.frozen } : null;
+    return this.lastSnapshot ? { records: plannable(this.lastSnapshot).records, frozen: this.frozen } : null;
   }
 
   /** The snapshot the plan in force was computed from, while the store is read (null before the first, or while failing static). */
   planSnapshot(): StoreSnapshot | null {
-    return this.status().failingStatic ? null : this.lastSnapshot;
+    return this.status().failingStatic || !this.lastSnapshot ? null : plannable(this.lastSnapshot);
   }
 
   /** The planner's settings and config hash in force. */
@@ -645,7 +645,7 @@ export class StateService {
   }
 
   async overrides(): Promise<Override[]> {
-    return (await this.o.store.snapshot()).overrides;
+    return (await this.snapshot()).overrides;
   }
 
   /** Confirms the store's data loss (POST /v1/store/confirm-loss); audited in the store. */
