@@ -11,13 +11,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import pino from 'pino';
 import { Value } from '@sinclair/typebox/value';
 import { MqttConfigSchema, MqttRun, type MqttConfig } from './index.js';
 import { DataType, decodePayload, encodePayload, type SparkplugPayload } from './sparkplug.js';
-import type { CollectorContext, Signal } from '../types.js';
+import type { Signal } from '../types.js';
 import { MAX_WATTS } from '../../gslb/model/domains.js';
-import { BAD_EPOCHS, BAD_NUMBERS, FuzzTally, caseName, fuzzRng, jsonText, mutateJson, mutateText, signalProblem } from '../../test/helpers/payload-fuzz.js';
+import { BAD_EPOCHS, BAD_NUMBERS, FuzzTally, caseName, fuzzContext, fuzzRng, type LogLine, jsonText, mutateJson, mutateText, signalProblem } from '../../test/helpers/payload-fuzz.js';
 
 const fixtures = fileURLToPath(new URL('../../../collectors/mqtt/fixtures/', import.meta.url));
 const hex = (name: string): Buffer => Buffer.from(readFileSync(fixtures + name, 'utf8').trim(), 'hex');
@@ -29,23 +28,13 @@ const CASES = 3000;
 interface Run {
   run: MqttRun;
   emitted: Signal[];
-  logs: Array<{ level: number; msg: string; reason?: string }>;
+  logs: LogLine[];
 }
 
 function runOf(config: Record<string, unknown>): Run {
   const cfg = Value.Default(MqttConfigSchema, structuredClone(config)) as MqttConfig;
   assert.ok(Value.Check(MqttConfigSchema, cfg));
-  const emitted: Signal[] = [];
-  const logs: Run['logs'] = [];
-  const ctx: CollectorContext<MqttConfig> = {
-    config: cfg,
-    log: pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as Run['logs'][number]) }),
-    now: () => NOW,
-    node: 'test-node',
-    fleet: () => [...REGIONS].map((id) => ({ id, endpoints: ['192.0.2.1'] })),
-    signal: new AbortController().signal,
-    emit: (s) => void emitted.push(s),
-  };
+  const { ctx, emitted, logs } = fuzzContext(cfg, NOW, REGIONS);
   return { run: new MqttRun(ctx), emitted, logs };
 }
 
@@ -95,7 +84,7 @@ function check(t: FuzzTally, r: Run, name: string, send: () => void, mustRefuse:
   if (refused > 0) {
     t.saw('refused');
     const line = logs.find((l) => /refused/.test(l.msg));
-    const text = `${line?.msg ?? ''} ${line?.reason ?? ''}`;
+    const text = `${line?.msg ?? ''} ${String(line?.reason ?? '')}`;
     if (!line) t.fail(name, 'a refusal was counted but not logged');
     else if (!NAMES_FIELD.test(text)) t.fail(name, `the refusal does not name the field: ${text.slice(0, 200)}`);
   }

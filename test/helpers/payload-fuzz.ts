@@ -18,6 +18,8 @@
 import { fuzzRng } from './dns-fuzz.js';
 import { INSTANT_MAX, INSTANT_MIN, MAX_WATTS } from '../../gslb/model/domains.js';
 import { validateSignal } from '../../gslb/state/signals.js';
+import pino from 'pino';
+import type { CollectorContext, Signal } from '../../collectors/types.js';
 
 export { fuzzRng };
 
@@ -382,4 +384,27 @@ export class FuzzTally {
   summary(): string {
     return `payload fuzz ${this.what}: seed ${this.seed}, ${this.cases} cases; outcomes ${JSON.stringify(this.outcomes)}; mutations ${JSON.stringify(this.byMutation)}`;
   }
+}
+
+/** A log line as pino writes it (the fields the fuzz tests read). */
+export interface LogLine {
+  level: number;
+  msg: string;
+  [k: string]: unknown;
+}
+
+/** A collector context for a fuzz case: a fixed clock, the given regions, emits and log lines collected. */
+export function fuzzContext<C>(config: C, now: number, regions: ReadonlySet<string>): { ctx: CollectorContext<C>; emitted: Signal[]; logs: LogLine[] } {
+  const emitted: Signal[] = [];
+  const logs: LogLine[] = [];
+  const ctx: CollectorContext<C> = {
+    config,
+    log: pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) }),
+    now: () => now,
+    node: 'test-node',
+    fleet: () => [...regions].map((id) => ({ id, endpoints: ['192.0.2.1'] })),
+    signal: new AbortController().signal,
+    emit: (s) => void emitted.push(s),
+  };
+  return { ctx, emitted, logs };
 }
