@@ -380,6 +380,34 @@ export class FuzzTally {
     else if (this.failures.length === 20) this.failures.push('…');
   }
 
+  /**
+   * Checks the refusals of one case: `count` refused (by the collector's counter), each logged
+   * in one of `lines` whose message names the field (`names`). Counts them as `outcome`.
+   */
+  refusals(name: string, outcome: string, count: number, lines: readonly LogLine[], names: RegExp, text: (l: LogLine) => string = (l) => l.msg): void {
+    if (count <= 0) return;
+    this.saw(outcome, count);
+    if (lines.length === 0) this.fail(name, `${count} refused (counted) but nothing logged`);
+    for (const l of lines) if (!names.test(text(l))) this.fail(name, `a refusal does not name the field: ${text(l).slice(0, 200)}`);
+  }
+
+  /** Checks what one case emitted and logged: no error-level line, every signal one the state layer stores at `now`. */
+  emitted(name: string, signals: readonly unknown[], logs: readonly LogLine[], now: number, regions: ReadonlySet<string>): void {
+    for (const l of logs) if (l.level >= 50) this.fail(name, `error logged: ${l.msg}`);
+    for (const s of signals) {
+      const why = signalProblem(s, now, regions);
+      if (why !== null) this.fail(name, `emitted a signal the state layer refuses (${why}): ${JSON.stringify(s).slice(0, 300)}`);
+    }
+    this.saw('signals', signals.length);
+  }
+
+  /** Prints the summary (stdout and the test's diagnostics) and returns the failures (the test asserts there are none). */
+  report(tc: { diagnostic(message: string): void }): string[] {
+    console.log(this.summary());
+    tc.diagnostic(this.summary());
+    return this.failures;
+  }
+
   /** One line for the test's output: the seed, the case count and what they did. */
   summary(): string {
     return `payload fuzz ${this.what}: seed ${this.seed}, ${this.cases} cases; outcomes ${JSON.stringify(this.outcomes)}; mutations ${JSON.stringify(this.byMutation)}`;
@@ -393,14 +421,14 @@ export interface LogLine {
   [k: string]: unknown;
 }
 
-/** A collector context for a fuzz case: a fixed clock, the given regions, emits and log lines collected. */
-export function fuzzContext<C>(config: C, now: number, regions: ReadonlySet<string>): { ctx: CollectorContext<C>; emitted: Signal[]; logs: LogLine[] } {
+/** A collector context for a fuzz case: a fixed clock (or one the test moves), the given regions, emits and log lines collected. */
+export function fuzzContext<C>(config: C, now: number | (() => number), regions: ReadonlySet<string>): { ctx: CollectorContext<C>; emitted: Signal[]; logs: LogLine[] } {
   const emitted: Signal[] = [];
   const logs: LogLine[] = [];
   const ctx: CollectorContext<C> = {
     config,
     log: pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) }),
-    now: () => now,
+    now: typeof now === 'function' ? now : () => now,
     node: 'test-node',
     fleet: () => [...regions].map((id) => ({ id, endpoints: ['192.0.2.1'] })),
     signal: new AbortController().signal,
