@@ -12,13 +12,13 @@
  *   zone letters EST … PDT, or ±HHMM; the weekday is optional; two-digit years are 20YY).
  *   A time without an offset is wall-clock time in `zone` (an IANA name: the ISO's own, e.g.
  *   America/Chicago), resolved through the platform's time-zone data.
- * - Anything else, a time before 2000 or after 2100, or a field out of range (month 13, hour 24),
+ * - Anything else, a time outside the instants' domain (gslb/model/domains.ts: before 2000 or
+ *   from 2200 on: a broken clock, or seconds read as ms), or a field out of range (month 13, hour 24),
  *   returns `null`: the caller treats that as a payload it does not understand.
  * It never throws and runs in time linear in the input (anchored patterns on at most 64 characters).
  */
 
-const MIN_MS = Date.UTC(2000, 0, 1);
-const MAX_MS = Date.UTC(2100, 0, 1);
+import { INSTANT_MAX, INSTANT_MIN } from '../../gslb/model/domains.js';
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?\s?(Z|[+-]\d{2}:?\d{2})?$/i;
 const US = /^(\d{2})[./](\d{2})[./](\d{4}) (\d{2}):(\d{2})(?::(\d{2}))?$/;
@@ -60,7 +60,7 @@ function fields(y: number, mo: number, d: number, h: number, mi: number, s: numb
 }
 
 function inRange(t: number | null): number | null {
-  return t !== null && Number.isFinite(t) && t >= MIN_MS && t < MAX_MS ? Math.round(t) : null;
+  return t !== null && Number.isFinite(t) && t >= INSTANT_MIN && t <= INSTANT_MAX ? Math.round(t) : null;
 }
 
 /** Minutes east of UTC of `+05:30`, `-0600`, `Z`. */

@@ -17,6 +17,8 @@ import type { Collector, CollectorContext } from '../types.js';
 import { boundedRequest, FetchError, type BoundedAnswer } from '../kit/http.js';
 import { defineErrors } from '../kit/errors.js';
 import { countersFor, defineCounters } from '../kit/counters.js';
+import type { HealthProbe } from '../../gslb/model/signals.js';
+import { DAY_MS } from '../../gslb/model/domains.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -110,6 +112,15 @@ export async function probeCoded(address: string, c: HealthCheck, timeoutMs: num
   return re.test(a.text) ? null : { code: 'HEALTH_ERR_BODY', why: `${where}: the body does not match /${c.bodyMatch}/` };
 }
 
+/**
+ * The health.probe value of one endpoint's checks: up with the round trip (0.1 ms, within the
+ * schema's bound), or down with the first failure's words (at most 500 characters).
+ */
+export function probeValue(failure: ProbeFailure | null, latencyMs: number): HealthProbe {
+  if (failure !== null) return { up: false, detail: failure.why.slice(0, 500) };
+  return { up: true, latencyMs: Math.min(Math.max(0, Math.round(latencyMs * 10) / 10), DAY_MS) };
+}
+
 /** A TCP connection accepted within `timeoutMs`, then closed. */
 function tcpProbe(address: string, port: number, timeoutMs: number): Promise<ProbeFailure | null> {
   return new Promise((resolve) => {
@@ -164,7 +175,7 @@ export const health: Collector<HealthConfig> = {
                   observedAt: now,
                   // Three rounds: a node that stops probing stops counting soon after.
                   expiresAt: now + 3 * cfg.intervalMs,
-                  value: why === null ? { up: true, latencyMs: Math.round((performance.now() - t0) * 10) / 10 } : { up: false, detail: why.slice(0, 500) },
+                  value: probeValue(failure, performance.now() - t0),
                 });
                 const k = `${region.id} ${address}`;
                 const outcome = why ?? 'up';

@@ -6,6 +6,7 @@
  * Units: power W, energy Wh, state of charge % (0–100), times ms epoch.
  */
 import { MAX_FUTURE_MS, type PowerBudget } from '../../gslb/model/signals.js';
+import { MAX_WATTS } from '../../gslb/model/domains.js';
 import { defineErrors } from '../kit/errors.js';
 
 /** The fields a site maps to a source metric (a Sparkplug metric name or a JSON field). */
@@ -16,7 +17,7 @@ export type Field = (typeof FIELDS)[number];
 export const READ_ERRORS = {
   MQTT_ERR_TOO_LARGE: 'the payload is longer than 4 MiB',
   MQTT_ERR_JSON: 'a plain topic\'s payload is not UTF-8 JSON holding an object',
-  MQTT_ERR_VALUE: 'a mapped value is not a finite number, is negative after scaling, or a state of charge outside 0–100',
+  MQTT_ERR_VALUE: 'a mapped value is not a finite number, is negative or above 10 TW (MAX_WATTS) after scaling, or a state of charge outside 0–100',
 } as const;
 export type ReadErrorCode = keyof typeof READ_ERRORS;
 
@@ -45,13 +46,15 @@ export function shown(v: unknown): string {
 
 /**
  * A raw source number for `field`, times its scale (default 1): the value in W, Wh or %.
- * Throws ReadingError MQTT_ERR_VALUE when the result is not finite, negative, or a state of
+ * Throws ReadingError MQTT_ERR_VALUE when the result is not finite, negative, above MAX_WATTS
+ * (gslb/model/domains.ts: a power or energy above 10 TW is a unit mistake), or a state of
  * charge above 100.
  */
 export function scaled(field: Field, raw: number, scale: number | undefined, from: string): number {
   const v = raw * (scale ?? 1);
   if (!Number.isFinite(v)) throw new ReadingError('MQTT_ERR_VALUE', `${field} (${from}): ${raw}${scale !== undefined ? ` × ${scale}` : ''} is not a finite number`);
   if (v < 0) throw new ReadingError('MQTT_ERR_VALUE', `${field} (${from}): ${raw}${scale !== undefined ? ` × ${scale}` : ''} = ${v} is negative; a power.budget field is ≥ 0 (a negative scale flips a sign convention)`);
+  if (field !== 'socPercent' && v > MAX_WATTS) throw new ReadingError('MQTT_ERR_VALUE', `${field} (${from}): ${raw}${scale !== undefined ? ` × ${scale}` : ''} = ${v} is above ${MAX_WATTS} (10 TW, MAX_WATTS); check the unit and the scale`);
   if (field === 'socPercent' && v > 100) throw new ReadingError('MQTT_ERR_VALUE', `socPercent (${from}): ${v} is above 100 % (scale a 0–1 fraction by 100)`);
   return v;
 }

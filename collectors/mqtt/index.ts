@@ -36,6 +36,7 @@ import { randomBytes } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import mqtt, { type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { PowerBudget } from '../../gslb/model/signals.js';
+import { MAX_WATTS } from '../../gslb/model/domains.js';
 import type { Collector, CollectorContext, Signal } from '../types.js';
 import {
   applyUpdate,
@@ -104,7 +105,7 @@ export const MqttSiteSchema = Type.Object(
         { ...strict, description: 'per field, a factor applied to the received number (default 1; a negative factor flips a sign convention)' },
       ),
     ),
-    storageCapacityWh: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'with metrics.socPercent: storageWh = socPercent / 100 × this' })),
+    storageCapacityWh: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: MAX_WATTS, description: 'with metrics.socPercent: storageWh = socPercent / 100 × this' })),
   },
   { ...strict, description: 'one site: where its telemetry is published and which fields it maps' },
 );

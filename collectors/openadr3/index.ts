@@ -217,8 +217,20 @@ export class Openadr3Poller {
       return false;
     }
     if (signal.aborted || this.stopped) return false;
-    const now = this.ctx.now();
     this.succeeded(names.size, events.length);
+    this.ingest(names, events, truncated);
+    return true;
+  }
+
+  /**
+   * Maps one poll's programs and events to facts and emits the changes and cancellations (the
+   * second half of pollOnce; tests call it with payloads of their own). `truncated`: the poll
+   * hit a bound, so nothing missing counts as cancelled. Never throws: an event that cannot be
+   * read is counted (`badEvents`) and logged with what is wrong, by field.
+   */
+  ingest(names: ReadonlyMap<string, ProgramInfo>, events: readonly Record<string, unknown>[], truncated: boolean): void {
+    const cfg = this.ctx.config;
+    const now = this.ctx.now();
 
     const produced = new Map<string, Live>();
     const incomplete = new Set<string>();
@@ -304,7 +316,6 @@ export class Openadr3Poller {
       this.live.delete(k);
       this.emit(prev.region, { ...prev.value, cancelled: true }, now);
     }
-    return true;
   }
 
   private emit(region: string, value: GridEvent, now: number): void {

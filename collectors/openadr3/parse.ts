@@ -6,7 +6,8 @@
  *
  * Time base: ms since the Unix epoch (UTC). Power: W.
  */
-import type { GridEvent, GridEventType } from '../../gslb/model/signals.js';
+import { MAX_EVENT_MS, MAX_VALIDITY_MS, type GridEvent, type GridEventType } from '../../gslb/model/signals.js';
+import { INSTANT_MAX, INSTANT_MIN, MAX_WATTS, isoOf } from '../../gslb/model/domains.js';
 
 /** The event payload types this collector turns into facts, and the fact type each becomes. */
 export const PAYLOAD_TYPES: Readonly<Record<string, GridEventType>> = {
@@ -419,8 +420,18 @@ export function readEvent(raw: unknown, program: ProgramInfo | undefined, o: Map
     }
     if (openEnded) end = openEnd(start, o.now, o.openEndedMs);
     cursor = openEnded ? undefined : end;
-    if (start < 0) {
-      problem(`event ${id}: interval ${ivId}: starts before 1970`);
+    // The value domains (gslb/model/domains.ts, gslb/model/signals.ts): a fact outside them is
+    // refused by the state layer, so it is refused here, by field, and counted.
+    if (start < INSTANT_MIN || end > INSTANT_MAX) {
+      problem(`event ${id}: interval ${ivId}: intervalPeriod ${start < INSTANT_MIN ? `start ${isoOf(start)}` : `start + duration (the end) ${isoOf(end)}`} is outside 2000-01-01 … 2200-01-01 (a broken clock, or seconds for ms?)`);
+      continue;
+    }
+    if (end - start > MAX_EVENT_MS) {
+      problem(`event ${id}: interval ${ivId}: duration ${JSON.stringify(durRaw)} makes it last ${Math.round((end - start) / 86_400_000)} days; at most ${MAX_EVENT_MS / 86_400_000} are taken`);
+      continue;
+    }
+    if (end - o.now > MAX_VALIDITY_MS['grid.event']) {
+      problem(`event ${id}: interval ${ivId}: intervalPeriod ends ${isoOf(end)}, more than ${MAX_VALIDITY_MS['grid.event'] / 86_400_000} days ahead; an event that far ahead is not taken (its start: ${isoOf(start)})`);
       continue;
     }
     if (seen.has(ivId)) {
@@ -464,8 +475,8 @@ export function readEvent(raw: unknown, program: ProgramInfo | undefined, o: Map
           continue;
         }
         const w = round3(v * factor);
-        if (!Number.isFinite(w)) {
-          problem(`event ${id}: interval ${ivId}: ${type} value is out of range`);
+        if (!Number.isFinite(w) || w > MAX_WATTS) {
+          problem(`event ${id}: interval ${ivId}: ${type} value ${v} ${unitKey} is ${Number.isFinite(w) ? `${w} W, above ${MAX_WATTS} (10 TW, MAX_WATTS): a unit mistake?` : 'out of range'}`);
           continue;
         }
         fact.limitW = w;

@@ -28,7 +28,7 @@ import type http from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Collector, CollectorContext, Signal } from '../types.js';
-import { DCGM, KV_METRICS, QUEUE_METRICS, RUNNING_METRICS, readTarget } from '../prometheus/index.js';
+import { DCGM, KV_METRICS, QUEUE_METRICS, RUNNING_METRICS, noteRejected, readTarget } from '../prometheus/index.js';
 import { seriesId, type Sample } from '../prometheus/parse.js';
 import { defineErrors } from '../kit/errors.js';
 import { countersFor, defineCounters } from '../kit/counters.js';
@@ -96,6 +96,8 @@ export const remoteWriteCounters = defineCounters({
   unmatched: 0,
   dropped: 0,
   signals: 0,
+  /** Samples of known metrics refused as outside their field's domain (NaN, ±Inf, negative, above MAX_COUNT, a share above 1). */
+  rejectedSamples: 0,
   /** `host:port` the last started receiver listens on (tests with port 0 read it here). */
   listening: null as string | null,
 });
@@ -144,6 +146,8 @@ interface SourceRun {
   prevXid: Map<string, number> | null;
   /** GPU → until when it counts unusable after an XID burst. */
   burstUntil: Map<string, number>;
+  /** What the last read refused (noteRejected), to log changes once. */
+  rejected: string;
 }
 
 /** The default key of a source: its match labels as name=value, sorted by name, joined by ",". */
@@ -184,7 +188,7 @@ class Receiver {
       const dup = seen.get(id);
       if (dup !== undefined) throw new Error(`collectors/prometheus-remote-write: sources[${dup}] and sources[${i}] would emit the same facts (same region and key); give one a key`);
       seen.set(id, i);
-      return { src, matchPairs: Object.entries(src.match), key, series: new Map(), prevXid: null, burstUntil: new Map() };
+      return { src, matchPairs: Object.entries(src.match), key, series: new Map(), prevXid: null, burstUntil: new Map(), rejected: '' };
     });
   }
 
@@ -301,6 +305,7 @@ class Receiver {
     const samples = [...run.series.values()].map((k) => k.sample);
     const reading = readTarget(samples, undefined, run.prevXid, cfg);
     run.prevXid = reading.xid;
+    noteRejected(this.ctx.log, this.stats, run, `collectors/prometheus-remote-write: ${run.key}`, { source: run.key, region: run.src.region }, reading);
     const observedAt = newest <= now + FUTURE_MS && newest >= now - cfg.expireMs ? newest : now;
     const expiresAt = observedAt + cfg.expireMs;
     for (const gpu of reading.unusable) run.burstUntil.set(gpu, now + cfg.expireMs);

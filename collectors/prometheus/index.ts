@@ -23,6 +23,7 @@ import { boundedRequest, FetchError } from '../kit/http.js';
 import { defineErrors } from '../kit/errors.js';
 import { countersFor, defineCounters } from '../kit/counters.js';
 import type { Collector, CollectorContext, Signal } from '../types.js';
+import { MAX_COUNT } from '../../gslb/model/domains.js';
 import { ExpositionError, parseExposition, seriesId, type Sample } from './parse.js';
 
 const strict = { additionalProperties: false } as const;
@@ -75,7 +76,7 @@ const ACCEPT = 'text/plain;version=0.0.4;q=1,*/*;q=0.1';
  * Counters of one running instance (monotonic, like Prometheus counters): scrape attempts,
  * failed scrapes and signals emitted. A scrape cut short by stop() counts in none of them.
  */
-export const prometheusCounters = defineCounters({ scrapes: 0, failures: 0, signals: 0 });
+export const prometheusCounters = defineCounters({ scrapes: 0, failures: 0, signals: 0, rejectedSamples: 0 });
 /** Sums over every instance in this process (collectors/kit/counters.ts): tests and diagnostics only. */
 export const prometheusTotals = prometheusCounters.total;
 
@@ -120,6 +121,15 @@ export interface TargetReading {
   unusable: string[];
   /** DCGM: the XID total per GPU seen now, 0 without a series (the next scrape's `prevXid`). */
   xid: Map<string, number>;
+  /**
+   * Samples of a known metric whose value is outside the field's domain (gslb/model/domains.ts:
+   * NaN, ±Inf, negative, a count above MAX_COUNT, a share above 1), each in words naming the
+   * metric and the field; the field is then left out (never clamped). The collectors count and
+   * log them.
+   */
+  rejected: string[];
+  /** How many were rejected (`rejected` describes at most MAX_REJECTED of them). */
+  rejectedCount: number;
   /** DCGM, for the log only (LoadMetricsValue has no field for them): mean GPU utilisation %, total power W, last XID codes ≠ 0. */
   gpuUtilPct?: number;
   powerW?: number;
@@ -127,6 +137,8 @@ export interface TargetReading {
 }
 
 const finite = (v: number): boolean => Number.isFinite(v);
+/** Most rejected samples described per reading (all of them are counted). */
+export const MAX_REJECTED = 100;
 /** A share in [0, 1]; a rounding overshoot up to 1e-6 is clamped, anything else is not a share. */
 const share = (v: number): number | null => (finite(v) && v >= 0 && v <= 1 + 1e-6 ? Math.min(v, 1) : null);
 
@@ -164,16 +176,29 @@ export function readTarget(
   const util = new Map<string, number>();
   const lastXid: Record<string, number> = {};
   let powerW: number | null = null;
+  const rejected: string[] = [];
+  let rejectedCount = 0;
+  const note = (why: string) => {
+    rejectedCount++;
+    if (rejected.length < MAX_REJECTED) rejected.push(why);
+  };
+  const reject = (sample: Sample, field: string, domain: string) => note(`${sample.name}: ${String(sample.value)} is not ${domain} (${field})`);
+  const count = (sample: Sample, field: string): boolean => {
+    if (finite(sample.value) && sample.value >= 0 && sample.value <= MAX_COUNT) return true;
+    reject(sample, field, `a count from 0 to ${MAX_COUNT}`);
+    return false;
+  };
   for (const s of samples) {
     if (useMs && MODEL_SERVER_NAMES.has(s.name)) {
       found.modelServer = true;
       if ((QUEUE_METRICS as readonly string[]).includes(s.name)) {
-        if (finite(s.value) && s.value >= 0) queue = (queue ?? 0) + s.value;
+        if (count(s, 'queueDepth')) queue = (queue ?? 0) + s.value;
       } else if ((RUNNING_METRICS as readonly string[]).includes(s.name)) {
-        if (finite(s.value) && s.value >= 0) running = (running ?? 0) + s.value;
+        if (count(s, 'runningRequests')) running = (running ?? 0) + s.value;
       } else {
         const v = share(s.value);
         if (v !== null) kv = Math.max(kv ?? 0, v);
+        else reject(s, 'kvCacheUse', 'a share from 0 to 1');
       }
     } else if (useDcgm && DCGM_NAMES.has(s.name)) {
       found.dcgm = true;
@@ -209,8 +234,18 @@ export function readTarget(
   for (const [id, used] of fbUsed) {
     const free = fbFree.get(id);
     if (free === undefined || used + free <= 0) continue;
-    memUse = Math.max(memUse ?? 0, used / (used + free));
+    const v = share(used / (used + free));
+    if (v !== null) memUse = Math.max(memUse ?? 0, v);
+    else note(`${DCGM.fbUsed} / (${DCGM.fbUsed} + ${DCGM.fbFree}): ${used} / (${used} + ${free}) is not a share from 0 to 1 (gpuMemoryUse)`);
   }
+  // A sum of several series (pods behind one target) may leave the domain though each is in it.
+  const sum = (v: number | null, field: string, names: readonly string[]): number | null => {
+    if (v === null || v <= MAX_COUNT) return v;
+    note(`${names.join(' + ')}: the sum ${v} is not a count from 0 to ${MAX_COUNT} (${field})`);
+    return null;
+  };
+  queue = sum(queue, 'queueDepth', QUEUE_METRICS);
+  running = sum(running, 'runningRequests', RUNNING_METRICS);
   if (queue !== null) load.queueDepth = queue;
   if (running !== null) load.runningRequests = running;
   if (kv !== null) load.kvCacheUse = kv;
@@ -232,11 +267,28 @@ export function readTarget(
       if (before !== undefined && total - before >= o.xidBurst) unusable.push(gpu);
     }
   }
-  const r: TargetReading = { found, load, gpus: gpus.size, unusable: unusable.sort(), xid };
+  const r: TargetReading = { found, load, gpus: gpus.size, unusable: unusable.sort(), xid, rejected, rejectedCount };
   if (util.size > 0) r.gpuUtilPct = [...util.values()].reduce((a, b) => a + b, 0) / util.size;
   if (powerW !== null) r.powerW = powerW;
   if (Object.keys(lastXid).length > 0) r.lastXid = lastXid;
   return r;
+}
+
+/**
+ * Counts a reading's rejected samples in `stats.rejectedSamples` and logs them: at warn when
+ * what is rejected changes for that target or source (`state.rejected` remembers it), else at
+ * debug, each line naming the metrics and the fields. Shared with prometheus-remote-write.
+ */
+export function noteRejected(log: CollectorContext['log'], stats: { rejectedSamples: number }, state: { rejected: string }, who: string, fields: Record<string, unknown>, reading: TargetReading): void {
+  stats.rejectedSamples += reading.rejectedCount;
+  const what = reading.rejected.join('; ');
+  if (what === state.rejected) {
+    if (what !== '') log.debug({ ...fields, rejected: reading.rejectedCount }, `${who}: samples refused again: ${what.slice(0, 500)}`);
+    return;
+  }
+  state.rejected = what;
+  if (what === '') log.info(fields, `${who}: no sample refused any more`);
+  else log.warn({ ...fields, rejected: reading.rejectedCount }, `${who}: ${reading.rejectedCount} samples refused, their fields left out of the facts: ${what.slice(0, 1000)}`);
 }
 
 /** Why a scrape gave no fact (CONVENTIONS.md habit 6); the README's Errors section lists them. */
@@ -284,6 +336,8 @@ interface TargetRun {
   xid: Map<string, number> | null;
   /** A capacity fact was emitted: from then on every successful scrape renews it. */
   capacity: boolean;
+  /** What the last scrape refused (noteRejected), to log changes once. */
+  rejected: string;
 }
 
 /** `prometheus/<host[:port]>` within the signal source pattern (IPv6 brackets dropped). */
@@ -327,7 +381,7 @@ export class PrometheusPoller {
       const dup = seen.get(id);
       if (dup !== undefined) throw new Error(`collectors/prometheus: targets[${dup}] and targets[${i}] would emit the same facts (same region, host and key); give one a key`);
       seen.set(id, i);
-      return { target: t, url, shown, key, source, failing: false, saturated: false, xid: null, capacity: false };
+      return { target: t, url, shown, key, source, failing: false, saturated: false, xid: null, capacity: false, rejected: '' };
     });
   }
 
@@ -396,6 +450,7 @@ export class PrometheusPoller {
       this.ctx.log.info({ target: r.key, region: r.target.region, url: r.shown }, `collectors/prometheus: scraping ${r.shown} works again`);
     }
     r.xid = reading.xid;
+    noteRejected(this.ctx.log, this.stats, r, `collectors/prometheus: ${r.shown}`, { target: r.key, region: r.target.region }, reading);
     this.noteSaturation(r, reading.load);
     const observedAt = this.ctx.now();
     const expiresAt = observedAt + 3 * cfg.intervalMs;
