@@ -21,6 +21,7 @@
  * - Nothing throws out of the timer; stop() clears it, aborts requests in flight and resolves
  *   once the round in progress has ended. No fact is emitted after stop().
  */
+import { DurationSetting } from '../../gslb/model/domains.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { boundedRequest, FetchError, showUrl } from '../kit/http.js';
 import { countersFor, defineCounters } from '../kit/counters.js';
@@ -61,7 +62,7 @@ export const GridAlertsFeedSchema = Type.Object(
 
 export const GridAlertsConfigSchema = Type.Object(
   {
-    pollMs: Type.Integer({ minimum: 100, default: 60000, description: 'time between polls, ms (keep public ISO sites at one poll a minute or slower); facts expire after 3 × pollMs' }),
+    pollMs: DurationSetting('time between polls, ms (keep public ISO sites at one poll a minute or slower); facts expire after 3 × pollMs', 60000, 100),
     timeoutMs: Type.Integer({ minimum: 100, maximum: 120000, default: 10000, description: 'time one fetch may take (connect, headers and body), ms; at most pollMs is used' }),
     alertMaxAgeMs: Type.Integer({
       minimum: 60000,

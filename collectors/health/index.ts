@@ -11,6 +11,7 @@
  * URL such as vLLM's /v1/models to count a region up only once its model is loaded) and
  * `tcp` (a connection accepted). A probe never throws; its failure is the fact.
  */
+import { DurationSetting } from '../../gslb/model/domains.js';
 import net from 'node:net';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Collector, CollectorContext } from '../types.js';
@@ -39,8 +40,8 @@ export const HealthCheckSchema = Type.Object(
 
 export const HealthConfigSchema = Type.Object(
   {
-    intervalMs: Type.Integer({ minimum: 500, default: 5000, description: 'time between probe rounds, ms' }),
-    timeoutMs: Type.Integer({ minimum: 100, default: 2000, description: 'time a probe may take, ms' }),
+    intervalMs: DurationSetting('time between probe rounds, ms', 5000, 500),
+    timeoutMs: DurationSetting('time a probe may take, ms', 2000, 100, 60_000),
     checks: Type.Array(HealthCheckSchema, { minItems: 1, description: 'an endpoint is up when every check that applies to its region passes' }),
   },
   { ...strict, description: 'health probes of every region endpoint, from every node' },

@@ -29,9 +29,10 @@
  * - Nothing throws out of a timer or handler; stop() clears the timer, aborts the requests in
  *   flight, waits for the poll in progress and closes the listener. Nothing is emitted after stop.
  */
+import { DurationSetting } from '../../gslb/model/domains.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Collector, CollectorContext, Signal } from '../types.js';
-import type { GridEvent } from '../../gslb/model/signals.js';
+import { MAX_EVENT_MS, type GridEvent } from '../../gslb/model/signals.js';
 import { OPENADR3_ERRORS, Openadr3Error, TokenSource, VtnClient, openadr3Counters, openadr3Totals, type Openadr3Stats } from './client.js';
 import { eventQueries, matchesRegion, readEvent, readProgramNames, type ProgramInfo } from './parse.js';
 import { startWebhook, type Webhook } from './webhook.js';
@@ -88,11 +89,11 @@ export const Openadr3ConfigSchema = Type.Object(
       },
       { ...strict, description: 'the VTN and this VEN\'s credentials' },
     ),
-    pollMs: Type.Integer({ minimum: 1000, default: 30000, description: 'time between polls, ms' }),
+    pollMs: DurationSetting('time between polls, ms', 30000, 1000),
     timeoutMs: Type.Integer({ minimum: 100, maximum: 60000, default: 10000, description: 'time one request may take (connect, headers and body), ms' }),
     maxEvents: Type.Integer({ minimum: 1, maximum: 10000, default: 1000, description: 'most events read per poll (over all pages and queries)' }),
     maxIntervalsPerEvent: Type.Integer({ minimum: 1, maximum: 10000, default: 500, description: 'most intervals read per event' }),
-    openEndedMs: Type.Integer({ minimum: 60000, default: 86400000, description: 'an open-ended interval (P9999Y, PT0S or no duration) is given this length, extended in such steps while the VTN lists it' }),
+    openEndedMs: DurationSetting('an open-ended interval (P9999Y, PT0S or no duration) is given this length, extended in such steps while the VTN lists it', 86400000, 60000, MAX_EVENT_MS),
     unitsWhenMissing: Type.Optional(
       Type.Union([Type.Literal('W'), Type.Literal('KW'), Type.Literal('MW')], { description: 'units of an IMPORT_CAPACITY_LIMIT or DISPATCH_SETPOINT whose event and program give none; default: such payloads are refused' }),
     ),

@@ -24,6 +24,7 @@
  *   accepted request: info) and counted in the instance's counters (`remoteWriteCounters`). Nothing throws out of the
  *   request handler.
  */
+import { DurationSetting } from '../../gslb/model/domains.js';
 import type http from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
@@ -59,7 +60,7 @@ export const RemoteWriteConfigSchema = Type.Object(
     maxBodyBytes: Type.Integer({ minimum: 1024, maximum: 64 * MiB, default: 4 * MiB, description: 'largest compressed body accepted, bytes' }),
     maxDecodedBytes: Type.Integer({ minimum: 1024, maximum: 256 * MiB, default: 32 * MiB, description: 'largest decompressed body accepted, bytes' }),
     sources: Type.Array(RemoteWriteSourceSchema, { minItems: 1, maxItems: 1000, description: 'which series report which region' }),
-    expireMs: Type.Integer({ minimum: 1000, default: 60000, description: 'how long a fact (and a pushed series) counts, ms' }),
+    expireMs: DurationSetting('how long a fact (and a pushed series) counts, ms', 60000, 1000),
     throttleTempC: Type.Number({ minimum: 0, maximum: 200, default: 87, description: 'DCGM: a GPU at or above this temperature (°C) counts as throttled' }),
     xidBurst: Type.Integer({ minimum: 1, default: 3, description: 'DCGM: a GPU whose XID error total grew by this many between two reads counts as unusable for expireMs' }),
     tls: Type.Optional(ReceiverTlsSchema),

@@ -18,6 +18,7 @@
  * - Nothing throws out of the timer; stop() clears it, aborts requests in flight and
  *   resolves once the round in progress has ended. No fact is emitted after stop().
  */
+import { DurationSetting } from '../../gslb/model/domains.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { boundedRequest, FetchError } from '../kit/http.js';
 import { defineErrors } from '../kit/errors.js';
@@ -45,7 +46,7 @@ export const PrometheusTargetSchema = Type.Object(
 
 export const PrometheusConfigSchema = Type.Object(
   {
-    intervalMs: Type.Integer({ minimum: 1000, default: 10000, description: 'time between scrape rounds, ms' }),
+    intervalMs: DurationSetting('time between scrape rounds, ms', 10000, 1000),
     timeoutMs: Type.Integer({ minimum: 100, maximum: 60000, default: 3000, description: 'time one scrape may take (connect, headers and body), ms; at most intervalMs is used' }),
     targets: Type.Array(PrometheusTargetSchema, { minItems: 1, maxItems: 1000, description: 'the endpoints to scrape' }),
     saturation: Type.Object(

@@ -4,6 +4,7 @@
  * help text (the `description`). Unknown keys are errors everywhere
  * (`additionalProperties: false`). Types come from the same declarations.
  */
+import { DurationSetting } from '../model/domains.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { collectors } from '../../collectors/index.js';
 import { PolicySchema, Ttl, WhenAllDown } from '../model/policy.js';
@@ -139,7 +140,7 @@ export const StateSchema = Type.Object(
         }),
         prefix: Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', default: 'gridsteer', description: 'key prefix (inside the hash tag); nodes of one fleet share it' }),
         waitReplicas: Type.Integer({ minimum: 0, maximum: 16, default: 0, description: 'replicas that must acknowledge an override or audit write (WAIT n) before it is reported done; 0 = the primary alone (use appendfsync always)' }),
-        waitTimeoutMs: Type.Integer({ minimum: 10, default: 1000, description: 'how long to wait for those replicas, ms' }),
+        waitTimeoutMs: DurationSetting('how long to wait for those replicas, ms', 1000, 10, 60_000),
         onLoss: Type.Union([Type.Literal('hold'), Type.Literal('accept')], {
           default: 'hold',
           description:
@@ -168,7 +169,7 @@ export const DnsServerSchema = Type.Object(
     }),
     tcp: Type.Object(
       {
-        idleTimeoutMs: Type.Integer({ minimum: 100, default: 10000, description: 'close a TCP connection after this many ms without a whole message (bytes of an unfinished message do not count); advertised by edns-tcp-keepalive' }),
+        idleTimeoutMs: DurationSetting('close a TCP connection after this many ms without a whole message (bytes of an unfinished message do not count); advertised by edns-tcp-keepalive', 10000, 100),
         messageTimeoutMs: Type.Integer({ minimum: 100, maximum: 60000, default: 3000, description: 'close a TCP connection when a message is not complete this many ms after its first byte (slow senders cannot hold a slot by dribbling)' }),
         maxConnections: Type.Integer({ minimum: 1, default: 1024, description: 'open TCP connections per process; when full, a client whose /24 or /56 holds less than a fair share (this / prefixes connected) gets a slot by closing the longest-idle connection of the prefix holding most, others are refused' }),
         maxConnectionsPerClient: Type.Integer({ minimum: 1, default: 32, description: 'open TCP connections per client address per process' }),
@@ -278,7 +279,7 @@ export const GeoipSchema = Type.Object(
         description: 'where the unpacked database and compiled geo tables are kept (relative to this file); default: $CACHE_DIRECTORY, else $XDG_CACHE_HOME/gridsteer, else ~/.cache/gridsteer',
       }),
     ),
-    watchIntervalMs: Type.Integer({ minimum: 500, default: 5000, description: 'how often the database file is checked for changes (it is recompiled and swapped in without dropping a query)' }),
+    watchIntervalMs: DurationSetting('how often the database file is checked for changes (it is recompiled and swapped in without dropping a query)', 5000, 500),
   },
   { ...strict, default: {}, description: 'client location: the GeoIP database and its compiled table' },
 );

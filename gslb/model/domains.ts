@@ -50,6 +50,10 @@ export const Instant = (description: string): TInteger =>
 export const Duration = (description: string, max: number = DAY_MS, min = 0): TInteger =>
   Type.Integer({ minimum: min, maximum: Math.min(max, MAX_DURATION_MS), description });
 
+/** A duration setting of the configuration: integer ms in [min, max] with its default (max at most MAX_DURATION_MS). */
+export const DurationSetting = (description: string, dflt: number, min: number, max: number = DAY_MS): TInteger =>
+  Type.Integer({ minimum: min, maximum: Math.min(max, MAX_DURATION_MS), default: dflt, description });
+
 /** A share in [0, 1]. */
 export const Share = (description: string): TNumber => Type.Number({ minimum: 0, maximum: 1, description });
 

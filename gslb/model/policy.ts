@@ -5,6 +5,7 @@
  * schema (gslb/config/schema.ts) embeds them; the planner builds its settings from values of
  * PolicySchema (gslb/policy/settings.ts). Declarations and data only.
  */
+import { DAY_MS, DurationSetting } from './domains.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { KIND_LIST } from './kinds/index.js';
 
@@ -84,7 +85,7 @@ const StaleThen = (dflt: string) =>
 const StalePolicySchema = (keepMs: number, then: string, what: string) =>
   Type.Object(
     {
-      keepMs: Type.Integer({ minimum: 0, default: keepMs, description: 'how long past its expiry the last value still holds, ms' }),
+      keepMs: DurationSetting('how long past its expiry the last value still holds, ms (at most 7 days)', keepMs, 0, 7 * DAY_MS),
       then: StaleThen(then),
     },
     { ...strict, default: {}, description: `what an expired ${what} means` },
@@ -117,7 +118,7 @@ export const PolicySchema = Type.Object(
       {
         rise: Type.Integer({ minimum: 1, maximum: 100, default: 2, description: 'consecutive successful probes before a down endpoint is up' }),
         fall: Type.Integer({ minimum: 1, maximum: 100, default: 3, description: 'consecutive failed probes before an up endpoint is down' }),
-        slowStartMs: Type.Integer({ minimum: 0, default: 60000, description: 'a region that comes back up as a whole (every endpoint was down) takes clients back over this long, in policy.rampStepMs steps; 0 = at once. A soft hold: its own clients that no other region has headroom for come back at once (docs/adr/0018-soft-holds.md)' }),
+        slowStartMs: Type.Integer({ minimum: 0, maximum: DAY_MS, default: 60000, description: 'a region that comes back up as a whole (every endpoint was down) takes clients back over this long, in policy.rampStepMs steps; 0 = at once. A soft hold: its own clients that no other region has headroom for come back at once (docs/adr/0018-soft-holds.md)' }),
       },
       { ...strict, default: {}, description: 'anti-flap thresholds of health probes (per endpoint and vantage)' },
     ),
@@ -194,7 +195,7 @@ export const PolicySchema = Type.Object(
       },
       { ...strict, default: {}, description: 'carbon as a tie-breaker: a cleaner, healthy, uncapped region of the home\'s latency band is tried first (never over health, drains, caps or power)' },
     ),
-    rampStepMs: Type.Integer({ minimum: 1000, default: 30000, description: 'spacing of the steps of an operator drain ramp without a deadline, ms' }),
+    rampStepMs: Type.Integer({ minimum: 1000, maximum: DAY_MS, default: 30000, description: 'spacing of the steps of an operator drain ramp without a deadline, ms' }),
     drain: Type.Object(
       {
         sessionAllowanceMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 300_000, description: 'S: how long sessions get to finish between the last answer naming the region expiring and the event start, ms' }),
