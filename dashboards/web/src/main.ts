@@ -90,7 +90,8 @@ function fromNow(t: number): string {
 /**
  * The plan's alerts (ADR 0014), critical first, under the header: a loss waiting for a second
  * source or an operator, a trusted loss planned beyond the safety limits, a cap the limits
- * hold; each says when the event starts and until when an operator can still act.
+ * hold; each says when the event starts and until when an operator can still act. Records
+ * held out of planning (ADR 0020) say when they were found and which they are.
  */
 let alertsDrawn = '';
 function renderAlerts(): void {
@@ -114,7 +115,10 @@ function renderAlerts(): void {
         h(
           'span',
           { class: 'muted' },
-          ` \u00b7 starts ${utcFull(a.at)} (${fromNow(a.at)})${a.actBy !== undefined && a.actBy > serverNow() ? ` \u00b7 act by ${utcFull(a.actBy)} (${fromNow(a.actBy)}) for a full proactive drain` : ''}`,
+          // Records held out of planning (ADR 0020): when they were found and which they are; else when the event starts.
+          a.kind === 'records-quarantined'
+            ? ` \u00b7 found ${utcFull(a.at)} (${fromNow(a.at)}): ${a.events.join('; ')}`
+            : ` \u00b7 starts ${utcFull(a.at)} (${fromNow(a.at)})${a.actBy !== undefined && a.actBy > serverNow() ? ` \u00b7 act by ${utcFull(a.actBy)} (${fromNow(a.actBy)}) for a full proactive drain` : ''}`,
         ),
       ),
     ),
