@@ -37,8 +37,11 @@
  *   and replays (a signal acknowledged before, sent again as it was or with an older
  *   observedAt: it must come back `stale`).
  *
- * Batches are all valid (answer 200), or valid signals with one or a few mutated ones among
- * them (400, and none stored), or a single mutated signal. The expected answer of every
+ * Each node has two lanes, one request in flight on each: batches (35 % all valid, answered
+ * 200; 63 % valid signals with one or a few mutated ones among them, 400 and none stored; 2 %
+ * request-level mutations) and single mutated signals. The store is the test helper's
+ * redis-server (AOF, appendfsync always, in the system's temp dir: TMPDIR chooses the disk),
+ * so every stored signal waits for an fsync; a valid batch is the slow request. The expected answer of every
  * request comes from the project's own validator (validateSignal of gslb/state/signals.ts,
  * run here on exactly the parsed body the node receives): 200 when every signal passes, else
  * 400 naming `body.signals[i].<field>` of the first that does not. Any other answer is a
@@ -332,7 +335,7 @@ export class Gen {
     if (c0 < 0.02) key = kind.name === 'grid.event' ? 'e'.repeat(200) : this.pick(['', 'k'.repeat(200)]);
     else if (c0 < 0.04) source = this.pick(['a', `campaign/${'x'.repeat(191)}`]);
     const c = this.r();
-    const observedAt = c < 0.05 ? INSTANT_MIN : c < 0.1 ? now + 2000 : c < 0.15 ? now - Math.floor(kind.maxValidityMs / 2) : now - this.int(0, 60_000);
+    const observedAt = c < 0.05 ? INSTANT_MIN : c < 0.1 ? now + 2000 : c < 0.15 ? now - Math.floor(kind.maxValidityMs / 2) : now - this.int(0, 5000);
     const d = this.r();
     const validity = d < 0.05 ? 1 : d < 0.1 ? kind.maxValidityMs : this.int(1, Math.min(kind.maxValidityMs, 600_000));
     return { region, kind: kind.name, source, key, observedAt, expiresAt: observedAt + validity, value: this.value(kind.name, now, key) };
@@ -621,15 +624,22 @@ class Memory {
 }
 
 /**
- * The share of requests that are all-valid batches. Every valid signal is a Redis write
- * (fsynced) on the node that takes it and a new plan on every node; the rest stop at
- * validation. 0.3 gives about a third of the signals to the store.
+ * Of the batch lane's requests, the share that are all-valid batches (the rest carry
+ * mutations, and 2 % are request-level mutations). Every valid signal is a Redis write
+ * (fsynced) on the node that takes it and a new plan on every node; the rest stop at validation.
  */
-const VALID_SHARE = 0.3;
+const VALID_SHARE = 0.35;
 
-function planBatch(g: Gen, mem: Memory, now: number, regions: ReadonlySet<string>, budget: number): Planned {
-  const c = g.r();
-  const size = () => Math.min(budget, g.chance(0.3) ? g.int(1, 20) : g.chance(0.8) ? g.int(20, 400) : g.int(400, MAX_BATCH));
+/**
+ * The next request of a lane. Each node has two lanes, one request in flight on each: `batches`
+ * (all-valid batches, batches with mutations, request-level mutations) and `mutations` (one
+ * mutated signal per request), so that mutations are many without waiting behind the store.
+ */
+function planBatch(g: Gen, mem: Memory, now: number, regions: ReadonlySet<string>, budget: number, lane: 'batches' | 'mutations'): Planned {
+  const c = lane === 'mutations' ? 1 : g.r();
+  // Sizes: all-valid batches mostly of tens to hundreds; batches with mutations larger (they
+  // cost the node validation only, up to the first refusal).
+  const size = (big: number) => Math.min(budget, g.chance(0.3 - big / 10) ? g.int(1, 20) : g.chance(1 - big) ? g.int(20, 400) : g.int(400, MAX_BATCH));
   const validOne = (): { s: Obj; what: string } => {
     const d = g.r();
     if (d < 0.05) {
@@ -647,16 +657,16 @@ function planBatch(g: Gen, mem: Memory, now: number, regions: ReadonlySet<string
   const items: Json[] = [];
   const what: string[] = [];
   let apiOnly = false;
-  if (c < VALID_SHARE) {
+  if (c < 0.02 + VALID_SHARE) {
     kind = 'valid';
-    for (let i = 0, n = size(); i < n; i++) {
+    for (let i = 0, n = size(0.2); i < n; i++) {
       const v = validOne();
       items.push(v.s);
       what.push(v.what);
     }
-  } else if (c < 0.92) {
+  } else if (c < 1) {
     kind = 'poisoned';
-    const n = Math.max(1, size());
+    const n = Math.max(1, size(0.7));
     for (let i = 0; i < n; i++) {
       const v = validOne();
       items.push(v.s);
@@ -793,6 +803,8 @@ async function run(o: Options) {
   let probe: Worker | undefined;
   let stopping = false;
   const exits: string[] = [];
+  /** Per node and lane: the last requests sent (for an unanswered probe or an exit: what the node was reading then). */
+  const recent: Record<'batches' | 'mutations', { batch: number; from: number; to: number | null; text: string; label: string }[]>[] = [0, 1, 2].map(() => ({ batches: [], mutations: [] }));
   const cleanup = async () => {
     stopping = true;
     await probe?.terminate();
@@ -812,6 +824,7 @@ async function run(o: Options) {
   }, (o.minutes + 10) * 60_000);
   watchdog.unref();
   try {
+    mkdirSync(o.failures, { recursive: true });
     redis = await startRedis();
     const r = redis;
     cfg = writeTestConfig((c) => {
@@ -824,7 +837,12 @@ async function run(o: Options) {
       const srv = await spawnServer({ configFile: cfg.file, workers: o.workers, readyTimeoutMs: 120_000, env: { GRIDSTEER_TOKENS: TOKENS } });
       const idx = i;
       srv.proc?.once('exit', (code, signal) => {
-        if (!stopping) exits.push(`node ${idx + 1} exited (code ${code}, signal ${signal}) at ${((Date.now() - started) / 1000).toFixed(1)} s; last log lines:\n${srv.logs.slice(-10).join('\n')}`);
+        if (stopping) return;
+        // What the node was reading when it went: the requests in flight and just before, and its last log lines.
+        const file = join(o.failures, `exit-node${idx + 1}.json`);
+        const ring = recent[idx] ? [...recent[idx].batches, ...recent[idx].mutations].sort((x, y) => x.batch - y.batch) : [];
+        writeFileSync(file, JSON.stringify({ node: idx + 1, code, signal, logs: srv.logs.slice(-50), requests: ring.map((b) => ({ batch: b.batch, label: b.label, sentAt: new Date(b.from).toISOString(), answeredAt: b.to === null ? null : new Date(b.to).toISOString(), body: b.text })) }, null, 1));
+        exits.push(`node ${idx + 1} exited (code ${code}, signal ${signal}) at ${((Date.now() - started) / 1000).toFixed(1)} s; its last requests and log lines are in ${file}; last log lines:\n${srv.logs.slice(-10).join('\n')}`);
       });
       nodes.push(srv);
       console.log(`node ${i + 1}: dns ${srv.udp.host}:${srv.udp.port}, http ${srv.http}, pid ${srv.proc?.pid}`);
@@ -833,7 +851,6 @@ async function run(o: Options) {
     const regionIds = ((await regionsRes.json()) as { regions: { id: string }[] }).regions.map((x) => x.id);
     if (regionIds.length === 0) throw new Error('ingest-campaign: GET /v1/regions lists no region');
     const regions = new Set(regionIds);
-    mkdirSync(o.failures, { recursive: true });
 
     const rssBefore = nodes.map(rssOf);
     const startupMs = Date.now() - started;
@@ -851,7 +868,7 @@ async function run(o: Options) {
       byStatus: {} as Record<string, number>,
       noAnswer: 0,
       signals: 0,
-      byBatchKind: {} as Record<string, { requests: number; signals: number }>,
+      byBatchKind: {} as Record<string, { requests: number; signals: number; ms: number; maxMs: number }>,
       byWhat: {} as Record<string, number>,
       stored: 0,
       stale: 0,
@@ -868,16 +885,19 @@ async function run(o: Options) {
     /** Samples of the generator's notes (Planned.notes). */
     const notes: string[] = [];
     const failures: Failure[] = [];
-    /** Per node: the last batches sent (for an unanswered probe: what the node was reading then). */
-    const recent: { batch: number; from: number; to: number | null; text: string; label: string }[][] = nodes.map(() => []);
     const probeMisses: { node: number; at: number; batches: number[]; file: string }[] = [];
     probe.on('message', (m: { unanswered?: { node: number; at: number } }) => {
       if (!m.unanswered) return;
       const { node, at } = m.unanswered;
-      const around = recent[node]!.filter((b) => b.from <= at + PROBE_TIMEOUT_MS && (b.to === null || b.to >= at - 2000));
+      const around = [...recent[node]!.batches, ...recent[node]!.mutations].filter((b) => b.from <= at + PROBE_TIMEOUT_MS && (b.to === null || b.to >= at - 2000)).sort((x, y) => x.batch - y.batch);
       if (probeMisses.length < KEEP) {
         const file = join(o.failures, `probe-miss-${probeMisses.length + 1}-node${node + 1}.json`);
-        writeFileSync(file, JSON.stringify({ node: node + 1, sentAt: new Date(at).toISOString(), batches: around.map((b) => ({ batch: b.batch, label: b.label, sentAt: new Date(b.from).toISOString(), answeredAt: b.to === null ? null : new Date(b.to).toISOString(), body: b.text })) }, null, 1));
+        // What the node logged from 2 s before the probe to 1 s after it (plans, store errors).
+        const logs = nodes[node]!.logs.filter((l) => {
+          const t = Date.parse(/"time":"([^"]+)"/.exec(l)?.[1] ?? '');
+          return t >= at - 2000 && t <= at + PROBE_TIMEOUT_MS;
+        });
+        writeFileSync(file, JSON.stringify({ node: node + 1, sentAt: new Date(at).toISOString(), logs, batches: around.map((b) => ({ batch: b.batch, label: b.label, sentAt: new Date(b.from).toISOString(), answeredAt: b.to === null ? null : new Date(b.to).toISOString(), body: b.text })) }, null, 1));
         probeMisses.push({ node: node + 1, at, batches: around.map((b) => b.batch), file });
       }
     });
@@ -892,16 +912,16 @@ async function run(o: Options) {
     let planned = 0;
     let lastLog = Date.now();
     const t0 = Date.now();
-    const loop = async (i: number) => {
+    const loop = async (i: number, lane: 'batches' | 'mutations') => {
       const node = nodes[i]!;
       while (planned < o.signals && Date.now() < deadline && exits.length === 0) {
         const now = Date.now();
-        const b = planBatch(g, mem, now, regions, o.signals - planned);
+        const b = planBatch(g, mem, now, regions, o.signals - planned, lane);
         const no = ++batchNo;
         planned += b.count;
         stats.requests++;
         stats.signals += b.count;
-        const bk = (stats.byBatchKind[b.kind === 'request' ? `request: ${b.label}` : b.label] ??= { requests: 0, signals: 0 });
+        const bk = (stats.byBatchKind[b.kind === 'request' ? `request: ${b.label}` : b.label] ??= { requests: 0, signals: 0, ms: 0, maxMs: 0 });
         bk.requests++;
         bk.signals += b.count;
         for (const w of b.what) inc(stats.byWhat, w);
@@ -914,8 +934,9 @@ async function run(o: Options) {
           }
         }
         const slot = { batch: no, from: now, to: null as number | null, text: b.text, label: b.label };
-        recent[i]!.push(slot);
-        if (recent[i]!.length > 8) recent[i]!.shift();
+        const ring = recent[i]![lane];
+        ring.push(slot);
+        if (ring.length > (lane === 'batches' ? 8 : 50)) ring.shift();
         let status: number;
         let body = '';
         try {
@@ -934,6 +955,8 @@ async function run(o: Options) {
           continue;
         }
         slot.to = Date.now();
+        bk.ms += slot.to - slot.from;
+        bk.maxMs = Math.max(bk.maxMs, slot.to - slot.from);
         inc(stats.byStatus, String(status));
         const expected = `${b.expect}${b.expectField ? ` naming ${b.expectField}` : ''}`;
         if (status >= 500) record({ what: '5xx', node: i + 1, batch: no, status, expected, response: body.slice(0, 2000) }, b.text);
@@ -972,7 +995,7 @@ async function run(o: Options) {
         }
       }
     };
-    await Promise.all(nodes.map((_, i) => loop(i)));
+    await Promise.all(nodes.flatMap((_, i) => [loop(i, 'batches'), loop(i, 'mutations')]));
     const ingestMs = Date.now() - t0;
     const stoppedBy = stats.signals >= o.signals ? 'signals' : exits.length ? 'a node exit' : 'time';
     // A second of quiet for the last plans, then the probe's tally.
@@ -1019,6 +1042,8 @@ async function run(o: Options) {
       startupMs,
       ingestMs,
       totalMs: Date.now() - started,
+      /** CPU this process used (generating, validating, sending), s. */
+      benchCpuS: Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1e5) / 10,
       stoppedBy,
       stats,
       probe: {
@@ -1067,8 +1092,8 @@ function table(r: Report): { text: string; missed: string[] } {
     .join(', ');
   const rows: [string, string, string][] = [
     ['signals sent', `${fmt(s.signals)} in ${fmt(s.requests)} requests over 3 nodes (asked for ${fmt(r.options.signals)}; stopped by ${r.stoppedBy})`, ''],
-    ['by batch', Object.entries(s.byBatchKind).map(([k, v]) => `${k}: ${fmt(v.signals)} signals / ${fmt(v.requests)} requests`).join('; '), ''],
-    ['by signal', ['valid', 'cancel', 'replay'].map((k) => `${k} ${fmt(s.byWhat[k] ?? 0)}`).join(', ') + `, mutated ${fmt(Object.entries(s.byWhat).filter(([k]) => k.startsWith('mutation: ')).reduce((a, [, v]) => a + v, 0))}, in request-level mutations ${fmt(Object.entries(s.byWhat).filter(([k]) => k.startsWith('request: ')).reduce((a, [, v]) => a + v, 0))}`, ''],
+    ['by batch', Object.entries(s.byBatchKind).map(([k, v]) => `${k}: ${fmt(v.signals)} signals / ${fmt(v.requests)} requests (mean ${Math.round(v.ms / Math.max(1, v.requests))} ms, max ${fmt(v.maxMs)} ms)`).join('; '), ''],
+    ['by signal (in every batch, refused ones too)', ['valid', 'cancel', 'replay'].map((k) => `${k} ${fmt(s.byWhat[k] ?? 0)}`).join(', ') + `, mutated ${fmt(Object.entries(s.byWhat).filter(([k]) => k.startsWith('mutation: ')).reduce((a, [, v]) => a + v, 0))}, in request-level mutations ${fmt(Object.entries(s.byWhat).filter(([k]) => k.startsWith('request: ')).reduce((a, [, v]) => a + v, 0))}`, ''],
     ['mutations', mutations, ''],
     ['requests by HTTP status', Object.entries(s.byStatus).sort().map(([k, v]) => `${k}: ${fmt(v)}`).join(', '), ''],
     ['**5xx answers**', String(fivexx), `0: ${goal(fivexx === 0, '5xx')}`],
@@ -1085,11 +1110,14 @@ function table(r: Report): { text: string; missed: string[] } {
     ['records quarantined', q, ''],
     ['error log lines (level ≥ 50)', String(r.errorLines), ''],
     ['RSS before → after (MiB)', rss(r.rssBefore, r.rssAfter), ''],
-    ['duration', `ingest ${(r.ingestMs / 1000).toFixed(1)} s (${fmt(Math.round(s.signals / (r.ingestMs / 1000)))} signals/s), start-up ${(r.startupMs / 1000).toFixed(1)} s, total ${(r.totalMs / 1000).toFixed(1)} s`, ''],
+    ['duration', `ingest ${(r.ingestMs / 1000).toFixed(1)} s (${fmt(Math.round(s.signals / (r.ingestMs / 1000)))} signals/s), start-up ${(r.startupMs / 1000).toFixed(1)} s, total ${(r.totalMs / 1000).toFixed(1)} s; the campaign's own CPU ${r.benchCpuS} s`, ''],
   ];
   const lines = ['| what | result | goal |', '|---|---|---|', ...rows.map((x) => `| ${x.join(' | ')} |`)];
-  for (const f of r.failures) lines.push('', `${f.what}: node ${f.node}, batch ${f.batch}: got ${f.status}, expected ${f.expected}; body in ${f.file}; answer ${f.response.slice(0, 500)}`);
-  for (const m of r.probe.misses) lines.push('', `unanswered probe: node ${m.node} at ${new Date(m.at).toISOString()}; batches on it then: ${m.batches.join(', ') || 'none'} (bodies in ${m.file})`);
+  // The first few of each; every one is in the JSON report and in --failures.
+  const shown = (what: string) => r.failures.filter((f) => f.what === what).slice(0, 5);
+  for (const f of [...shown('5xx'), ...shown('no answer'), ...shown('mismatch')]) lines.push('', `${f.what}: node ${f.node}, batch ${f.batch}: got ${f.status}, expected ${f.expected}; body in ${f.file}; answer ${f.response.slice(0, 500)}`);
+  if (r.probe.misses.length > 5) lines.push('', `unanswered probes: the first 5 of ${r.probe.unanswered} (${r.probe.misses.length} written to --failures):`);
+  for (const m of r.probe.misses.slice(0, 5)) lines.push('', `unanswered probe: node ${m.node} at ${new Date(m.at).toISOString()}; ${m.batches.length} requests on that node from 2 s before to 1 s after (batches ${m.batches.slice(0, 5).join(', ')}${m.batches.length > 5 ? ', …' : ''}; their bodies and the node's log then in ${m.file})`);
   for (const e of r.exits) lines.push('', e);
   for (const n of r.notes) lines.push('', n.slice(0, 1500));
   for (const e of r.errorSamples) lines.push('', `error line: ${e}`);
