@@ -17,6 +17,9 @@ import { QTYPE, RCODE, buildQuery, parseMessage, rdataAddress } from './helpers/
 
 let cfg: TestConfig;
 let srv: RunningServer;
+const INGEST = 'workers-burst-ingest-token';
+const VIEWER = 'workers-burst-viewer-token';
+const asViewer = { authorization: `Bearer ${VIEWER}` };
 
 before(async () => {
   cfg = writeTestConfig((c) => {
@@ -24,7 +27,7 @@ before(async () => {
     withRateLimitMode(c, 'off');
     c.log = { queries: { sampleRate: 1 } };
   });
-  srv = await spawnServer({ configFile: cfg.file, workers: 2, readyTimeoutMs: 60000 });
+  srv = await spawnServer({ configFile: cfg.file, workers: 2, readyTimeoutMs: 60000, env: { GRIDSTEER_TOKENS: `ingest:burst:${INGEST},viewer:watch:${VIEWER}` } });
 });
 
 after(async () => {
@@ -172,7 +175,7 @@ test('demand: the steered answers of both workers reach the 10-second buckets (G
   let total = 0;
   let rows: { home: string; name: string; queries: number }[] = [];
   for (let i = 0; i < 50 && total < 2 * N; i++) {
-    const res = await fetch(`${srv.http}/v1/demand?buckets=30`, { signal: AbortSignal.timeout(5000) });
+    const res = await fetch(`${srv.http}/v1/demand?buckets=30`, { headers: asViewer, signal: AbortSignal.timeout(5000) });
     assert.equal(res.status, 200, 'viewer routes are open without tokens');
     rows = ((await res.json()) as { buckets: typeof rows }).buckets;
     total = rows.filter((r) => r.name === 'api.gslb.example.com' && r.home === 'us-va').reduce((n, r) => n + r.queries, 0);
@@ -186,6 +189,30 @@ test('/healthz and /readyz answer 200 with workers', async () => {
     const res = await fetch(`${srv.http}${path}`, { signal: AbortSignal.timeout(5000) });
     assert.equal(res.status, 200, `${path}: ${await res.text()}`);
   }
+});
+
+test('a burst of plan changes: both workers end on the newest plan (the primary keeps one state message per worker in flight, and sends the newest last)', async () => {
+  const now = Date.now();
+  // 120 signals, each a new fact (another load reading): each store write plans again.
+  const posts = Array.from({ length: 120 }, (_, i) =>
+    fetch(`${srv.http}/v1/signals`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${INGEST}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ signals: [{ region: 'us-tx', kind: 'load.metrics', source: 'burst', key: `k${i % 6}`, observedAt: now - 60_000 + i, expiresAt: now + 600_000, value: { queueDepth: i % 9, kvCacheUse: (i % 10) / 10 } }] }),
+      signal: AbortSignal.timeout(20_000),
+    }).then((r) => r.status),
+  );
+  assert.deepEqual([...new Set(await Promise.all(posts))], [200]);
+  let detail = '';
+  for (let i = 0; i < 100; i++) {
+    const plan = (await (await fetch(`${srv.http}/v1/plan`, { headers: asViewer })).json()) as { version: string };
+    const ready = (await (await fetch(`${srv.http}/readyz`)).json()) as { checks: { name: string; ok: boolean; detail: string }[] };
+    const w = ready.checks.find((c) => c.name === 'dns-workers');
+    detail = `${plan.version}: ${JSON.stringify(w)}`;
+    if (w?.ok && w.detail.includes(plan.version)) return;
+    await sleep(100);
+  }
+  assert.fail(`the workers did not end on the newest plan: ${detail}`);
 });
 
 test('SIGTERM stops the primary (exit 0) and both workers', async () => {

@@ -40,6 +40,10 @@ interface WorkerSlot {
   worker: Worker;
   bound: boolean;
   acked: string;
+  /** A state message is being written to the worker's channel (its send callback has not run). */
+  sending: boolean;
+  /** A newer state was published meanwhile: sent, as current() has it then, once the write is done. */
+  stale: boolean;
 }
 
 export class DnsProcesses {
@@ -81,7 +85,29 @@ export class DnsProcesses {
   publish(): void {
     const { prepared, table } = this.o.current();
     if (this.local) this.local.responder.swap(servingState(prepared.state, prepared.zones, table));
-    for (const w of this.slots.values()) if (w.bound) w.worker.send({ t: 'state', state: prepared.state } satisfies ToWorker);
+    for (const w of this.slots.values()) if (w.bound) this.sendState(w);
+  }
+
+  /**
+   * Sends the state in force to one worker, at most one message in its channel at a time: a
+   * plan published while the last is still being written is sent once that write is done, and
+   * only the newest (plans published meanwhile are skipped, not queued). Without this a write
+   * storm (a plan every 100 ms, each of thousands of steps) queued every plan in the primary's
+   * memory faster than a worker read them: 7 GB in 4 minutes in the ingest campaign, and the
+   * kernel killed the node.
+   */
+  private sendState(w: WorkerSlot): void {
+    if (w.sending) {
+      w.stale = true;
+      return;
+    }
+    w.sending = true;
+    w.stale = false;
+    const ok = w.worker.send({ t: 'state', state: this.o.current().prepared.state } satisfies ToWorker, undefined, {}, () => {
+      w.sending = false;
+      if (w.stale && w.bound && this.slots.has(w.worker.id)) this.sendState(w);
+    });
+    if (!ok && !w.worker.isConnected()) w.sending = false;
   }
 
   /** The in-process responder's counters (undefined with workers: theirs come over IPC). */
@@ -147,7 +173,7 @@ export class DnsProcesses {
 
   private forkOne(listen: ListenAddress[]): Promise<string[]> {
     const worker = cluster.fork();
-    const slot: WorkerSlot = { worker, bound: false, acked: '' };
+    const slot: WorkerSlot = { worker, bound: false, acked: '', sending: false, stale: false };
     this.slots.set(worker.id, slot);
     const log = this.o.log;
     return new Promise((resolve, reject) => {
