@@ -7,6 +7,9 @@
  * `plan()` throw a TypeError.
  */
 import { test } from 'node:test';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { findPoison } from './quarantine.js';
@@ -183,6 +186,25 @@ test('StateService: a planner that fails without any record keeps the last good 
   broken = false;
   await store.putSignal({ ...record('eu-west', 'cap').signal, observedAt: NOW + 1 });
   await until('planned again', () => svc.quarantine().planError === null && svc.plan !== good);
+});
+
+test('StateService on a memory store whose file has an unreadable line: it starts, plans the rest, and quarantines the line as file:<n>', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gs-q-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'state.jsonl');
+  const first = new MemoryStore({ file, clock: () => NOW });
+  await first.start();
+  await first.createOverride({ region: 'us-east', action: 'drain', value: 0, ramp: 0, actor: 'alice', reason: 'kept', start: NOW - 1000 }, NOW);
+  await first.close();
+  writeFileSync(file, `${readFileSync(file, 'utf8')}{"op":"end","rev":9,"id":\n`);
+  const store = new MemoryStore({ file, clock: () => NOW, warn: () => undefined });
+  const { svc, plans } = await service(store);
+  t.after(() => svc.close());
+  await svc.start();
+  await until('the line quarantined', () => svc.quarantine().held.some((e) => e.target === 'file:2'));
+  assert.match(svc.quarantine().held[0]!.why, /could not be read: .*state\.jsonl:2: unreadable line/);
+  assert.ok(plans.length > 0, 'planned');
+  assert.ok((svc.plan?.regions['us-east'] ?? []).some((st) => st.share === 0), 'the readable drain is in force');
 });
 
 test('StateService: /readyz revision high-water mark starts again at every read, so a store that went back (a confirmed data loss) does not say "planning" for ever', async (t) => {

@@ -82,7 +82,7 @@ export interface StoreSnapshot {
  * not be read (ADR 0020). A store record every node reads, so every node holds out the same.
  */
 export interface QuarantineEntry {
-  /** What is held out: `signal:<signal id>`, `override:<override id>` or `demand:<bucket>|<home>|<name>`. */
+  /** What is held out: `signal:<signal id>`, `override:<override id>`, `demand:<bucket>|<home>|<name>`, or (the memory store's file) `file:<line>`. */
   target: string;
   /** The record's content it was found with (policy/quarantine.ts fingerprintOf; `*` = whatever it holds): a record changed since is planned again. */
   fingerprint: string;

@@ -10,8 +10,9 @@
  * the revision passes the highest one in the file, a block of REV_BLOCK at a time, so the
  * revision never goes backwards or repeats across a restart, even after a crash. A torn
  * last line (a crash mid-write) is cut off at start with a warning; any other unreadable
- * line stops the start with an error naming the file and line, so nothing is dropped
- * without an operator knowing.
+ * line is not applied, warned about naming the file and line, and handed on in the snapshot
+ * as an unreadable record (`file:<line>`) that the node quarantines (ADR 0020), so nothing is
+ * dropped without an operator knowing and stored data never stops a start.
  *
  * An audit trim (the audit-trim job) is a `trim` line, then the file is compacted: rewritten
  * without the trimmed entries, atomically (MemoryStore.compact).
@@ -23,7 +24,7 @@ import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, 
 import { dirname } from 'node:path';
 import type { Override, Signal } from '../model/types.js';
 import { reduce, DEFAULT_RULES, type ReduceRules } from './reducer.js';
-import type { SignalRecord, AuditEntry, DemandBucket, QuarantineEntry, StoreSnapshot } from '../model/snapshot.js';
+import type { SignalRecord, AuditEntry, DemandBucket, QuarantineEntry, StoreSnapshot, UnreadableRecord } from '../model/snapshot.js';
 import { signalId } from './signals.js';
 import { StoreError, type Lease, type PutResult, type StateStore, type StoreStatus } from './store.js';
 
@@ -109,6 +110,8 @@ export class MemoryStore implements StateStore {
   private readonly demand = new Map<string, DemandBucket>();
   /** Quarantine entries by target (ADR 0020): in memory like the signals (a restarted node finds them again); their audit entries are in the file. */
   private readonly held = new Map<string, QuarantineEntry>();
+  /** Lines of the file that could not be read at start (target `file:<line>`): never applied, quarantined by the node. */
+  private readonly unreadable: UnreadableRecord[] = [];
   private newestBucket = 0;
   private readonly leases = new Map<string, Lease>();
   private leaseTokens = 0;
@@ -159,18 +162,28 @@ export class MemoryStore implements StateStore {
     const bytes = buf.lastIndexOf(0x0a) + 1;
     const lines = buf.subarray(0, bytes).toString('utf8').split('\n');
     lines.pop(); // the empty segment after the last newline
-    // Every line is read before any is applied: a refused start leaves the store empty.
+    // Every line is read before any is applied. A line that cannot be read never stops the
+    // start (ADR 0020): it is not applied, it is handed on as an unreadable record (the node
+    // quarantines it, so every view shows it), and warned about naming the file and line.
+    const unread: UnreadableRecord[] = [];
     const entries = lines.flatMap((line, i): LogLine[] => {
       if (line.trim() === '') return [];
       try {
         return [parseLine(line)];
       } catch (e) {
-        throw new StoreError(
-          'invalid',
-          `state: ${file}:${i + 1}: unreadable line (${(e as Error).message}); fix or remove that line (the file is JSON lines: one override create, end, rev, audit entry, audit trim, or a compacted file's base or override line per line), then start again`,
-        );
+        unread.push({ target: `file:${i + 1}`, raw: line.slice(0, 4096), why: `${file}:${i + 1}: unreadable line (${(e as Error).message})` });
+        return [];
       }
     });
+    // A line an operator dropped (`gridsteer quarantine drop file:N`, audited with its text) stays dropped.
+    const dropped = new Set(entries.flatMap((e) => (e.op === 'audit' || e.op === 'create' || e.op === 'end') && e.audit.action === 'quarantine.drop' && typeof (e.audit.before as { record?: unknown } | null)?.record === 'string' ? [(e.audit.before as { record: string }).record] : []));
+    for (const u of unread) {
+      if (dropped.has(u.raw)) continue;
+      this.unreadable.push(u);
+      (this.o.warn ?? ((m: string) => process.emitWarning(m)))(
+        `state: ${u.why}: not applied, and quarantined (gridsteer quarantine lists it): fix or remove that line and restart, or drop it (the file is JSON lines: one override create, end, rev, audit entry, audit trim, or a compacted file's base or override line per line)`,
+      );
+    }
     for (const e of entries) this.apply(e);
     return { bytes, lines: lines.length };
   }
@@ -279,6 +292,7 @@ export class MemoryStore implements StateStore {
       overrides: structuredClone(byId(this.overrides)),
       demand: byId(this.demand).map((d) => ({ ...d })),
       ...(this.held.size > 0 ? { quarantine: structuredClone(byId(this.held)) } : {}),
+      ...(this.unreadable.length > 0 ? { unreadable: structuredClone(this.unreadable) } : {}),
     };
   }
 
@@ -320,7 +334,8 @@ export class MemoryStore implements StateStore {
     this.reserve(this.rev + 1);
     const [type, ...rest] = target.split(':');
     const id = rest.join(':');
-    const record = type === 'signal' ? this.records.get(id) : type === 'override' ? this.overrides.get(id) : type === 'demand' ? this.demand.get(id) : undefined;
+    const line = type === 'file' ? this.unreadable.findIndex((u) => u.target === target) : -1;
+    const record = type === 'signal' ? this.records.get(id) : type === 'override' ? this.overrides.get(id) : type === 'demand' ? this.demand.get(id) : line >= 0 ? this.unreadable[line]!.raw : undefined;
     const audit: AuditEntry = { seq: this.nextAudit, at, actor, action: 'quarantine.drop', target, reason, before: { entry, record: record ?? null }, after: null };
     // An override is ended in the file (its end line carries the drop's audit entry); the rest live in memory only.
     if (type === 'override' && record) this.append({ op: 'end', rev: this.rev + 1, id, audit });
@@ -330,6 +345,7 @@ export class MemoryStore implements StateStore {
     if (type === 'signal') this.records.delete(id);
     else if (type === 'override') this.overrides.delete(id);
     else if (type === 'demand') this.demand.delete(id);
+    else if (line >= 0) this.unreadable.splice(line, 1);
     this.held.delete(target);
     return { entry: structuredClone(entry), revision: this.bump() };
   }

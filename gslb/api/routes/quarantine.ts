@@ -29,7 +29,7 @@ export interface QuarantineRoutesOptions extends Record<string, unknown> {
 
 export const QuarantineEntrySchema = Type.Object(
   {
-    target: Type.String({ description: 'what is held out: signal:<signal id>, override:<override id> or demand:<bucket>|<home>|<name>' }),
+    target: Type.String({ description: 'what is held out: signal:<signal id>, override:<override id>, demand:<bucket>|<home>|<name>, or file:<line> (a line of the memory store\'s file it could not read)' }),
     fingerprint: Type.String({ description: "the record's content it was found with (a record written again since is planned again); * = whatever it holds" }),
     why: Type.String({ description: 'the error planning with it threw, or why it could not be read' }),
     at: Type.Integer({ description: 'ms epoch it was found (the finding node\'s clock)' }),
