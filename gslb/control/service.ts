@@ -190,31 +190,30 @@ export class StateService {
     this.watch.unref?.();
   }
 
+  /** One second of the store watch (watchStore). */
   private tick(ticks: number): void {
-    {
-      const stale = this.o.store.status().stale || this.lastError !== null;
-      // Measured demand lands in the store every 10 s without a revision: plan again with it.
-      if (ticks % 10 === 0 && !stale) {
-        this.snapshotRev = -1;
-        this.schedule();
-      }
-      if (stale && !this.frozen && this.lastSnapshot) {
-        this.frozen = true;
-        const loss = this.o.store.status().loss;
-        if (loss) this.o.log.error({ module: 'state', loss }, 'state: the store lost data: answering from the last plan until an operator confirms');
-        else this.o.log.warn({ module: 'state' }, 'state: the store is unreachable: answering from the last plan with signal expiry frozen');
-        this.planAndAdopt(this.lastSnapshot, true);
-      } else if (this.started && !Number.isNaN(this.plannedEpoch) && this.epoch() !== this.plannedEpoch) {
-        // The horizon epoch advanced: recurring windows are expanded over the next one.
-        if (this.frozen && this.lastSnapshot) this.planAndAdopt(this.lastSnapshot, true);
-        else {
-          this.snapshotRev = -1;
-          this.schedule(0);
-        }
-      } else if (!stale && this.frozen) {
+    const stale = this.o.store.status().stale || this.lastError !== null;
+    // Measured demand lands in the store every 10 s without a revision: plan again with it.
+    if (ticks % 10 === 0 && !stale) {
+      this.snapshotRev = -1;
+      this.schedule();
+    }
+    if (stale && !this.frozen && this.lastSnapshot) {
+      this.frozen = true;
+      const loss = this.o.store.status().loss;
+      if (loss) this.o.log.error({ module: 'state', loss }, 'state: the store lost data: answering from the last plan until an operator confirms');
+      else this.o.log.warn({ module: 'state' }, 'state: the store is unreachable: answering from the last plan with signal expiry frozen');
+      this.planAndAdopt(this.lastSnapshot, true);
+    } else if (this.started && !Number.isNaN(this.plannedEpoch) && this.epoch() !== this.plannedEpoch) {
+      // The horizon epoch advanced: recurring windows are expanded over the next one.
+      if (this.frozen && this.lastSnapshot) this.planAndAdopt(this.lastSnapshot, true);
+      else {
         this.snapshotRev = -1;
         this.schedule(0);
       }
+    } else if (!stale && this.frozen) {
+      this.snapshotRev = -1;
+      this.schedule(0);
     }
   }
 
