@@ -305,10 +305,7 @@ export class MemoryStore implements StateStore {
     if (fresh.length === 0) return { added: 0, revision: this.rev };
     this.reserve(this.rev + 1);
     for (const e of fresh) {
-      const audit: AuditEntry = { seq: this.nextAudit, at: e.at, actor: e.by, action: 'quarantine.add', target: e.target, reason: e.why, before: this.held.get(e.target) ?? null, after: e };
-      this.append({ op: 'audit', rev: this.rev, audit });
-      this.nextAudit++;
-      this.auditLog.push(audit);
+      this.logAudit({ at: e.at, actor: e.by, action: 'quarantine.add', target: e.target, reason: e.why, before: this.held.get(e.target) ?? null, after: e });
       this.held.set(e.target, structuredClone(e));
     }
     return { added: fresh.length, revision: this.bump() };
@@ -319,10 +316,7 @@ export class MemoryStore implements StateStore {
     const entry = this.held.get(target);
     if (!entry) throw new StoreError('not_found', `state: nothing quarantined as ${target}`);
     this.reserve(this.rev + 1);
-    const audit: AuditEntry = { seq: this.nextAudit, at, actor, action: 'quarantine.release', target, reason, before: entry, after: null };
-    this.append({ op: 'audit', rev: this.rev, audit });
-    this.nextAudit++;
-    this.auditLog.push(audit);
+    this.logAudit({ at, actor, action: 'quarantine.release', target, reason, before: entry, after: null });
     this.held.delete(target);
     return { entry: structuredClone(entry), revision: this.bump() };
   }
@@ -409,11 +403,16 @@ export class MemoryStore implements StateStore {
 
   async appendAudit(entry: Omit<AuditEntry, 'seq'>): Promise<AuditEntry> {
     this.writable();
+    return structuredClone(this.logAudit(entry));
+  }
+
+  /** Appends one audit entry of its own (an `audit` line, fsync'd) and keeps it; returns it with its seq. */
+  private logAudit(entry: Omit<AuditEntry, 'seq'>): AuditEntry {
     const audit: AuditEntry = { ...structuredClone(entry), seq: this.nextAudit };
     this.append({ op: 'audit', rev: this.rev, audit });
     this.nextAudit++;
     this.auditLog.push(audit);
-    return structuredClone(audit);
+    return audit;
   }
 
   private trimLog(before: number): number {

@@ -4,8 +4,7 @@ import { foldGrid } from './folds.js';
 import { watts, type Parts } from './format.js';
 import { Share, Watts, Instant, strict } from './schema.js';
 import type { KindDef } from './kind.js';
-import { DAY_MS } from '../domains.js';
-import { isoOf } from '../domains.js';
+import { DAY_MS, isoOf } from '../domains.js';
 
 /** What a grid event says, as its source says it; what it means for traffic is gridPolicy's. */
 export const GRID_EVENT_TYPES = ['simple', 'import-capacity-limit', 'dispatch-setpoint', 'grid-emergency', 'load-shed', 'power-off', 'cap', 'drain'] as const;
