@@ -57,6 +57,17 @@ export interface Collector<C = unknown> {
   configSchema: TSchema;
   /** `poller` runs on one node under the store's lease; `receiver` runs on every node. */
   mode: 'poller' | 'receiver';
+  /**
+   * The source prefix every fact it emits starts with: its namespace (ADR 0021). Its section is
+   * the principal of those facts on every node; no ingest token may be granted a prefix that
+   * overlaps it while it is configured, and the host refuses a fact outside it.
+   */
+  sources: string;
+  /**
+   * What check-config and a start should warn about in a valid section (e.g. a receiver
+   * listening beyond loopback without a token), one sentence each naming the key. Optional.
+   */
+  warnings?(config: C): string[];
   start(ctx: CollectorContext<C>): Promise<() => Promise<void>>;
   /**
    * The collector's counters (polls, failures by code, payloads refused …): numbers, possibly

@@ -37,7 +37,9 @@ import { housekeepingJobs, practiceRuns } from './control/housekeeping.js';
 import { registerJobMetrics } from './control/job-metrics.js';
 import { safetyFactsOf } from './config/windows.js';
 import { buildApi } from './api/app.js';
-import { loadTokens } from './api/auth.js';
+import { reservedNamespaces } from './config/tokens.js';
+import { configWarnings, configuredCollectors, loadConfigTokens } from './config/ingest.js';
+import { TokenGrants } from './control/ingest-grants.js';
 import { logHttps } from './api/https.js';
 import { readHttpTls } from './config/tls.js';
 import { collectors } from '../collectors/index.js';
@@ -80,8 +82,10 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   const cfg = serving.prepared.loaded.config;
   const workersWanted = o.workers ?? cfg.workers;
   const nWorkers = workersWanted === 'auto' ? availableParallelism() : workersWanted;
-  const tokensFile = cfg.http.tokensFile === undefined ? undefined : resolve(dirname(serving.prepared.loaded.file), cfg.http.tokensFile);
-  const tokens = loadTokens({ file: tokensFile, env: (o.env ?? process.env).GRIDSTEER_TOKENS });
+  // The token table, checked against the reserved namespaces (manual/, the configured collectors' prefixes): ADR 0021.
+  const tokens = loadConfigTokens(serving.prepared.loaded, (o.env ?? process.env).GRIDSTEER_TOKENS);
+  const tokenGrants = new TokenGrants(tokens, reservedNamespaces(configuredCollectors(cfg)));
+  for (const w of configWarnings(cfg)) log.warn({ module: 'config' }, `config: ${w}`);
   // http.tls: checked by the loader already; read once here (a reload does not change it).
   const httpTls = cfg.http.tls ? readHttpTls(cfg.http.tls, dirname(serving.prepared.loaded.file)) : null;
   if (httpTls && !httpTls.tls) throw new Error(`http.tls: ${httpTls.problems.map((p) => `http.tls.${p.key}: ${p.message}`).join('; ')}`);
@@ -120,6 +124,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       hooks?.runner.onPlan(plan);
     },
     clock: clockNow,
+    quota: () => serving.prepared.loaded.config.ingest,
   });
   // Opens the store and plans before DNS listens, so the first answers already follow the
   // stored overrides; a store that cannot be opened is retried in the background.
@@ -143,6 +148,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     node: nodeId,
     fleet: () => serving.prepared.loaded.regions.map((r) => ({ id: r.id, endpoints: r.endpoints.map((e) => e.address) })),
     leaseMs: 15_000,
+    grants: cfg.ingest.collectors,
   });
   collectorHost.start();
 
@@ -185,7 +191,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
   jobs.start();
   registerJobMetrics(registry, jobs, practiceCounts);
   const operator = new OperatorService(stateSvc, regionIds, () => serving.prepared.state.plan, clockNow, () => hooks?.runner.status());
-  const nodeMetrics = registerNodeMetrics(registry, { collectors, host: collectorHost, plan: () => serving.prepared.state.plan, store: () => stateSvc.status() });
+  const nodeMetrics = registerNodeMetrics(registry, { collectors, host: collectorHost, plan: () => serving.prepared.state.plan, store: () => stateSvc.status(), ingestRefused: () => stateSvc.ingestRefused });
   // Region share, next change, state, health and power, signal age, collector freshness (fleet-metrics.ts).
   registerFleetMetrics(registry, {
     settings: () => stateSvc.planInputs().settings,
@@ -251,7 +257,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     reload,
     explain: explainer(serving, geo, log),
     state: {
-      ingest: (signals) => stateSvc.ingest(signals, regionIds(), undefined, { refuseEnded: true }),
+      ingest: (signals, who) => stateSvc.ingest(signals, regionIds(), undefined, { refuseEnded: true, by: tokenGrants.ingester(who) }),
       overrides: () => stateSvc.overrides(),
       createOverride: (req, actor) => stateSvc.createOverride(req, actor, regionIds()),
       endOverride: (id, actor, reason) => stateSvc.endOverride(id, actor, reason),

@@ -24,7 +24,7 @@ import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
-import { hashToken, loadTokens, TokenLoadError } from '../gslb/api/auth.js';
+import { hashToken, loadTokens, TokenLoadError } from '../gslb/config/tokens.js';
 import { run } from './helpers/dig.js';
 import { cliPath, exampleRegions, repoRoot } from './helpers/paths.js';
 import { configMapHash, kustomizeBuild, KustomizeError, readManifest, type K8sObject, type Rendered } from './helpers/kustomize.js';

@@ -461,6 +461,7 @@ export const carbon: Collector<CarbonConfig> = {
   name: 'carbon',
   configSchema: CarbonConfigSchema,
   mode: 'poller',
+  sources: 'carbon/',
   async start(ctx: CollectorContext<CarbonConfig>) {
     // The loader applied the defaults already; applying them again on a copy keeps a bare config (tests, embedding) safe.
     const cfg = Value.Default(CarbonConfigSchema, structuredClone(ctx.config)) as CarbonConfig;

@@ -160,6 +160,7 @@ export const gridAlerts: Collector<GridAlertsConfig> = {
   name: 'grid-alerts',
   configSchema: GridAlertsConfigSchema,
   mode: 'poller',
+  sources: 'grid-alerts/',
   async start(ctx: CollectorContext<GridAlertsConfig>) {
     const cfg = ctx.config;
     const stats = countersFor(ctx, gridAlertsCounters);

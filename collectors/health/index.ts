@@ -141,6 +141,7 @@ export const health: Collector<HealthConfig> = {
   name: 'health',
   configSchema: HealthConfigSchema,
   mode: 'receiver',
+  sources: 'health/',
   counters: healthCounters,
   errors: [HealthError],
   async start(ctx: CollectorContext<HealthConfig>) {

@@ -775,6 +775,7 @@ export const mqttCollector: Collector<MqttConfig> = {
   name: 'mqtt',
   configSchema: MqttConfigSchema,
   mode: 'poller',
+  sources: 'mqtt/',
   async start(ctx) {
     const run = new MqttRun(ctx);
     const stop = async () => {

@@ -367,6 +367,7 @@ export const openadr3: Collector<OpenAdr3Config> = {
   name: 'openadr3',
   configSchema: Openadr3ConfigSchema,
   mode: 'poller',
+  sources: 'openadr3/',
   async start(ctx: CollectorContext<OpenAdr3Config>) {
     const cfg = ctx.config;
     if (cfg.vtn.clientSecret === undefined && cfg.vtn.clientSecretFile === undefined) {

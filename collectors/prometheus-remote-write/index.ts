@@ -335,6 +335,14 @@ export const prometheusRemoteWrite: Collector<RemoteWriteConfig> = {
   name: 'prometheus-remote-write',
   configSchema: RemoteWriteConfigSchema,
   mode: 'receiver',
+  sources: 'prometheus-rw/',
+  warnings: (cfg) => {
+    const { host } = parseListen(cfg.listen);
+    const loopback = host === 'localhost' || /^127\./.test(host) || host === '::1' || host === '[::1]';
+    return loopback || cfg.bearerToken !== undefined
+      ? []
+      : [`collectors.prometheus-remote-write.listen: ${cfg.listen} is reachable beyond loopback and bearerToken is not set: anyone who reaches the port speaks as this collector; set bearerToken (and the sender's authorization)`];
+  },
   async start(ctx) {
     const rx = new Receiver(ctx);
     const server = await startReceiver({

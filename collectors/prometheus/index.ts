@@ -503,6 +503,7 @@ export const prometheus: Collector<PrometheusConfig> = {
   name: 'prometheus',
   configSchema: PrometheusConfigSchema,
   mode: 'poller',
+  sources: 'prometheus/',
   async start(ctx) {
     const poller = new PrometheusPoller(ctx);
     let running: Promise<void> | null = null;

@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { BODY_LIMIT, buildApi } from './app.js';
 import type { ApiDeps } from './deps.js';
-import { hashToken, loadTokens, type TokenStore } from './auth.js';
+import { hashToken, loadTokens, type TokenStore } from '../config/tokens.js';
 import type { ErrorCode } from './errors.js';
 import type { ApiInstance, TypeBoxTypeProvider } from './schemas.js';
 

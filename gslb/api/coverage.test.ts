@@ -23,7 +23,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { pino } from 'pino';
 import { buildApi } from './app.js';
-import { loadTokens } from './auth.js';
+import { loadTokens } from '../config/tokens.js';
 
 const OPERATOR = 'operator-token-0123456789abcdef';
 const VIEWER = 'viewer-token-0123456789abcdef';

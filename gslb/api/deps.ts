@@ -5,7 +5,7 @@
  */
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Logger } from 'pino';
-import type { TokenStore } from './auth.js';
+import type { TokenStore } from '../config/tokens.js';
 import type { StateApi } from './routes/state.js';
 import type { OperatorRoutesOptions } from './routes/operator.js';
 import type { FleetRoutesOptions } from './routes/fleet.js';

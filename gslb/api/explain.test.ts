@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from './app.js';
 import type { ApiDeps } from './deps.js';
-import { loadTokens } from './auth.js';
+import { loadTokens } from '../config/tokens.js';
 import { explainQuery } from '../serve/serving.js';
 import { context, NOW, planWith } from '../../test/helpers/explain-fixture.js';
 

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { buildApi } from './app.js';
 import type { ApiDeps } from './deps.js';
-import { loadTokens } from './auth.js';
+import { loadTokens } from '../config/tokens.js';
 import { MAX_STREAMS, MAX_STREAMS_PER_CALLER } from './routes/fleet.js';
 import { StoreError } from '../state/store.js';
 import type { FleetView } from '../control/fleet.js';

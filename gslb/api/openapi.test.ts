@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { buildApi, routeTables } from './app.js';
-import { loadTokens } from './auth.js';
+import { loadTokens } from '../config/tokens.js';
 
 const never = async (): Promise<never> => {
   throw new Error('not called: this test reads the route table');

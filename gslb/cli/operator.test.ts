@@ -711,21 +711,21 @@ test('renderEvents: in force and announced by start, the history apart with repl
     events: [
       ev('old', NOW0 - 3 * 3_600_000, NOW0 - 2 * 3_600_000, 'over', NOW0 - 60_000, true),
       ev('lived', NOW0 - 3_600_000, NOW0 - 600_000, 'over', NOW0 - 7_200_000),
-      { region: 'us-tx', kind: 'grid.alert' as const, source: 'ercot/alerts', key: 'eea', type: 'eea', level: 1, phase: 'in-force' as const, replay: false, learnedAt: NOW0 - 300_000 },
+      { region: 'us-tx', kind: 'grid.alert' as const, source: 'ercot/alerts', principal: 'token:ercot-bridge', key: 'eea', type: 'eea', level: 1, phase: 'in-force' as const, replay: false, learnedAt: NOW0 - 300_000 },
       ev('next', NOW0 + 900_000, NOW0 + 4_500_000, 'announced', NOW0 - 120_000),
     ],
   });
   assert.equal(
     out,
     [
-      'REGION  EVENT  TYPE               PHASE      START                       END                            LEARNED  SOURCE',
-      'us-tx   eea    alert eea level 1  in-force   now                         open                           5m ago   ercot/alerts',
-      'us-va   next   load-shed          announced  in 15m (2026-12-01T12:15Z)  in 1h 15m (2026-12-01T13:15Z)  2m ago   openadr3/vtn',
+      'REGION  EVENT  TYPE               PHASE      START                       END                            LEARNED  SOURCE        WRITTEN BY',
+      'us-tx   eea    alert eea level 1  in-force   now                         open                           5m ago   ercot/alerts  token:ercot-bridge (no grant)',
+      'us-va   next   load-shed          announced  in 15m (2026-12-01T12:15Z)  in 1h 15m (2026-12-01T13:15Z)  2m ago   openadr3/vtn  -',
       '',
       'history (ended; acted on no more; "replay": learned after its end, never acted on):',
-      '  REGION  EVENT  TYPE       PHASE          START                       END                          LEARNED  SOURCE',
-      '  us-va   old    load-shed  over (replay)  3h ago (2026-12-01T09:00Z)  2h ago (2026-12-01T10:00Z)   1m ago   openadr3/vtn',
-      '  us-va   lived  load-shed  over           1h ago (2026-12-01T11:00Z)  10m ago (2026-12-01T11:50Z)  2h ago   openadr3/vtn',
+      '  REGION  EVENT  TYPE       PHASE          START                       END                          LEARNED  SOURCE        WRITTEN BY',
+      '  us-va   old    load-shed  over (replay)  3h ago (2026-12-01T09:00Z)  2h ago (2026-12-01T10:00Z)   1m ago   openadr3/vtn  -',
+      '  us-va   lived  load-shed  over           1h ago (2026-12-01T11:00Z)  10m ago (2026-12-01T11:50Z)  2h ago   openadr3/vtn  -',
       '',
     ].join('\n'),
   );
@@ -761,7 +761,7 @@ test('end to end: a grid event by hand is listed announced, then in force; once 
   assert.deepEqual(ev && [ev.phase, ev.replay], ['over', false], 'over, and not a replay: it was learned ahead');
   const over = await cli(['events'], VIEWER);
   assert.equal(over.code, 0, show(over));
-  assert.match(over.stdout, /^no grid event or alert in force or announced\n\nhistory \(ended; .*\n +REGION .*\n +sa-sao +short-1 +simple level 1 +over +\d+s ago .* +\d+s ago +manual\/alice\n$/, show(over));
+  assert.match(over.stdout, /^no grid event or alert in force or announced\n\nhistory \(ended; .*\n +REGION .*\n +sa-sao +short-1 +simple level 1 +over +\d+s ago .* +\d+s ago +manual\/alice +token:alice\n$/, show(over));
   // The same event again, now that its end has passed, is refused naming end.
   const again = await fetch(`${srv.http}/v1/grid-events`, {
     method: 'POST',

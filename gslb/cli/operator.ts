@@ -6,7 +6,7 @@
  *   gridsteer force <region> up|down [--until WHEN] --reason TEXT
  *   gridsteer force <region> clear --reason TEXT
  *   gridsteer freeze on|off --reason TEXT [--until WHEN]
- *   gridsteer distrust <source> on|off --reason TEXT [--until WHEN]
+ *   gridsteer distrust <source|principal> on|off --reason TEXT [--until WHEN]
  *   gridsteer status
  *   gridsteer store [confirm-loss --reason TEXT]
  *   gridsteer quarantine [release|drop <target> --reason TEXT]
@@ -258,7 +258,7 @@ export function describeOverride(o: OverrideView, now: number): string {
       break;
     }
     case 'distrust':
-      what = `distrust grid source ${o.source ?? '?'} (its claims of physical loss no longer bypass the safety limits)`;
+      what = o.principal !== undefined ? `distrust principal ${o.principal} (every claim of physical loss it wrote no longer bypasses the safety limits)` : `distrust grid source ${o.source ?? '?'} (its claims of physical loss no longer bypass the safety limits)`;
       break;
     case 'window': {
       const w = o.window;
@@ -463,13 +463,15 @@ ${connectionUsage('operator')}`,
   --reason TEXT      why, in words (required)
   --until WHEN       on: end the freeze by itself then (2026-12-01T14:00Z or +2h)
 ${connectionUsage('operator')}`,
-  distrust: `usage: gridsteer distrust <source> on|off --reason TEXT [--until WHEN]
+  distrust: `usage: gridsteer distrust <source|principal> on|off --reason TEXT [--until WHEN]
 
   Stop trusting a grid source's claims of physical loss (POST /v1/grid/distrust, audited): a
   bound source's load-shed or power-off is otherwise planned whatever the automation safety
   limits and the freeze say (docs/adr/0014-physical-loss.md). Distrusted, its claims count as
   any cap: the safety limits and the freeze apply. <source> is a prefix of the signals' source
-  (e.g. openadr3/vtn.utility.example). off trusts it again.
+  (e.g. openadr3/vtn.utility.example); token:<name> or collector:<name> is a principal instead:
+  every claim it wrote, whatever source it names (docs/adr/0021-principals-and-grants.md).
+  off trusts it again.
 
   --reason TEXT      why, in words (required)
   --until WHEN       on: end the distrust by itself then (2026-12-01T14:00Z or +2h)
@@ -551,7 +553,7 @@ export const OPERATOR_COMMANDS: Record<string, string> = {
   undrain: 'undrain <region> --reason TEXT',
   force: 'force <region> up|down|clear [--until WHEN] --reason TEXT',
   freeze: 'freeze on|off --reason TEXT [--until WHEN]',
-  distrust: 'distrust <source> on|off --reason TEXT [--until WHEN] (a grid source\'s claims of loss)',
+  distrust: 'distrust <source|principal> on|off --reason TEXT [--until WHEN] (a grid source\'s or principal\'s claims of loss)',
   status: 'status',
   events: 'events (grid events and alerts: in force, announced, and history)',
   jobs: 'jobs (housekeeping jobs: schedule, last run and outcome)',
@@ -780,13 +782,15 @@ function build(cmd: string, pos: string[], v: Values, now: number, columns: numb
       };
     }
     case 'distrust': {
-      const [source, onOff] = positionals(cmd, pos, ['source', 'on|off']) as [string, string];
-      if (onOff !== 'on' && onOff !== 'off') throw new Usage(`distrust takes a source and on or off (got "${onOff}")`);
+      const [who, onOff] = positionals(cmd, pos, ['source|principal', 'on|off']) as [string, string];
+      if (onOff !== 'on' && onOff !== 'off') throw new Usage(`distrust takes a source prefix or a principal, and on or off (got "${onOff}")`);
+      // token:<name> and collector:<name> are principals (ADR 0021): every claim they wrote, whatever its source.
+      const target = /^(token|collector):/.test(who) ? { principal: who } : { source: who };
       const until = when('until');
       if (onOff === 'off' && until !== undefined) throw new Usage('distrust off takes no --until');
       return {
         role: 'operator',
-        request: { method: 'POST', path: '/v1/grid/distrust', body: { source, distrusted: onOff === 'on', reason: reasonOf(cmd, v), until } },
+        request: { method: 'POST', path: '/v1/grid/distrust', body: { ...target, distrusted: onOff === 'on', reason: reasonOf(cmd, v), until } },
         render: (b, t) => {
           const { distrusted, ended } = b as { distrusted: OverrideView | null; ended: OverrideView[] };
           const lines = ended.flatMap((o) => overrideLines('ended', o, t));
@@ -1003,7 +1007,7 @@ function buildWindows(pos: string[], v: Values, columns: number | undefined): Pl
 /** GET /v1/grid-events (the parts the table shows). */
 export interface EventsView {
   now: number;
-  events: Pick<GridEventView, 'region' | 'kind' | 'source' | 'key' | 'type' | 'level' | 'start' | 'end' | 'phase' | 'replay' | 'learnedAt'>[];
+  events: Pick<GridEventView, 'region' | 'kind' | 'source' | 'principal' | 'grant' | 'key' | 'type' | 'level' | 'start' | 'end' | 'phase' | 'replay' | 'learnedAt'>[];
 }
 
 /**
@@ -1014,11 +1018,11 @@ export function renderEvents(b: EventsView, columns?: number): string {
   if (b.events.length === 0) return 'no grid events or alerts in the store\n';
   const when = (t: number | undefined, open: string) => (t === undefined ? open : `${formatRelative(t, b.now)} (${formatInstant(t).slice(0, 16)}Z)`);
   const table = (list: EventsView['events']) => {
-    const rows: string[][] = [['REGION', 'EVENT', 'TYPE', 'PHASE', 'START', 'END', 'LEARNED', 'SOURCE']];
+    const rows: string[][] = [['REGION', 'EVENT', 'TYPE', 'PHASE', 'START', 'END', 'LEARNED', 'SOURCE', 'WRITTEN BY']];
     for (const e of list) {
       const phase = e.replay ? `${e.phase} (replay)` : e.phase;
       const type = `${e.kind === 'grid.alert' ? 'alert ' : ''}${e.type}${e.level !== undefined ? ` level ${e.level}` : ''}`;
-      rows.push([e.region, e.key, type, phase, when(e.start, 'now'), when(e.end, 'open'), formatRelative(e.learnedAt, b.now), e.source]);
+      rows.push([e.region, e.key, type, phase, when(e.start, 'now'), when(e.end, 'open'), formatRelative(e.learnedAt, b.now), e.source, e.principal === undefined ? '-' : `${e.principal}${e.grant === undefined ? ' (no grant)' : ''}`]);
     }
     return alignTable(rows).map((line) => cut(line, columns));
   };

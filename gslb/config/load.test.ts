@@ -87,7 +87,7 @@ const cases: Case[] = [
     file: CONFIG,
     at: 'colour: blue',
     path: 'colour',
-    message: [/^unknown key "colour"/, /remove it or fix its spelling/, /the keys allowed here are dns, http, workers, regionsDir, policy, zones, names, geoip, networks, state, windows, housekeeping, collectors, log$/],
+    message: [/^unknown key "colour"/, /remove it or fix its spelling/, /the keys allowed here are dns, http, workers, regionsDir, policy, zones, names, geoip, networks, state, ingest, windows, housekeeping, collectors, log$/],
   },
   {
     name: 'unknown key inside dns.tcp (a near miss is named)',

@@ -346,6 +346,14 @@ export function loadConfig(configFile: string): LoadedConfig {
       for (const target of Object.keys(targets)) checkRegion(target, ['policy', 'weights', home, target]);
     }
     for (const [source, bound] of Object.entries(config.policy.grid.loss.bindings)) bound.forEach((r, j) => checkRegion(r, ['policy', 'grid', 'loss', 'bindings', source, j]));
+    // Collector sections' region grants (ADR 0021): a configured section, regions of the fleet.
+    for (const [name, g] of Object.entries(config.ingest.collectors)) {
+      if ((config.collectors as Record<string, unknown>)[name] === undefined) {
+        const path = ['ingest', 'collectors', name];
+        const known = Object.keys(config.collectors).filter((k) => (config.collectors as Record<string, unknown>)[k] !== undefined);
+        issues.push({ file, ...locateIn(pf, path), path: renderPath(path), message: `"${name}" is not a configured collector section (configured: ${known.join(', ') || 'none'}): grant regions to a section under collectors:` });
+      } else g.regions.forEach((r, j) => checkRegion(r, ['ingest', 'collectors', name, 'regions', j]));
+    }
     // Recurring windows: ids once each, the cron expression (node-cron), time zone, regions, safety limits.
     const windowIds = new Map<string, number>();
     const safety = safetyFactsOf(config, regions);

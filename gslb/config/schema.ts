@@ -317,6 +317,19 @@ export const LogSchema = Type.Object(
   { ...strict, default: {}, description: 'logging: pino JSON lines on stdout (the level is serve --log-level)' },
 );
 
+/** Ingest by principal (ADR 0021): quotas, and the regions a collector section speaks for. */
+export const IngestSchema = Type.Object(
+  {
+    perMinute: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 120_000, description: 'signals one principal (an ingest token, a collector section) may send per minute to this node, in bursts of up to that many; over it POST /v1/signals answers 429 and a collector\'s facts are counted refused; 0 = no limit. The default fits a remote-write receiver for 1,000 series every 15 s with room to spare' }),
+    liveRecords: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 50_000, description: 'live (unexpired) records one principal may hold in the store, fleet-wide; a batch that would add records past it is refused (429), refreshing those it holds never is; 0 = no limit' }),
+    collectors: Type.Record(Type.String({ pattern: '^[a-z0-9-]+$' }), Type.Object({ regions: Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }), { minItems: 1, description: 'the regions this collector section speaks for; a fact about another is refused' }) }, { ...strict }), {
+      default: {},
+      description: 'per collector section (by name), the regions it is granted, like a token\'s grant; absent = every region. Its source prefix is its collector\'s own',
+    }),
+  },
+  { ...strict, default: {}, description: 'what each principal may send (docs/api.md "Principals and grants")' },
+);
+
 export const ConfigSchema = Type.Object(
   {
     dns: DnsServerSchema,
@@ -335,6 +348,7 @@ export const ConfigSchema = Type.Object(
       description: 'network overrides (like gdnsd nets, Route 53 CIDR collections): CIDR → ordered regions',
     }),
     state: StateSchema,
+    ingest: IngestSchema,
     windows: Type.Array(WindowSpecSchema, {
       default: [],
       description: 'recurring windows (docs/schedules.md): maintenance windows, tariff and coincident-peak windows, failover practice runs; each a cron expression in a time zone with a duration, drained ahead like a grid event',

@@ -11,7 +11,8 @@ import type { Logger } from 'pino';
 import type { Collector, CollectorContext, FleetRegion } from '../../collectors/types.js';
 import type { Signal } from '../model/types.js';
 import { LeaseRunner, type Fence } from '../state/lease.js';
-import type { StateService } from './service.js';
+import { GrantError, QuotaError, type StateService } from './service.js';
+import { collectorIngester } from './ingest-grants.js';
 import { SignalError } from '../state/signals.js';
 import type { StateStore } from '../state/store.js';
 import { sumCounters } from '../../collectors/kit/counters.js';
@@ -35,6 +36,8 @@ export interface CollectorHostOptions {
   fleet(): FleetRegion[];
   /** Lease length for pollers, ms. */
   leaseMs: number;
+  /** Per collector section, the regions it is granted (the configuration's ingest.collectors; absent = every region). */
+  grants?: Readonly<Record<string, { readonly regions: readonly string[] }>>;
 }
 
 interface Running {
@@ -104,6 +107,8 @@ export class CollectorHost {
     const log = this.o.log.child({ module: `collectors/${c.name}` });
     const abort = new AbortController();
     const counts = this.counts.get(c.name)!;
+    // Its section is the principal of its facts, on every node (ADR 0021).
+    const by = collectorIngester(c.name, c.sources, this.o.grants?.[c.name]?.regions);
     const ctx: CollectorContext = {
       config: this.o.sections[c.name],
       log,
@@ -123,7 +128,7 @@ export class CollectorHost {
         if (abort.signal.aborted) return;
         let stored: Promise<{ results: { stored: boolean }[] }>;
         try {
-          stored = this.o.svc.ingest([s], new Set(this.o.fleet().map((r) => r.id)), fence);
+          stored = this.o.svc.ingest([s], new Set(this.o.fleet().map((r) => r.id)), fence, { by });
         } catch (e) {
           stored = Promise.reject(e);
         }
@@ -136,7 +141,7 @@ export class CollectorHost {
             this.outcome(c.name, log, 'ok', '');
           },
           (e: unknown) => {
-            if (e instanceof SignalError) {
+            if (e instanceof SignalError || e instanceof GrantError || e instanceof QuotaError) {
               counts.rejected++;
               this.outcome(c.name, log, 'rejected', `collectors/${c.name}: a signal was refused: ${e.message}`);
             } else {

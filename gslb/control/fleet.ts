@@ -17,6 +17,11 @@ import type { SignalRecord, DemandBucket } from '../model/snapshot.js';
 import type { GridAlert, GridEvent } from '../model/signals.js';
 
 /** What the configuration says of a region (its region file). */
+/** A record's principal and grant, as the views show them (absent fields: not recorded). */
+function provenanceOf(r: SignalRecord): { principal?: string; grant?: string } {
+  return { ...(r.principal !== undefined ? { principal: r.principal } : {}), ...(r.grant !== undefined ? { grant: r.grant } : {}) };
+}
+
 export interface RegionInfo {
   id: RegionId;
   name: string;
@@ -29,6 +34,10 @@ export interface RegionInfo {
 export interface SignalView {
   kind: SignalKind;
   source: string;
+  /** Who wrote it (ADR 0021); absent on a record an earlier build wrote. */
+  principal?: string;
+  /** The grant it was written under; absent with a principal = without a grant. */
+  grant?: string;
   key: string;
   observedAt: number;
   expiresAt: number;
@@ -151,6 +160,9 @@ export interface GridEventView {
   region: RegionId;
   kind: 'grid.event' | 'grid.alert';
   source: string;
+  /** Who wrote it (ADR 0021); absent on a record an earlier build wrote. */
+  principal?: string;
+  grant?: string;
   key: string;
   /** grid.event: its type; grid.alert: its type (eea when absent). */
   type: string;
@@ -240,6 +252,7 @@ export function fleetView(input: FleetInput): FleetView {
           (r): SignalView => ({
             kind: r.signal.kind,
             source: r.signal.source,
+            ...provenanceOf(r),
             key: r.signal.key,
             observedAt: r.signal.observedAt,
             expiresAt: r.signal.expiresAt,
@@ -275,7 +288,7 @@ export function fleetView(input: FleetInput): FleetView {
     const s = r.signal;
     if (s.kind !== 'grid.event' && s.kind !== 'grid.alert') continue;
     const learnedAt = r.fold.kind === 'grid' ? r.fold.learnedAt : s.observedAt;
-    const base = { region: s.region, kind: s.kind, source: s.source, key: s.key, learnedAt, observedAt: s.observedAt, expiresAt: s.expiresAt };
+    const base = { region: s.region, kind: s.kind, source: s.source, ...provenanceOf(r), key: s.key, learnedAt, observedAt: s.observedAt, expiresAt: s.expiresAt };
     if (s.kind === 'grid.event') {
       const v = s.value as GridEvent;
       const cancelled = v.cancelled === true;

@@ -16,6 +16,8 @@ export interface NodeMetricsSources {
   /** The plan in force. */
   plan(): Plan;
   store(): { stale: boolean; clockSkewMs: number; loss?: unknown; losses?: number; quarantine?: { held: readonly { target: string }[] } };
+  /** Ingest refused on this node by principal: outside its grants (forbidden), over a quota (ADR 0021). Absent = not counted. */
+  ingestRefused?(): ReadonlyMap<string, { forbidden: number; quota: number }>;
 }
 
 /** What the API reports to this node's metrics. */
@@ -43,6 +45,16 @@ export function registerNodeMetrics(registry: Registry, s: NodeMetricsSources): 
         else if (v && typeof v === 'object' && depth < 4) for (const [k, x] of Object.entries(v)) walk(collector, prefix ? `${prefix}.${k}` : k, x, depth + 1);
       };
       for (const c of s.collectors) if (s.host.counts.has(c.name) && c.counters) walk(c.name, '', s.host.stats(c.name), 0);
+    },
+  });
+  new client.Counter({
+    name: 'gridsteer_ingest_refused_total',
+    help: 'signals refused on this node by the principal that sent them (token:<name>, collector:<name>; ADR 0021): forbidden = outside its grants or in a reserved namespace (403), quota = over ingest.perMinute or ingest.liveRecords (429); nothing of a refused batch is stored',
+    labelNames: ['principal', 'why'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [principal, c] of s.ingestRefused?.() ?? []) for (const why of ['forbidden', 'quota'] as const) if (c[why] > 0) this.inc({ principal, why }, c[why]);
     },
   });
   new client.Counter({

@@ -5,6 +5,7 @@
  * Every change goes through the StateService, so it is validated, audited (actor, time,
  * reason, before, after), durable and, with Redis, seen by every node.
  */
+import { manualIngester } from './ingest-grants.js';
 import { FLEET, type Override, type Plan, type PlanAlert, type RegionId, type Signal } from '../model/types.js';
 import { demandPerHome, gridSharesAt, operatorShareAt, plan as planOf } from '../policy/planner/index.js';
 import { trafficShares } from '../policy/traffic.js';
@@ -124,8 +125,8 @@ export class OperatorService {
     return this.svc.freeze(frozen, reason, actor, until);
   }
 
-  async distrust(distrusted: boolean, source: string, reason: string, until: number | undefined, actor: string): Promise<{ distrusted: Override | null; ended: Override[] }> {
-    return this.svc.distrust(distrusted, source, reason, actor, until);
+  async distrust(distrusted: boolean, target: { source?: string; principal?: string }, reason: string, until: number | undefined, actor: string): Promise<{ distrusted: Override | null; ended: Override[] }> {
+    return this.svc.distrust(distrusted, target, reason, actor, until);
   }
 
   async status(): Promise<FleetStatus> {
@@ -166,7 +167,7 @@ export class OperatorService {
       if (err instanceof SignalError) throw new OverrideError(`body.${err.field.replace(/^value\./, '').replace(/^expiresAt$/, 'end')}`, err.message.slice(err.field.length + 2));
       throw err;
     }
-    const r = await this.svc.ingest([sig], this.regions());
+    const r = await this.svc.ingest([sig], this.regions(), undefined, { by: manualIngester(actor) });
     const res = r.results[0] ?? { stored: false, reason: 'not stored' };
     return { ...res, signal: sig };
   }

@@ -19,6 +19,8 @@ import { fingerprintOf, plannable, quarantineOf } from '../policy/quarantine.js'
 import { errorWords, findPoison } from './quarantine.js';
 import { StoreError, type StateStore, type StoreLoss, type StoreStatus } from '../state/store.js';
 import { HORIZON_MS } from '../policy/rules/windows.js';
+import { QuotaBuckets, type IngestQuota, type Ingester } from './ingest-grants.js';
+import { signalId } from '../state/signals.js';
 
 /** Largest clock difference between this node and the store before the node is not ready. */
 export const MAX_CLOCK_SKEW_MS = 250;
@@ -52,7 +54,39 @@ export interface IngestResult {
   results: { stored: boolean; reason?: string }[];
 }
 
+/** A signal its writer may not speak for (ADR 0021): `field` is `signals[i].source`; nothing of the batch was stored. */
+export class GrantError extends Error {
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+    readonly principal: string,
+  ) {
+    super(`${field}: ${problem}`);
+    this.name = 'GrantError';
+  }
+}
+
+/** A batch over its principal's quota: nothing of it was stored; `retryAfter` s (0 = not before records expire). */
+export class QuotaError extends Error {
+  constructor(
+    readonly principal: string,
+    readonly quota: 'perMinute' | 'liveRecords',
+    readonly problem: string,
+    readonly retryAfter: number,
+  ) {
+    super(problem);
+    this.name = 'QuotaError';
+  }
+}
+
+/** Options of ingest: validation's, who writes (absent = unattributed: tooling and tests) and with what quota. */
+export interface IngestOptions extends ValidateOptions {
+  by?: Ingester;
+}
+
 export interface StateServiceOptions {
+  /** Per-principal ingest quotas, read at each ingest (the configuration's `ingest:`; absent = none). */
+  quota?: () => IngestQuota;
   store: StateStore;
   log: Logger;
   configHash: string;
@@ -432,7 +466,7 @@ export class StateService {
    * (latest wins: an older one is reported `stale`, not an error). `opts.refuseEnded`: a
    * grid.event whose end has passed is refused (the API's path; collectors may replay history).
    */
-  async ingest(input: unknown[], regions: ReadonlySet<string>, fence?: { lease: string; token: number }, opts: ValidateOptions = {}): Promise<IngestResult> {
+  async ingest(input: unknown[], regions: ReadonlySet<string>, fence?: { lease: string; token: number }, opts: IngestOptions = {}): Promise<IngestResult> {
     const now = this.clock();
     const valid: Signal[] = input.map((s, i) => {
       try {
@@ -442,14 +476,97 @@ export class StateService {
         throw e;
       }
     });
+    const by = opts.by;
+    const grants: (string | undefined)[] = [];
+    if (by) {
+      valid.forEach((s, i) => {
+        const a = by.authorize(s);
+        if ('refused' in a) {
+          this.countRefused(by.principal, 'forbidden');
+          throw new GrantError(`signals[${i}].source`, a.refused, by.principal);
+        }
+        grants.push(a.grant);
+      });
+      this.checkQuota(by.principal, valid, now);
+    }
     const results: IngestResult['results'] = [];
     let revision = 0;
-    for (const s of valid) {
-      const r = await this.o.store.putSignal(s, fence);
+    for (const [i, s] of valid.entries()) {
+      const r = await this.o.store.putSignal(s, fence, by ? { principal: by.principal, ...(grants[i] !== undefined ? { grant: grants[i] } : {}) } : undefined);
       revision = r.revision;
-      results.push(r.stored ? { stored: true } : { stored: false, reason: r.reason });
+      if (r.stored && by && this.o.quota) this.notePending(by.principal, r.record.id, r.revision);
+      results.push(r.stored ? { stored: true } : r.reason === 'held' ? { stored: false, reason: `held: the record is ${r.holder}'s until it expires` } : { stored: false, reason: r.reason });
     }
     return { revision, results };
+  }
+
+  /** Refused ingest by principal and why (forbidden: outside its grants; quota: over a quota), for /metrics. */
+  readonly ingestRefused = new Map<string, { forbidden: number; quota: number }>();
+  private readonly quotaBuckets = new QuotaBuckets();
+  /** Per principal, the ids of its live records in the last snapshot read (rebuilt once per snapshot). */
+  private liveIds: { snap: StoreSnapshot; at: number; ids: Map<string, Set<string>> } | null = null;
+
+  /** Per principal, ids this node stored that the last snapshot read may not hold yet (id → the write's revision). */
+  private readonly pending = new Map<string, Map<string, number>>();
+
+  private notePending(principal: string, id: string, revision: number): void {
+    let m = this.pending.get(principal);
+    if (!m) {
+      if (this.pending.size >= 10_000) return;
+      this.pending.set(principal, (m = new Map()));
+    }
+    m.set(id, revision);
+  }
+
+  private countRefused(principal: string, why: 'forbidden' | 'quota'): void {
+    const c = this.ingestRefused.get(principal) ?? { forbidden: 0, quota: 0 };
+    c[why]++;
+    if (!this.ingestRefused.has(principal) && this.ingestRefused.size >= 10_000) return;
+    this.ingestRefused.set(principal, c);
+  }
+
+  /**
+   * The principal's quotas (IngestQuota): live records it would hold past liveRecords (counted
+   * on the last snapshot this node read, plus the new ids of the batch), or signals past
+   * perMinute on this node: QuotaError, nothing stored.
+   */
+  private checkQuota(principal: string, batch: readonly Signal[], now: number): void {
+    const q = this.o.quota?.();
+    if (!q) return;
+    if (q.liveRecords > 0 && this.lastSnapshot) {
+      if (!this.liveIds || this.liveIds.snap !== this.lastSnapshot) {
+        const ids = new Map<string, Set<string>>();
+        for (const r of this.lastSnapshot.records) {
+          if (r.principal === undefined || r.signal.expiresAt <= now) continue;
+          let set = ids.get(r.principal);
+          if (!set) ids.set(r.principal, (set = new Set()));
+          set.add(r.id);
+        }
+        this.liveIds = { snap: this.lastSnapshot, at: now, ids };
+      }
+      const snapRev = this.lastSnapshot.revision;
+      const held = new Set(this.liveIds.ids.get(principal));
+      // Writes of this node newer than the snapshot count too; those it holds already are forgotten.
+      const pend = this.pending.get(principal);
+      if (pend) {
+        for (const [id, rev] of pend) {
+          if (rev <= snapRev) pend.delete(id);
+          else held.add(id);
+        }
+        if (pend.size === 0) this.pending.delete(principal);
+      }
+      const fresh = new Set(batch.map(signalId).filter((id) => !held.has(id))).size;
+      const live = held.size;
+      if (fresh > 0 && live + fresh > q.liveRecords) {
+        this.countRefused(principal, 'quota');
+        throw new QuotaError(principal, 'liveRecords', `${principal} holds ${live} live records and this batch adds ${fresh}; at most ${q.liveRecords} per principal (ingest.liveRecords): let records expire, or raise it`, 60);
+      }
+    }
+    const wait = this.quotaBuckets.take(principal, batch.length, q.perMinute, now);
+    if (wait > 0) {
+      this.countRefused(principal, 'quota');
+      throw new QuotaError(principal, 'perMinute', `${principal} sent more than ${q.perMinute} signals in a minute (ingest.perMinute, per node)`, wait);
+    }
   }
 
   /** Checks and stores an operator override; `actor` is the token's name. */
@@ -598,25 +715,37 @@ export class StateService {
    * safety limits and the freeze apply to them as to any cap) until `until` or until trusted
    * again (`on` false ends every distrust of that exact source). Audited by the store.
    */
-  async distrust(on: boolean, source: string, reason: string, actor: string, until?: number): Promise<{ distrusted: Override | null; ended: Override[] }> {
+  /**
+   * Distrusts (or trusts again) a grid source prefix or a principal (`token:<name>`,
+   * `collector:<name>`; ADR 0021): exactly one of `target.source`, `target.principal`.
+   */
+  async distrust(on: boolean, target: { source?: string; principal?: string }, reason: string, actor: string, until?: number): Promise<{ distrusted: Override | null; ended: Override[] }> {
     const now = this.clock();
+    const field = target.principal !== undefined ? 'body.principal' : 'body.source';
+    if ((target.source === undefined) === (target.principal === undefined)) throw new OverrideError('body.source', 'give exactly one of source (a source prefix) and principal (token:<name> or collector:<name>)');
+    if (target.principal !== undefined && !/^(token|collector):[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(target.principal)) {
+      throw new OverrideError('body.principal', `must be token:<name> or collector:<name> (as GET /v1/grid-events shows it); got ${JSON.stringify(target.principal.slice(0, 80))}`);
+    }
+    const what = target.source ?? target.principal!;
     if (reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
     if (until !== undefined && until <= now) throw new OverrideError('body.until', 'is in the past');
     const snap = await this.snapshot();
-    const live = snap.overrides.filter((o) => o.action === 'distrust' && o.source === source && (o.end === undefined || o.end > now));
+    const live = snap.overrides.filter(
+      (o) => o.action === 'distrust' && (target.source !== undefined ? o.source === target.source : o.principal === target.principal) && (o.end === undefined || o.end > now),
+    );
     if (!on) {
-      if (live.length === 0) throw new OverrideError('body.source', `no distrust of "${source}" is in force (GET /v1/overrides lists them)`);
+      if (live.length === 0) throw new OverrideError(field, `no distrust of "${what}" is in force (GET /v1/overrides lists them)`);
       const ended: Override[] = [];
       for (const o of live) ended.push((await this.o.store.endOverride(o.id, actor, reason, now)).override);
-      this.o.log.info({ module: 'state', actor, source, ended: ended.length }, 'state: grid source trusted again');
+      this.o.log.info({ module: 'state', actor, ...target, ended: ended.length }, 'state: grid source trusted again');
       return { distrusted: null, ended };
     }
-    if (live.length > 0) throw new OverrideError('body.source', `"${source}" is already distrusted by ${live[0]!.actor} (${live[0]!.reason}) [${live[0]!.id}]`);
+    if (live.length > 0) throw new OverrideError(field, `"${what}" is already distrusted by ${live[0]!.actor} (${live[0]!.reason}) [${live[0]!.id}]`);
     const { override } = await this.o.store.createOverride(
-      { region: FLEET, action: 'distrust', source, ramp: 0, actor, reason, start: now, ...(until !== undefined ? { end: until } : {}) },
+      { region: FLEET, action: 'distrust', ...(target.source !== undefined ? { source: target.source } : { principal: target.principal! }), ramp: 0, actor, reason, start: now, ...(until !== undefined ? { end: until } : {}) },
       now,
     );
-    this.o.log.warn({ module: 'state', actor, source }, 'state: grid source distrusted: its claims of physical loss no longer bypass the safety limits');
+    this.o.log.warn({ module: 'state', actor, ...target }, 'state: grid source distrusted: its claims of physical loss no longer bypass the safety limits');
     return { distrusted: override, ended: [] };
   }
 

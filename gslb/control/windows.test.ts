@@ -19,7 +19,7 @@ import { checkWindow } from '../config/windows.js';
 import { WindowSpecSchema, type WindowSpec } from '../model/windows.js';
 import type { Plan } from '../model/types.js';
 import { buildApi } from '../api/app.js';
-import { loadTokens } from '../api/auth.js';
+import { loadTokens } from '../config/tokens.js';
 
 const REGIONS = ['eu-ie', 'us-tx', 'us-va'];
 const SAFETY = { maxAutoShare: 0.5, minDrainIntervalMs: 120_000, units: {}, names: [{ name: 'api', regions: REGIONS }] };

@@ -41,6 +41,13 @@ export interface SignalRecord {
   id: string;
   signal: Signal;
   fold: Fold;
+  /**
+   * Who wrote it (model/principal.ts, ADR 0021): `token:<name>` or `collector:<name>`, fleet-wide.
+   * Absent on a record an earlier build wrote: it counts as its source's.
+   */
+  principal?: string;
+  /** The grant (source prefix) it was written under; absent with a principal = written without a grant. */
+  grant?: string;
 }
 
 /** One entry of the audit log: who did what, when, why, and the state before and after. */

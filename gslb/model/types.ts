@@ -68,6 +68,7 @@ export const OverrideSchema = Type.Object({
   ),
   hold: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'freeze: the gridPolicy share held per region (the automated cap in force when automation was frozen)' })),
   source: Type.Optional(Type.String({ description: 'distrust: the source prefix whose facts of physical loss are no longer trusted' })),
+  principal: Type.Optional(Type.String({ description: 'distrust: the principal (token:<name>, collector:<name>) whose claims of physical loss are no longer trusted, whatever source they name (ADR 0021)' })),
   window: Type.Optional(PlannerWindowSchema),
   skip: Type.Optional(Type.Object({ window: Type.String(), at: Type.Integer({ description: "the skipped occurrence's start, ms epoch" }) }, { additionalProperties: false, description: 'window-skip: the occurrence it skips' })),
   actor: Type.String({ description: "who: a token's subject or automation/<rule>" }),

@@ -95,7 +95,7 @@ test('one source alone may take at most maxTrustedLossShare and never every regi
   assert.equal(at(p, 'a', T), '0/refuse');
   assert.equal(at(p, 'b', TB), '0.5', 'waits: the safety limits apply meanwhile');
   assert.deepEqual(kinds(p), ['loss-waiting:b:critical']);
-  assert.match(p.alerts!.find((x) => x.kind === 'loss-waiting')!.message, /one source may take at most 50 % .*waits for a second source or an operator \(gridsteer drain b --by /);
+  assert.match(p.alerts!.find((x) => x.kind === 'loss-waiting')!.message, /one principal \(openadr3\/vtn\) may take at most 50 % .*waits for a second principal or an operator \(gridsteer drain b --by /);
   // A second source bound to b says the same: corroborated, trusted.
   const corroborated = run([...both, event('b', { id: 'u-7' }, { source: 'utility/feeder-9' })], tight);
   assert.equal(at(corroborated, 'b', TB), '0/refuse');

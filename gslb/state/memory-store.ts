@@ -23,7 +23,8 @@
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Override, Signal } from '../model/types.js';
-import { reduce, DEFAULT_RULES, type ReduceRules } from './reducer.js';
+import { reduce, heldAgainst, DEFAULT_RULES, type ReduceRules } from './reducer.js';
+import type { Provenance } from '../model/principal.js';
 import type { SignalRecord, AuditEntry, DemandBucket, QuarantineEntry, StoreSnapshot, UnreadableRecord } from '../model/snapshot.js';
 import { signalId } from './signals.js';
 import { StoreError, type Lease, type PutResult, type StateStore, type StoreStatus } from './store.js';
@@ -344,11 +345,14 @@ export class MemoryStore implements StateStore {
     return { entry: structuredClone(entry), revision: this.bump() };
   }
 
-  async putSignal(signal: Signal, fence?: { lease: string; token: number }): Promise<PutResult> {
+  async putSignal(signal: Signal, fence?: { lease: string; token: number }, by?: Provenance): Promise<PutResult> {
     this.writable();
     if (fence) this.checkFence(fence);
     const id = signalId(signal);
-    const next = reduce(this.records.get(id), structuredClone(signal), this.rules);
+    const prev = this.records.get(id);
+    const holder = heldAgainst(prev, signal, by);
+    if (holder !== null) return { stored: false, revision: this.rev, reason: 'held', holder };
+    const next = reduce(prev, structuredClone(signal), this.rules, by);
     if (!next) return { stored: false, revision: this.rev, reason: 'stale' };
     this.reserve(this.rev + 1); // before the record changes: a failed reservation changes nothing
     this.records.set(id, next);

@@ -16,6 +16,7 @@ export function recordShapeProblem(x: unknown, id: string): string | null {
   for (const f of ['kind', 'region', 'source', 'key'] as const) if (typeof s[f] !== 'string') return `signal.${f} is not a string`;
   for (const f of ['observedAt', 'expiresAt'] as const) if (typeof s[f] !== 'number' || !Number.isFinite(s[f])) return `signal.${f} is not a finite number`;
   if (!isObject(x.fold) || typeof x.fold.kind !== 'string') return 'fold is not an object with a kind';
+  for (const f of ['principal', 'grant'] as const) if (x[f] !== undefined && typeof x[f] !== 'string') return `${f} is not a string`;
   return null;
 }
 

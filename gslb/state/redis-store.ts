@@ -34,7 +34,8 @@
 import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Override, Signal } from '../model/types.js';
 import { demandField, parseDemandField, storeKeys, type StoreKeys } from './keys.js';
-import { DEFAULT_RULES, reduce, type ReduceRules } from './reducer.js';
+import { DEFAULT_RULES, heldAgainst, reduce, type ReduceRules } from './reducer.js';
+import type { Provenance } from '../model/principal.js';
 import type { SignalRecord, AuditEntry, DemandBucket, QuarantineEntry, StoreSnapshot, UnreadableRecord } from '../model/snapshot.js';
 import { overrideShapeProblem, recordShapeProblem } from './record-shape.js';
 import { signalId } from './signals.js';
@@ -1174,7 +1175,7 @@ export class RedisStore implements StateStore {
     return { removed: Number(res[0]), revision };
   }
 
-  async putSignal(signal: Signal, fence?: { lease: string; token: number }): Promise<PutResult> {
+  async putSignal(signal: Signal, fence?: { lease: string; token: number }, by?: Provenance): Promise<PutResult> {
     const k = this.keys;
     const id = signalId(signal);
     const leaseKey = fence ? this.leaseKey(fence.lease) : null;
@@ -1184,14 +1185,15 @@ export class RedisStore implements StateStore {
         if (leaseKey) p.hmget(leaseKey, 'token', 'holder');
       });
       const prev = typeof prevJson === 'string' ? this.parse<SignalRecord>(prevJson, `signal record ${id}`) : undefined;
-      const next = reduce(prev, structuredClone(signal), this.rules);
+      const holder = heldAgainst(prev, signal, by);
+      const next = holder === null ? reduce(prev, structuredClone(signal), this.rules, by) : null;
       if (!next) {
         // Refused as stale; a deposed poller still learns that it is fenced.
         if (fence) {
           const [tok, holder] = (lease ?? [null, null]) as [string | null, string | null];
           if (tok !== String(fence.token)) throw this.fencedError(fence, tok ?? '', holder ?? '');
         }
-        return { stored: false, revision: Number(revNow ?? 0), reason: 'stale' };
+        return holder === null ? { stored: false, revision: Number(revNow ?? 0), reason: 'stale' } : { stored: false, revision: Number(revNow ?? 0), reason: 'held', holder };
       }
       const keys = leaseKey ? [k.sig, k.rev, leaseKey] : [k.sig, k.rev];
       const args = [id, prev ? String(prev.signal.observedAt) : '', JSON.stringify(next), k.channel, fence ? String(fence.token) : ''];

@@ -22,6 +22,7 @@ import { KINDS } from '../model/kinds/index.js';
 import type { ReduceRules } from '../model/kinds/kind.js';
 import { foldLatest } from '../model/kinds/folds.js';
 import { signalId } from './signals.js';
+import type { Provenance } from '../model/principal.js';
 
 export type { ReduceRules } from '../model/kinds/kind.js';
 export { movedEnough } from '../model/kinds/folds.js';
@@ -32,7 +33,21 @@ export const DEFAULT_RULES: ReduceRules = { rise: 2, fall: 3, hysteresis: 0.05 }
  * Folds `s` into `prev` (the record of the same id, or undefined). Returns the new record,
  * or null when `s` is not newer than `prev` (nothing changes). Never mutates its inputs.
  */
-export function reduce(prev: SignalRecord | undefined, s: Signal, rules: ReduceRules = DEFAULT_RULES): SignalRecord | null {
+export function reduce(prev: SignalRecord | undefined, s: Signal, rules: ReduceRules = DEFAULT_RULES, by?: Provenance): SignalRecord | null {
   if (prev && s.observedAt <= prev.signal.observedAt) return null;
-  return (KINDS[s.kind]?.fold ?? foldLatest)(prev, s, rules, signalId(s));
+  const next = (KINDS[s.kind]?.fold ?? foldLatest)(prev, s, rules, signalId(s));
+  if (by === undefined) return next;
+  return { ...next, principal: by.principal, ...(by.grant !== undefined ? { grant: by.grant } : {}) };
+}
+
+/**
+ * The principal that holds `prev` against a write of `s` by `by` (ADR 0021), or null when the
+ * write may go ahead: a record is its writer's until it expires, so two principals that name
+ * the same source never silently replace each other's facts. A record of an earlier build (no
+ * principal) or one expired at the new fact's observedAt is anyone's; a write without
+ * provenance (a store's own tooling) is not checked. Pure: no clock, only the two facts' times.
+ */
+export function heldAgainst(prev: SignalRecord | undefined, s: Signal, by: Provenance | undefined): string | null {
+  if (!prev || by === undefined || prev.principal === undefined || prev.principal === by.principal) return null;
+  return prev.signal.expiresAt > s.observedAt ? prev.principal : null;
 }

@@ -20,6 +20,7 @@
  *   decide anything about signals (expiry is the planner's business).
  */
 import type { Override, Signal } from '../model/types.js';
+import type { Provenance } from '../model/principal.js';
 import type { AuditEntry, DemandBucket, QuarantineEntry, StoreSnapshot, SignalRecord } from '../model/snapshot.js';
 
 /** A poller's right to run on this node until `until` (ms epoch, store clock); `token` fences its writes. */
@@ -46,7 +47,9 @@ export class StoreError extends Error {
 export type PutResult =
   | { stored: true; revision: number; record: SignalRecord }
   /** An equal or newer signal with the same id is already stored: nothing changed. */
-  | { stored: false; revision: number; reason: 'stale' };
+  | { stored: false; revision: number; reason: 'stale' }
+  /** Another principal's live record holds this id (reducer.ts heldAgainst): nothing changed. */
+  | { stored: false; revision: number; reason: 'held'; holder: string };
 
 /**
  * Data loss the store saw under this node: its revision went back, or its epoch or format
@@ -102,9 +105,11 @@ export interface StateStore {
   /**
    * Folds one validated signal into its record with reduce() and stores it (latest wins).
    * `fence`, when given, must hold the current token of that lease or the write is refused
-   * with StoreError `fenced` (a deposed poller's late write).
+   * with StoreError `fenced` (a deposed poller's late write). `by`, when given, is recorded
+   * on the record (who wrote it, under which grant) and a live record of another principal
+   * refuses the write (`held`, reducer.ts heldAgainst).
    */
-  putSignal(signal: Signal, fence?: { lease: string; token: number }): Promise<PutResult>;
+  putSignal(signal: Signal, fence?: { lease: string; token: number }, by?: Provenance): Promise<PutResult>;
 
   /**
    * Removes signal records (housekeeping: long-expired records, gslb/control/jobs.ts). Each is

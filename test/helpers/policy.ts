@@ -7,7 +7,8 @@ import { isSpecial, type Addr } from '../../gslb/geo/addr.js';
 import { GeoTable, type RankingEntry } from '../../gslb/geo/table.js';
 import type { ZoneSnapshot } from '../../gslb/dns/zone.js';
 import type { Plan, RegionId, RegionStep, Signal } from '../../gslb/model/types.js';
-import { reduce } from '../../gslb/state/reducer.js';
+import { heldAgainst, reduce } from '../../gslb/state/reducer.js';
+import type { Provenance } from '../../gslb/model/principal.js';
 import type { SignalRecord } from '../../gslb/model/snapshot.js';
 import { SNAP } from '../../gslb/dns/testing.js';
 
@@ -157,6 +158,18 @@ export function foldRecords(...signals: Signal[]): SignalRecord[] {
   for (const s of signals) {
     const id = `${s.region}|${s.kind}|${s.source}|${s.key}`;
     const r = reduce(byId.get(id), s);
+    if (r) byId.set(id, r);
+  }
+  return [...byId.values()].sort((x, y) => (x.id < y.id ? -1 : 1));
+}
+
+/** foldRecords with who wrote each (ADR 0021): `[signal, provenance]` pairs, through the real reducer and its ownership rule. */
+export function foldRecordsBy(...writes: [Signal, Provenance | undefined][]): SignalRecord[] {
+  const byId = new Map<string, SignalRecord>();
+  for (const [s, by] of writes) {
+    const id = `${s.region}|${s.kind}|${s.source}|${s.key}`;
+    if (heldAgainst(byId.get(id), s, by) !== null) continue;
+    const r = reduce(byId.get(id), s, undefined, by);
     if (r) byId.set(id, r);
   }
   return [...byId.values()].sort((x, y) => (x.id < y.id ? -1 : 1));

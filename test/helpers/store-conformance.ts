@@ -99,6 +99,29 @@ export function storeConformance(name: string, make: () => Promise<ConformanceHa
       assert.ok(!seen.includes(e.revision), 'an unsubscribed listener is not called');
     });
 
+    it('records who wrote a signal (principal, grant) and refuses another principal\'s write while the record is live (ADR 0021)', async (t) => {
+      const store = await open(t);
+      const first = await store.putSignal(load(5, T0), undefined, { principal: 'token:bridge', grant: 'test/' });
+      assert.ok(first.stored);
+      assert.deepEqual([first.record.principal, first.record.grant], ['token:bridge', 'test/']);
+      const snap = await store.snapshot();
+      assert.deepEqual([snap.records[0]!.principal, snap.records[0]!.grant], ['token:bridge', 'test/'], 'the snapshot carries them');
+      const r0 = await store.revision();
+      // Another principal, newer observedAt, the record still live: held, nothing changes.
+      const held = await store.putSignal(load(6, T0 + 1), undefined, { principal: 'token:evil' });
+      assert.deepEqual(held, { stored: false, revision: r0, reason: 'held', holder: 'token:bridge' });
+      const kept = (await store.snapshot()).records[0]!;
+      assert.deepEqual([kept.principal, kept.signal.observedAt], ['token:bridge', T0], 'the held write changed nothing');
+      // Its own principal refreshes it; an ungranted write of its own drops the grant it had.
+      const mine = await store.putSignal(load(7, T0 + 2), undefined, { principal: 'token:bridge' });
+      assert.ok(mine.stored);
+      assert.equal(mine.record.grant, undefined);
+      // Once expired at the new fact's observedAt (these facts hold an hour), anyone may write it.
+      const later = await store.putSignal(load(8, T0 + 2 * HOUR), undefined, { principal: 'token:other', grant: 'test/' });
+      assert.ok(later.stored);
+      assert.equal(later.record.principal, 'token:other');
+    });
+
     it('appends audit entries of its own (durable, seq increasing), without a revision bump', async (t) => {
       const store = await open(t);
       await store.putSignal(load(5, T0));

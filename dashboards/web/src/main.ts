@@ -416,12 +416,12 @@ function renderDetailInfo(r: RegionView): void {
       ? h(
           'table',
           { class: 'grid signals' },
-          h('thead', {}, h('tr', {}, ...['kind', 'source', 'key', 'value', 'age'].map((t) => h('th', NUMERIC_COLUMNS.has(t) ? { class: 'num' } : {}, t)))),
+          h('thead', {}, h('tr', {}, ...['kind', 'source', 'written by', 'key', 'value', 'age'].map((t) => h('th', NUMERIC_COLUMNS.has(t) ? { class: 'num' } : {}, t)))),
           h(
             'tbody',
             {},
             ...r.signals.map((s) =>
-              h('tr', { class: s.expired ? 'expired' : '' }, h('td', {}, s.kind), h('td', {}, s.source), h('td', {}, s.key), h('td', {}, ...withTimes(s.summary, serverNow())), h('td', { class: 'num' }, `${span(s.ageMs)}${s.expired ? ' (expired)' : ''}`)),
+              h('tr', { class: s.expired ? 'expired' : '' }, h('td', {}, s.kind), h('td', {}, s.source), h('td', { title: s.principal === undefined ? 'not recorded (an earlier build wrote it)' : s.grant !== undefined ? `under the grant ${s.grant}` : 'without a grant: never trusted for a physical loss' }, s.principal === undefined ? '—' : `${s.principal}${s.grant === undefined ? ' (no grant)' : ''}`), h('td', {}, s.key), h('td', {}, ...withTimes(s.summary, serverNow())), h('td', { class: 'num' }, `${span(s.ageMs)}${s.expired ? ' (expired)' : ''}`)),
             ),
           ),
         )
@@ -783,7 +783,7 @@ function eventWords(e: GridEventView): string {
   const when = e.start !== undefined ? `${utcFull(e.start)}${e.end !== undefined ? ` – ${utc(e.end)}` : ''}` : 'now';
   const lvl = e.level !== undefined ? ` level ${e.level}` : '';
   const phase = e.replay ? 'over — a replay: learned after its end, never acted on' : e.phase;
-  return `${e.region}: ${e.kind === 'grid.alert' ? 'alert' : 'event'} ${e.type}${lvl}, ${when}, from ${e.source}${e.program ? ` (${e.program})` : ''}; learned ${span(serverNow() - e.learnedAt)} ago — ${phase}`;
+  return `${e.region}: ${e.kind === 'grid.alert' ? 'alert' : 'event'} ${e.type}${lvl}, ${when}, from ${e.source}${e.principal ? ` by ${e.principal}` : ''}${e.program ? ` (${e.program})` : ''}; learned ${span(serverNow() - e.learnedAt)} ago — ${phase}`;
 }
 
 // ---------- explain ----------

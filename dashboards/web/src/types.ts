@@ -3,6 +3,10 @@
 export interface SignalView {
   kind: string;
   source: string;
+  /** Who wrote it: token:<name> or collector:<name> (absent: an earlier build's record). */
+  principal?: string;
+  /** The grant it was written under (absent with a principal: none). */
+  grant?: string;
   key: string;
   observedAt: number;
   expiresAt: number;
@@ -36,6 +40,7 @@ export interface GridEventView {
   region: string;
   kind: 'grid.event' | 'grid.alert';
   source: string;
+  principal?: string;
   key: string;
   type: string;
   level?: number;

@@ -46,6 +46,8 @@ const EpochMs = (description: string) => Type.Integer({ description });
 const SignalViewSchema = Type.Object({
   kind: Type.String({ description: 'signal kind, e.g. health.probe, power.budget, grid.event' }),
   source: Type.String({ description: 'who observed it (collector/instance)' }),
+  principal: Opt(Type.String({ description: 'who wrote it (ADR 0021): token:<name> or collector:<name>, fleet-wide; absent on a record an earlier build wrote' })),
+  grant: Opt(Type.String({ description: 'the grant (source prefix) it was written under; absent with a principal: written without a grant (never trusted for a physical loss)' })),
   key: Type.String(),
   observedAt: EpochMs('ms epoch the fact was true at its source'),
   expiresAt: EpochMs('ms epoch it stops being known'),
@@ -91,6 +93,8 @@ export const GridEventViewSchema = Type.Object({
   region: Type.String(),
   kind: Type.Unsafe<'grid.event' | 'grid.alert'>({ type: 'string', enum: ['grid.event', 'grid.alert'] }),
   source: Type.String(),
+  principal: Opt(Type.String({ description: 'who wrote it (ADR 0021): token:<name> or collector:<name>; absent on a record an earlier build wrote' })),
+  grant: Opt(Type.String({ description: 'the grant it was written under; absent with a principal: without a grant' })),
   key: Type.String(),
   type: Type.String(),
   level: Opt(Type.Number()),

@@ -4,7 +4,7 @@
  * - DELETE /v1/regions/:id/drain   (operator): `?reason=` → ends the drains, ramps back (slow start).
  * - POST   /v1/regions/:id/force   (operator): `{state: up|down, until?, reason}` (until required for up).
  * - POST   /v1/automation/freeze   (operator): `{frozen, reason, until?}` holds gridPolicy where it stands.
- * - POST   /v1/grid/distrust       (operator): `{source, distrusted, reason, until?}`: a grid source's claims of physical loss no longer trusted (ADR 0014).
+ * - POST   /v1/grid/distrust       (operator): `{source | principal, distrusted, reason, until?}`: a grid source's (or a principal's) claims of physical loss no longer trusted (ADR 0014, 0021).
  * - GET    /v1/status              (viewer):   every region's share, state and next change now.
  * - POST   /v1/grid-events         (operator): a grid event entered by hand → 201 the stored signal.
  * - POST   /v1/plan/preview        (operator): the plan and traffic shares if an override, event or
@@ -241,7 +241,8 @@ export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts
       schema: {
         body: Type.Object(
           {
-            source: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._:/@-]+$', description: 'the source prefix, as signals name it (e.g. openadr3/vtn.utility.example)' }),
+            source: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._:/@-]+$', description: 'the source prefix, as signals name it (e.g. openadr3/vtn.utility.example); or give principal' })),
+            principal: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'the principal, as GET /v1/grid-events shows it (token:<name>, collector:<name>): every claim it wrote, whatever its source (ADR 0021); or give source' })),
             distrusted: Type.Boolean({ description: "true: the source's claims of physical loss are no longer trusted (the safety limits and the freeze apply to them); false: trusted again" }),
             reason: Reason,
             until: Type.Optional(Instant('when the distrust ends by itself')),
@@ -254,7 +255,7 @@ export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts
     async (request) => {
       try {
         const b = request.body;
-        return await op.distrust(b.distrusted, b.source, b.reason, b.until, actor(request));
+        return await op.distrust(b.distrusted, { ...(b.source !== undefined ? { source: b.source } : {}), ...(b.principal !== undefined ? { principal: b.principal } : {}) }, b.reason, b.until, actor(request));
       } catch (e) {
         return failure(e);
       }

@@ -3,7 +3,11 @@
  * - POST   /v1/signals           (ingest):   `{signals: Signal[]}` (1–1000). Every signal is
  *   validated first; one invalid signal refuses the batch with 400 GSLB_ERR_VALIDATION naming
  *   `body.signals[i].<field>`, and nothing is stored. Then each is stored (latest per id
- *   wins: an older one comes back `{stored: false, reason: "stale"}`).
+ *   wins: an older one comes back `{stored: false, reason: "stale"}`, one of another principal's
+ *   live records `held: …`). The token's principal is recorded with each (ADR 0021); a signal
+ *   outside its grants or in a reserved namespace refuses the batch with 403
+ *   GSLB_ERR_NOT_GRANTED naming `body.signals[i].source`, a batch over its quota with 429
+ *   GSLB_ERR_QUOTA; nothing of either is stored.
  * - GET    /v1/overrides         (viewer):   the live overrides.
  * - POST   /v1/overrides         (operator): create one; the actor is the token's name.
  * - DELETE /v1/overrides/:id     (operator): end one, `?reason=` required (audited).
@@ -23,11 +27,13 @@ import { OverrideSchema, PlanSchema, type Override, type Plan } from '../../mode
 import type { AuditEntry, DemandBucket } from '../../model/snapshot.js';
 import { StoreError, type StoreLoss } from '../../state/store.js';
 import { SignalError } from '../../state/signals.js';
-import { OverrideError, type IngestResult, type OverrideRequest } from '../../control/service.js';
+import { GrantError, OverrideError, QuotaError, type IngestResult, type OverrideRequest } from '../../control/service.js';
+import type { TokenIdentity } from '../../config/tokens.js';
 
 /** What the state routes need from the process (gslb/main.ts wires a StateService). */
 export interface StateApi {
-  ingest(signals: unknown[]): Promise<IngestResult>;
+  /** Stores signals posted by `who` (an ingest token), under its grants and quotas (ADR 0021). */
+  ingest(signals: unknown[], who: TokenIdentity): Promise<IngestResult>;
   overrides(): Promise<Override[]>;
   createOverride(req: OverrideRequest, actor: string): Promise<Override>;
   endOverride(id: string, actor: string, reason: string): Promise<Override>;
@@ -122,11 +128,18 @@ export const stateRoutes: ApiPlugin<StateRoutesOptions> = async (app, opts) => {
     },
     async (request) => {
       try {
-        return await st.ingest(request.body.signals);
+        return await st.ingest(request.body.signals, request.identity!);
       } catch (e) {
         if (e instanceof SignalError) {
           const field = `body.${e.field}`;
           throw apiError('GSLB_ERR_VALIDATION', { field, problem: e.message.slice(e.field.length + 2) }, { field });
+        }
+        if (e instanceof GrantError) {
+          const field = `body.${e.field}`;
+          throw apiError('GSLB_ERR_NOT_GRANTED', { field, problem: e.problem }, { field });
+        }
+        if (e instanceof QuotaError) {
+          throw apiError('GSLB_ERR_QUOTA', { problem: e.message, retryAfter: e.retryAfter }, { headers: { 'retry-after': String(e.retryAfter) }, details: { principal: e.principal, quota: e.quota } });
         }
         return storeFailure(e);
       }

@@ -2,6 +2,7 @@
  * Grid obligations: which gridPolicy rule a grid fact matches, the facts in force with their drain curves, and a fact's import limit as a share.
  * A rule of the planner (gslb/policy/rules/, listed in rules/index.ts): pure, no clock reads, no I/O.
  */
+import { grantedRecord, principalOf } from '../../model/principal.js';
 import type { SignalRecord } from '../../model/snapshot.js';
 import type { GridAlert, GridEvent, PowerBudget } from '../../model/signals.js';
 import { curveWords, drainCurve, type CurvePhase, type CurvePoint, type DrainCurve } from '../drain.js';
@@ -76,6 +77,10 @@ export interface GridFact {
 /** What a fact of physical loss says, for the loss pass: who says it, and the drain curve to 0 it asks for. */
 export interface LossClaim {
   source: string;
+  /** Who wrote it (model/principal.ts principalOf): the loss bounds count principals, not sources (ADR 0021). */
+  principal: string;
+  /** Written under a grant (model/principal.ts grantedRecord): a claim without one is never trusted and never corroborates. */
+  granted: boolean;
   /** The event id at its source (grid.event), or the record key (grid.alert). */
   eventId: string;
   observedAt: number;
@@ -177,7 +182,7 @@ export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: Si
       const curve = curveCap < 1 && Number.isFinite(start) ? curveOf(curveCap) : undefined;
       const loss: LossClaim | undefined =
         lossClaimed && Number.isFinite(start)
-          ? { source: r.signal.source, eventId, observedAt: r.signal.observedAt, learnedAt: c.learnedAt, curve: curve && curveCap === 0 ? curve : curveOf(0) }
+          ? { source: r.signal.source, principal: principalOf(r), granted: grantedRecord(r), eventId, observedAt: r.signal.observedAt, learnedAt: c.learnedAt, curve: curve && curveCap === 0 ? curve : curveOf(0) }
           : undefined;
       out.push({
         rule,

@@ -9,6 +9,7 @@ import type { PlannerSettings } from '../settings.js';
 import { trustOf, type GridFact } from './grid.js';
 import type { PlanPass } from './rule.js';
 import { isoOf } from '../../model/domains.js';
+import { principalOf } from '../../model/principal.js';
 
 /**
  * What the loss pass made of one claim of physical loss:
@@ -33,12 +34,19 @@ interface Claim {
   region: RegionId;
   f: GridFact;
   source: string;
+  /** Who wrote it: the bounds count principals (ADR 0021). */
+  principal: string;
   /** When the loss acts: from the first ramp step to its end (the window the bound counts). */
   from: number;
   to: number;
 }
 
 const iso = (t: number) => (Number.isFinite(t) ? isoOf(t) : '…');
+
+/** A claim's writer in words: its source, with its principal when one was recorded (an earlier build's record counts as its source's). */
+const said = (c: { source: string; principal: string }) => (c.principal.startsWith('source:') ? c.source : `${c.source} (${c.principal})`);
+/** A principal in words: as recorded, or (an earlier build's record) its source. */
+const whom = (c: { source: string; principal: string }) => (c.principal.startsWith('source:') ? c.source : c.principal);
 
 /**
  * The verdict on every claim of physical loss of the plan (GridFact.loss). In order:
@@ -60,31 +68,34 @@ export function lossVerdicts(
 ): Map<GridFact, LossVerdict> {
   const out = new Map<GridFact, LossVerdict>();
   const claims: Claim[] = [];
-  for (const [region, fs] of facts) for (const f of fs) if (f.loss !== undefined && !f.shadow) claims.push({ region, f, source: f.loss.source, from: f.loss.curve.rampStart, to: f.loss.curve.endAt });
+  for (const [region, fs] of facts) for (const f of fs) if (f.loss !== undefined && !f.shadow) claims.push({ region, f, source: f.loss.source, principal: f.loss.principal, from: f.loss.curve.rampStart, to: f.loss.curve.endAt });
   if (claims.length === 0) return out;
-  // The latest cancellation of each event id per source.
+  // The latest cancellation of each event id per principal and source: one principal's cancel never speaks for another's claim.
   const cancelled = new Map<string, number>();
   for (const recs of grid.values())
     for (const r of recs) {
       if (r.signal.kind !== 'grid.event') continue;
       const v = r.signal.value as GridEvent;
       if (!v.cancelled) continue;
-      const k = `${r.signal.source}|${v.id}`;
+      const k = `${principalOf(r)}|${r.signal.source}|${v.id}`;
       cancelled.set(k, Math.max(cancelled.get(k) ?? -Infinity, r.signal.observedAt));
     }
-  const distrusts = overrides.filter((o) => o.region === FLEET && o.action === 'distrust' && o.source !== undefined);
+  const distrusts = overrides.filter((o) => o.region === FLEET && o.action === 'distrust' && (o.source !== undefined || o.principal !== undefined));
   const bindingKeys = Object.keys(s.gridLoss.bindings);
   const candidates: Claim[] = [];
   for (const c of claims) {
     const l = c.f.loss!;
     const untrusted = (why: string) => out.set(c.f, { status: 'untrusted', why, region: c.region });
-    const d = distrusts.find((o) => c.source.startsWith(o.source!) && o.start < c.to && (o.end === undefined || o.end > c.from));
+    const d = distrusts.find(
+      (o) => (o.source !== undefined ? c.source.startsWith(o.source) : o.principal === c.principal) && o.start < c.to && (o.end === undefined || o.end > c.from),
+    );
     const bound = longestPrefix(bindingKeys, c.source);
-    const cancelledAt = cancelled.get(`${c.source}|${l.eventId}`);
+    const cancelledAt = cancelled.get(`${c.principal}|${c.source}|${l.eventId}`);
     if (trustOf(s, c.source) === 'cap') untrusted(`${c.source} is trusted to cap only (policy.grid.trust)`);
-    else if (d) untrusted(`${d.source} distrusted by ${d.actor} (${d.reason}) [${d.id}]`);
+    else if (d) untrusted(`${d.source ?? d.principal} distrusted by ${d.actor} (${d.reason}) [${d.id}]`);
+    else if (!l.granted) untrusted(`${c.source} was written by ${c.principal} without a grant for it: a principal without a grant is never trusted for a physical loss (ADR 0021)`);
     else if (bound === undefined || !s.gridLoss.bindings[bound]!.includes(c.region)) untrusted(`${c.source} is not bound to ${c.region} (policy.grid.loss.bindings)`);
-    else if (cancelledAt !== undefined && l.observedAt < cancelledAt) untrusted(`replayed: observed at ${iso(l.observedAt)}, before ${c.source} cancelled event ${l.eventId} at ${iso(cancelledAt)}`);
+    else if (cancelledAt !== undefined && l.observedAt < cancelledAt) untrusted(`replayed: observed at ${iso(l.observedAt)}, before ${whom(c)} cancelled event ${l.eventId}${whom(c) === c.source ? '' : ` of ${c.source}`} at ${iso(cancelledAt)}`);
     else if (c.f.end <= l.learnedAt) untrusted(`stale: it ended (${iso(c.f.end)}) before it was learned (${iso(l.learnedAt)})`);
     else candidates.push(c);
   }
@@ -92,11 +103,11 @@ export function lossVerdicts(
   const names = s.names ?? [{ name: 'the fleet', regions: s.regions.map((r) => r.id) }];
   const share = s.gridLoss.maxTrustedLossShare;
   candidates.sort((a, b) => a.from - b.from || (a.region < b.region ? -1 : a.region > b.region ? 1 : 0) || a.f.start - b.f.start);
-  /** Per source, the claims trusted on its word alone so far. */
+  /** Per principal, the claims trusted on its word alone so far: two sources of one principal are one witness. */
   const alone = new Map<string, Claim[]>();
   const over: { c: Claim; why: string }[] = [];
   for (const c of candidates) {
-    const mine = alone.get(c.source) ?? [];
+    const mine = alone.get(c.principal) ?? [];
     let why = '';
     for (const n of names) {
       if (!n.regions.includes(c.region)) continue;
@@ -108,27 +119,28 @@ export function lossVerdicts(
         const regions = new Set([c.region, ...at.map((o) => o.region)]);
         const taken = [...regions].reduce((x, r) => x + (units.get(r) ?? 0), 0);
         if (regions.size >= n.regions.length) why = `it would leave none of ${n.name}'s regions`;
-        else if (taken > share * total + 1e-9) why = `one source may take at most ${Math.round(share * 100)} % of ${n.name}'s capacity on its own (policy.grid.loss.maxTrustedLossShare)`;
+        else if (taken > share * total + 1e-9) why = `one principal (${whom(c)}) may take at most ${Math.round(share * 100)} % of ${n.name}'s capacity on its own (policy.grid.loss.maxTrustedLossShare)`;
         if (why) break;
       }
       if (why) break;
     }
     if (!why) {
       mine.push(c);
-      alone.set(c.source, mine);
-      out.set(c.f, { status: 'trusted', why: `${c.source} is bound to ${c.region}`, region: c.region });
+      alone.set(c.principal, mine);
+      out.set(c.f, { status: 'trusted', why: `${said(c)} is bound to ${c.region}`, region: c.region });
     } else over.push({ c, why });
   }
   const trustedOrCandidate = new Set(candidates.map((c) => c.f));
   for (const { c, why } of over) {
-    const second = candidates.find((o) => o.region === c.region && o.source !== c.source && trustedOrCandidate.has(o.f) && o.from < c.to && o.to > c.from);
+    // A second witness is another principal: another source of the same one says nothing new.
+    const second = candidates.find((o) => o.region === c.region && o.principal !== c.principal && trustedOrCandidate.has(o.f) && o.from < c.to && o.to > c.from);
     const ack = overrides.find((o) => o.region === c.region && o.action === 'drain' && (o.value ?? 0) === 0 && o.start < c.to && (o.end === undefined || o.end > c.from));
-    if (second) out.set(c.f, { status: 'trusted', why: `${c.source} is bound to ${c.region}, corroborated by ${second.source} (${why})`, region: c.region });
-    else if (ack) out.set(c.f, { status: 'trusted', why: `${c.source} is bound to ${c.region}, acknowledged by ${ack.actor}'s drain [${ack.id}] (${why})`, region: c.region });
+    if (second) out.set(c.f, { status: 'trusted', why: `${said(c)} is bound to ${c.region}, corroborated by ${said(second)} (${why})`, region: c.region });
+    else if (ack) out.set(c.f, { status: 'trusted', why: `${said(c)} is bound to ${c.region}, acknowledged by ${ack.actor}'s drain [${ack.id}] (${why})`, region: c.region });
     else
       out.set(c.f, {
         status: 'waiting',
-        why: `${why}: waits for a second source or an operator (gridsteer drain ${c.region} --by ${iso(c.f.start)}); meanwhile the safety limits apply`,
+        why: `${why}: waits for a second principal or an operator (gridsteer drain ${c.region} --by ${iso(c.f.start)}); meanwhile the safety limits apply`,
         region: c.region,
       });
   }

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MIN_TOKEN_LENGTH, TokenLoadError, hashToken, loadTokens, roleGrants, type Role } from './auth.js';
+import { MIN_TOKEN_LENGTH, TokenLoadError, hashToken, loadTokens, roleGrants, type Role } from './tokens.js';
 
 const ALICE = 'alice-token-0123456789abcdef';
 const GRAFANA = 'grafana-token-0123456789abcdef';
@@ -114,7 +114,7 @@ test('malformed token files: each problem names the file, line and entry and say
     ['missing role', `tokens:\n  - { name: alice, sha256: ${good} }\n`, [/tokens\[0\]: role is missing: add role: viewer, operator or ingest/]],
     ['bad name', `tokens:\n  - { name: "al ice", role: viewer, sha256: ${good} }\n`, [/tokens\[0\]\.name: must be 1-64 characters/]],
     ['short hash', `tokens:\n  - { name: alice, role: viewer, sha256: abc123 }\n`, [/tokens\[0\]\.sha256: must be 64 hex digits \(a SHA-256, not the token\)/]],
-    ['unknown entry key', `tokens:\n  - { name: alice, role: viewer, sha256: ${good}, expires: 2026 }\n`, [/tokens\[0\]\.expires: unknown key; an entry has only name, role and sha256/]],
+    ['unknown entry key', `tokens:\n  - { name: alice, role: viewer, sha256: ${good}, expires: 2026 }\n`, [/tokens\[0\]\.expires: unknown key; an entry has only name, role, sha256 and grants/]],
     [
       'second entry reported with its index and line',
       `tokens:\n  - { name: alice, role: viewer, sha256: ${good} }\n  - { name: bob, role: viewer }\n`,
