@@ -1,7 +1,7 @@
 /**
  * The drain curve of one obligation (a grid event, an alert, an operator drain with a
- * deadline): the cap it puts on a region over time, as absolute-time steps (DESIGN.md "TTLs
- * and draining", docs/adr/0007-proactive-drain.md). Pure: no clock.
+ * deadline): the cap it puts on a region over time, as absolute-time steps
+ * (docs/design.md "The drain curve", docs/adr/0007-proactive-drain.md). Pure: no clock.
  *
  *   g     = max(Tmin, F)                       spacing of steps (a resolver clamping to F
  *                                              still sees every step)
