@@ -85,8 +85,9 @@ export interface PlannerSettings {
 /**
  * docs/design.md "The drain curve": for an event at T capping a region at f, the weight reaches
  * f at T − S − max(Tmin, F) − m, the ramp starts R earlier in steps max(Tmin, F) apart, and
- * answers' TTLs start shrinking lead = TTL0 + R + max(Tmin, F) + S + m before T (decide
- * bounds every TTL by the next step). After the end E the cap holds for `holdMs`
+ * answers' TTLs start shrinking lead = max(R, TTL0 − max(Tmin, F)) + max(Tmin, F) + S + m
+ * before T: the shrink overlaps the ramp (ADR 0016; decide bounds every TTL by the next
+ * step). After the end E the cap holds for `holdMs`
  * (hysteresis), then the weight ramps back over `restoreMs`.
  */
 export interface DrainSettings {
