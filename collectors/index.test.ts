@@ -1,5 +1,5 @@
 /**
- * The registry (CONVENTIONS.md habit 1): every registered collector is a folder of its own
+ * The registry (docs/conventions.md "One folder per extension"): every registered collector is a folder of its own
  * name with a README holding the Name, Signals, Config and Example sections, and a config
  * schema that refuses unknown keys; and its README's Errors section lists exactly the codes of
  * its error tables (collectors/kit/errors.ts).

@@ -1,5 +1,5 @@
 /**
- * The collector contract (CONVENTIONS.md habit 2: observers write facts, deciders read them).
+ * The collector contract (docs/conventions.md "Observers write facts, deciders read them").
  * A collector learns facts about regions from a system operators already run and hands them
  * to `ctx.emit`; it never touches the store or the plan and never decides what a fact means
  * for traffic (config's gridPolicy does).

@@ -1,6 +1,6 @@
 /**
  * A node whose clock differs from Redis `TIME` by more than 250 ms reports not ready
- * (DESIGN.md "Many nodes"): plans switch steps at absolute instants, so a skewed node would
+ * (docs/design.md "Many nodes"): plans switch steps at absolute instants, so a skewed node would
  * switch at the wrong time. Real redis-server; the node's clock is shifted through the
  * store's `clock` option (what it compares with TIME).
  */

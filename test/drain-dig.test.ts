@@ -1,7 +1,7 @@
 /**
  * Proactive drain in the running server, watched with dig over time on a test clock
  * (issue 6, "Done when"): a load-shedding order for the home region us-va, pushed through
- * the signal API 520 s (test-clock) ahead of its start, is planned as DESIGN.md says —
+ * the signal API 520 s (test-clock) ahead of its start, is planned as docs/design.md "The drain curve" says —
  * answers keep TTL 30 until T − 485 s (TTL0 ahead of the first step), then TTLs follow the ramp steps; the share
  * of clients answered with us-va falls step by step (each client once, never back); from
  * T − 335 s no answer names us-va; and the region's drain hook is called at each step, told

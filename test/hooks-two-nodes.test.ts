@@ -1,5 +1,5 @@
 /**
- * Drain hooks with two nodes on one real Redis (issue 6, DESIGN.md "Many nodes"): the
+ * Drain hooks with two nodes on one real Redis (issue 6, docs/design.md "Many nodes"): the
  * hooks run on one node at a time, under the store lease `hooks`, so an operator drain
  * posted to either node reaches the region's gateway once per step, not once per node;
  * the drain, its undrain and a freeze posted to one node are in the other's status; when

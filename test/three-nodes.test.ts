@@ -1,5 +1,5 @@
 /**
- * Three GridSteer nodes sharing one real Redis (issue 4, DESIGN.md "Many nodes"):
+ * Three GridSteer nodes sharing one real Redis (issue 4, docs/design.md "Many nodes"):
  *
  * 1. an override posted to node A changes the answers of B and C;
  * 2. signals posted to node B change the answers of A and C;

@@ -14,7 +14,7 @@
 import { defineErrors } from '../kit/errors.js';
 
 /**
- * Why a provider gave no fact, as a stable code (CONVENTIONS.md habit 6). Every failure the
+ * Why a provider gave no fact, as a stable code (docs/conventions.md "Errors carry codes"). Every failure the
  * collector counts or logs carries one; README.md lists them.
  */
 export const CARBON_ERRORS = {

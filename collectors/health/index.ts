@@ -57,7 +57,7 @@ export const healthCounters = defineCounters({ rounds: 0, probes: 0, failures: 0
 /** Sums over every instance in this process (collectors/kit/counters.ts): tests and diagnostics only. */
 export const healthTotals = healthCounters.total;
 
-/** Why a check failed (CONVENTIONS.md habit 6): logged with the failure; the fact carries the words. */
+/** Why a check failed (docs/conventions.md "Errors carry codes"): logged with the failure; the fact carries the words. */
 export const HEALTH_ERRORS = {
   HEALTH_ERR_TIMEOUT: 'no answer within timeoutMs',
   HEALTH_ERR_CONNECT: 'the connection (TCP, TLS) was refused, reset or cut short',

@@ -1,5 +1,5 @@
 /**
- * Coded errors for collectors (CONVENTIONS.md habit 6, after fastify's `lib/errors.js`): one
+ * Coded errors for collectors (docs/conventions.md "Errors carry codes", after fastify's `lib/errors.js`): one
  * table per module of `code → what it means` (and, for a receiver, the HTTP status it answers),
  * turned by `defineErrors` into one Error class whose instances carry `code`, `meaning` and
  * `status`. The table is what the collector's README "Errors" section lists (collectors/

@@ -11,7 +11,7 @@ import { defineErrors } from '../kit/errors.js';
 import { defineCounters } from '../kit/counters.js';
 
 /**
- * Error codes of this collector (CONVENTIONS.md habit 6), with what each means. Messages start
+ * Error codes of this collector (docs/conventions.md "Errors carry codes"), with what each means. Messages start
  * with `collectors/openadr3:`.
  */
 export const OPENADR3_ERRORS = {

@@ -110,7 +110,7 @@ export const HEALTH_PATH = '/healthz';
 
 const KNOWN: ReadonlySet<string> = new Set<string>([...QUEUE_METRICS, ...RUNNING_METRICS, ...KV_METRICS, ...Object.values(DCGM)]);
 
-/** Why a request was refused (CONVENTIONS.md habit 6), with the status it is answered. */
+/** Why a request was refused (docs/conventions.md "Errors carry codes"), with the status it is answered. */
 export const REMOTE_WRITE_ERRORS = {
   REMOTE_WRITE_ERR_MALFORMED: { status: 400, meaning: 'the body is not snappy-compressed protobuf of a prometheus.WriteRequest (or the client left mid-body)' },
   REMOTE_WRITE_ERR_UNAUTHORIZED: { status: 401, meaning: 'bearerToken is set and the request carries no or another Authorization: Bearer' },

@@ -292,7 +292,7 @@ export function noteRejected(log: CollectorContext['log'], stats: { rejectedSamp
   else log.warn({ ...fields, rejected: reading.rejectedCount }, `${who}: ${reading.rejectedCount} samples refused, their fields left out of the facts: ${what.slice(0, 1000)}`);
 }
 
-/** Why a scrape gave no fact (CONVENTIONS.md habit 6); the README's Errors section lists them. */
+/** Why a scrape gave no fact (docs/conventions.md "Errors carry codes"); the README's Errors section lists them. */
 export const PROMETHEUS_ERRORS = {
   PROM_ERR_FETCH: 'the target could not be reached, did not answer within timeoutMs, or cut its answer short',
   PROM_ERR_TOO_LARGE: 'the body is larger than the cap (4 MiB, declared, read or decompressed)',

@@ -1,5 +1,5 @@
 /**
- * Drain hooks (DESIGN.md "TTLs and draining"): DNS cannot move a client that keeps one HTTP/2
+ * Drain hooks (docs/design.md "The drain curve"): DNS cannot move a client that keeps one HTTP/2
  * connection for hours, so a region may name a webhook — usually its API gateway — that is
  * told at each step of the region's plan that changes its state what share of connections to
  * shed (send GOAWAY, close idle keep-alive connections) and whether to refuse new streams, so

@@ -442,8 +442,9 @@ export class StateService {
 
   /**
    * Store status plus this service's view: stale when the last read failed; `failingStatic`
-   * when the store was read once and now is not (the node answers from its last plan, DESIGN.md
-   * "fail static"); `ready` when it is read and this node's clock agrees with it.
+   * when the store was read once and now is not (the node answers from its last plan:
+   * docs/design.md "Many nodes", fail static); `ready` when it is read and this node's clock
+   * agrees with it.
    */
   status(): StoreStatus & { planRevision: number; seenRevision: number; lastError: string | null; ready: boolean; failingStatic: boolean; skewBad: boolean; why: string; quarantine: QuarantineView } {
     const st = this.o.store.status();

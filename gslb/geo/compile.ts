@@ -1,5 +1,5 @@
 /**
- * Compiles a GeoIP2/GeoLite2 City database against the fleet (DESIGN.md "Geo cells"):
+ * Compiles a GeoIP2/GeoLite2 City database against the fleet (docs/design.md "Geo cells"):
  * every network gets the top-K ranking of regions its location implies; networks finer
  * than the floor (/24 IPv4, /56 IPv6) are coarsened to it (the ranking covering most of
  * the block wins), so a resolver's /24 or /56 never spans two cells; network overrides

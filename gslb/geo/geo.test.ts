@@ -1,9 +1,9 @@
 /**
- * ECS scopes through the responder with a synthetic geo table (DESIGN.md "Choosing a
- * region" 4): the widest aligned prefix inside the client's cell range; exactly /24 or /56
- * when admission is in play; 0 for source prefix 0; an unusable ECS address falls back to
- * the packet's source and keeps its source prefix as scope. Also: lookups and ranges of
- * GeoTable, save/load of a small table.
+ * ECS scopes through the responder with a synthetic geo table
+ * (docs/design.md "Choosing a region", step 4): the widest aligned prefix inside the client's
+ * cell range; exactly /24 or /56 when admission is in play; 0 for source prefix 0; an unusable
+ * ECS address falls back to the packet's source and keeps its source prefix as scope. Also:
+ * lookups and ranges of GeoTable, save/load of a small table.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

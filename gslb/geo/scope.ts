@@ -1,5 +1,5 @@
 /**
- * ECS scopes (RFC 7871 §7.2.1, DESIGN.md "Choosing a region" 4): how wide an answer may be
+ * ECS scopes (RFC 7871 §7.2.1, docs/design.md "Choosing a region", step 4): how wide an answer may be
  * cached, from the client's subnet key and the cell range it falls in. Pure arithmetic.
  */
 import type { CellRange, SubnetKey } from '../model/cell.js';

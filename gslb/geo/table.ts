@@ -1,6 +1,6 @@
 /**
  * The compiled geo table: for every IPv4 address and every IPv6 /56, the ranking of regions
- * its location implies (DESIGN.md "Geo cells"). A flat, sorted step function: entry i covers
+ * its location implies (docs/design.md "Geo cells"). A flat, sorted step function: entry i covers
  * from start[i] up to start[i+1] − 1; lookups are a binary search over typed arrays.
  * Serialised to one file (cached on disk, read by every DNS worker).
  */

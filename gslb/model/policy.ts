@@ -12,7 +12,7 @@ import { KIND_LIST } from './kinds/index.js';
 const strict = { additionalProperties: false } as const;
 
 /**
- * One gridPolicy rule (DESIGN.md "Data flow"): which grid facts it matches and what they mean.
+ * One gridPolicy rule (docs/design.md "Data flow"): which grid facts it matches and what they mean.
  * Rules are tried in order; the first that matches a fact decides for it.
  */
 export const GridRuleSchema = Type.Object(
@@ -220,7 +220,7 @@ export const PolicySchema = Type.Object(
         maxAutoShare: Type.Number({ minimum: 0, maximum: 1, default: 0.5, description: "safety: gridPolicy may take at most this share of a name's capacity (capacity units) at once without an operator's drain; 1 = no limit" }),
         minDrainIntervalMs: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 120_000, description: 'safety: gridPolicy starts draining at most one region per this interval without an operator, ms (0 = no limit)' }),
       },
-      { ...strict, default: {}, description: 'proactive drain before known grid events (DESIGN.md "TTLs and draining", docs/adr/0007-proactive-drain.md) and the safety limits on automation' },
+      { ...strict, default: {}, description: 'proactive drain before known grid events (docs/design.md "TTLs and draining", docs/adr/0007-proactive-drain.md) and the safety limits on automation' },
     ),
   },
   { ...strict, default: {}, description: 'how answers are chosen and how long they may be cached' },

@@ -47,8 +47,8 @@ export type OverrideAction = (typeof OVERRIDE_ACTIONS)[number];
 export const FLEET = '*';
 
 /**
- * An operator override: first-class state that survives restarts (CONVENTIONS.md habit 3).
- * Precedence (DESIGN.md): force-down > health down > drain/cap > grid obligations > power
+ * An operator override: first-class state that survives restarts (docs/conventions.md "Operator overrides are state").
+ * Precedence (docs/design.md "Rule order"): force-down > health down > drain/cap > grid obligations > power
  * budget > compute capacity > carbon. `force-up` overrides health alone and must have `end`.
  * Declared once here; the API's responses use this schema.
  */

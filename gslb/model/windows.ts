@@ -143,7 +143,7 @@ export interface SafetyFacts {
 }
 
 /**
- * Why a window would exceed the automation's safety limits (DESIGN.md "TTLs and draining"),
+ * Why a window would exceed the automation's safety limits (docs/design.md "Safety limits and the freeze"),
  * or null: it takes more than maxAutoShare of a name's capacity at once, or starts draining
  * more than one region at once while minDrainIntervalMs asks for one per interval. A
  * maintenance window doing so needs `force: true` when it is created.

@@ -1,5 +1,5 @@
 /**
- * Hashed admission (DESIGN.md "Choosing a region", fixed by docs/adr/0003-admission-hash.md).
+ * Hashed admission (docs/design.md "Choosing a region", fixed by docs/adr/0003-admission-hash.md).
  *
  * A client's subnet key is admitted to region r when h(key, r) < w[home][r]. h is
  * MurmurHash3_x86_32 of the key's bytes, seeded with FNV-1a-32 of the region id, divided

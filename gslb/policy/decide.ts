@@ -1,6 +1,6 @@
 /**
  * decide(plan, cell, subnetKey, name, qtype, now) → Answer: which region answers a client,
- * with which TTL and ECS scope, and why (DESIGN.md "Choosing a region", "TTLs and draining").
+ * with which TTL and ECS scope, and why (docs/design.md "Choosing a region", "TTLs and draining").
  * Pure: no I/O, no clock — `now` only selects the plan step in force. The DNS hot path calls
  * it through a per-cell cache; explain, the API and the simulator call it directly.
  */

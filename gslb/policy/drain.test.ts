@@ -1,5 +1,5 @@
 /**
- * Drain curves by case table: DESIGN.md's formulas with the shipped defaults
+ * Drain curves by case table: the formulas of docs/design.md "The drain curve" with the shipped defaults
  * (Tmin 5 s, F 30 s → steps 30 s apart; S 300 s; m 5 s; R 60 s; TTL0 30 s; hold 120 s;
  * restore 300 s): reach = T − 335 s, ramp start = T − 395 s, lead = max(R, TTL0 − g) + g +
  * S + m = 395 s (ADR 0016: the TTL shrink overlaps the ramp when the notice is short).

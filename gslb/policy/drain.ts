@@ -1,17 +1,19 @@
 /**
  * The drain curve of one obligation (a grid event, an alert, an operator drain with a
- * deadline): the cap it puts on a region over time, as absolute-time steps (DESIGN.md "TTLs
- * and draining", docs/adr/0007-proactive-drain.md). Pure: no clock.
+ * deadline): the cap it puts on a region over time, as absolute-time steps
+ * (docs/design.md "The drain curve", docs/adr/0007-proactive-drain.md). Pure: no clock.
  *
  *   g     = max(Tmin, F)                       spacing of steps (a resolver clamping to F
  *                                              still sees every step)
  *   reach = T − S − g − m                      the cap is reached: cached answers expire by
  *                                              T − S − m, sessions get S to finish
- *   S     = clamp(T − L − (TTL0 + R + g + m),  S grows with the notice (L = learned), so long
- *                 sessionAllowance, …Max)      streams end on their own before T
+ *   S     = clamp(T − L − (max(R, TTL0 − g)    S grows with the notice (L = learned), so long
+ *                 + g + m), sessionAllowance,  streams end on their own before T
+ *                 …Max)
  *   start = reach − R                          first ramp step
- *   lead  = TTL0 + R + g + S + m               answers' TTLs start shrinking at T − lead
- *                                              (decide bounds a TTL by the next step)
+ *   lead  = max(R, TTL0 − g) + g + S + m       answers' TTLs start shrinking at T − lead: the
+ *                                              shrink overlaps the ramp (ADR 0016; decide
+ *                                              bounds a TTL by the next step)
  *
  * Learned late (L > T − lead): the notice missing is reported as the shortfall, answers get
  * Tmin from L until T, and the ramp is compressed into [L, reach] (at once when that leaves

@@ -83,10 +83,11 @@ export interface PlannerSettings {
 }
 
 /**
- * DESIGN.md "TTLs and draining": for an event at T capping a region at f, the weight reaches
+ * docs/design.md "The drain curve": for an event at T capping a region at f, the weight reaches
  * f at T − S − max(Tmin, F) − m, the ramp starts R earlier in steps max(Tmin, F) apart, and
- * answers' TTLs start shrinking lead = TTL0 + R + max(Tmin, F) + S + m before T (decide
- * bounds every TTL by the next step). After the end E the cap holds for `holdMs`
+ * answers' TTLs start shrinking lead = max(R, TTL0 − max(Tmin, F)) + max(Tmin, F) + S + m
+ * before T: the shrink overlaps the ramp (ADR 0016; decide bounds every TTL by the next
+ * step). After the end E the cap holds for `holdMs`
  * (hysteresis), then the weight ramps back over `restoreMs`.
  */
 export interface DrainSettings {
@@ -175,7 +176,7 @@ export interface PlanInput {
   snapshot: StoreSnapshot;
   settings: PlannerSettings;
   /**
-   * Fail static (DESIGN.md "Many nodes"): the store is unreachable, so no signal can be
+   * Fail static (docs/design.md "Many nodes"): the store is unreachable, so no signal can be
    * refreshed; every signal is taken as known until the store is back (no expiry or stale
    * policy steps). Grid events, override ends and ramps keep their schedule.
    */

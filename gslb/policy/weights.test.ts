@@ -1,5 +1,5 @@
 /**
- * Properties of hashed admission (DESIGN.md "Choosing a region", ADR 0003) over 100k random
+ * Properties of hashed admission (docs/design.md "Choosing a region", ADR 0003) over 100k random
  * public /24 subnet keys, checked through decide directly and through the responder (ECS
  * queries, a synthetic geo table whose cells have different homes):
  *   - the same subnet gets the same answer while the plan is unchanged;

@@ -187,7 +187,7 @@ export class ReactivePolicy implements SimPolicy {
   }
 }
 
-/** How many regions a geo cell ranks (DESIGN.md "Geo cells": K = 4). */
+/** How many regions a geo cell ranks (docs/design.md "Geo cells": K = 4). */
 export const CELL_K = 4;
 /** Demand buckets the snapshot keeps (the planner reads the last 6 closed ones). */
 const DEMAND_KEEP = 8;

@@ -1,10 +1,11 @@
 /**
- * Redis key names of the state store: the only place they are built (CONVENTIONS.md habit 4).
+ * Redis key names of the state store: the only place they are built
+ * (docs/conventions.md "One store interface, one conformance suite").
  *
  * Every key carries the same hash tag `{<prefix>}`, so every key of one deployment lives in
  * one Cluster slot and the multi-key Lua scripts of redis-store.ts run unchanged on a
  * standalone server, behind Sentinel and in a Cluster. Two deployments sharing one Redis use
- * two prefixes. No key has a TTL that means anything (DESIGN.md "Many nodes").
+ * two prefixes. No key has a TTL that means anything (docs/design.md "Many nodes").
  *
  * Layout (prefix `gridsteer`):
  *

@@ -1,7 +1,7 @@
 /**
  * Runs a poller of an outside system (an OpenADR VTN, an ISO feed, a scrape) on one node
- * of the fleet at a time, under a store lease with a fencing token (DESIGN.md "Many
- * nodes"). Every node runs a LeaseRunner for each poller; the one holding the lease runs
+ * of the fleet at a time, under a store lease with a fencing token
+ * (docs/design.md "Many nodes"). Every node runs a LeaseRunner for each poller; the one holding the lease runs
  * the poller, renewing every `ttlMs / 3`; the others try to take it each renewal period.
  *
  * - A leader that cannot renew (store unreachable, or the lease taken after it expired)

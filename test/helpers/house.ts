@@ -40,7 +40,7 @@ export const ALLOWED: Record<Layer, readonly Layer[]> = {
   dashboards: [],
 };
 
-/** The pure core: no I/O modules, no clock reads (DESIGN.md: same inputs → same bytes on every node). */
+/** The pure core: no I/O modules, no clock reads (docs/design.md "The pure core": same inputs → same bytes on every node). */
 export const PURE: readonly string[] = ['gslb/model/', 'gslb/policy/', 'gslb/state/reducer.ts', 'gslb/geo/distance.ts', 'gslb/geo/scope.ts'];
 
 /** Modules that do I/O (or read the process's environment): never imported at run time by the pure core. */

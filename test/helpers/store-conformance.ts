@@ -1,5 +1,5 @@
 /**
- * The conformance suite every StateStore passes (CONVENTIONS.md habit 4): the contracts of
+ * The conformance suite every StateStore passes (docs/conventions.md "One store interface, one conformance suite"): the contracts of
  * store.ts, checked through the interface only. A test file calls storeConformance once per
  * implementation; this file registers node:test tests and is not a test file itself.
  *

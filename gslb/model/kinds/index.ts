@@ -23,7 +23,7 @@ export const KIND_LIST = [
   demand,
 ] as const;
 
-/** The kinds of fact a collector may emit (dotted names, see CONVENTIONS.md). */
+/** The kinds of fact a collector may emit (dotted names, see docs/conventions.md "Names"). */
 export type SignalKind = (typeof KIND_LIST)[number]['name'];
 
 /** Every kind by name. */

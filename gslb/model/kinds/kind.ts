@@ -1,5 +1,5 @@
 /**
- * What a signal kind is, in one place (CONVENTIONS.md `kinds/`): its name, the schema of its
+ * What a signal kind is, in one place (docs/conventions.md "Layout": `gslb/model/kinds/`): its name, the schema of its
  * value, how a new fact folds into the record of the one before (pure), what its facts mean
  * once expired by default, and how its value reads in words. A kind is one file in this
  * folder and one line in index.ts; the reducer, the config's `policy.stale`, the planner's

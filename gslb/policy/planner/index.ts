@@ -5,7 +5,7 @@
  * in force from `now`. Two nodes holding the same store snapshot and config produce
  * byte-identical plans (the version is the hash of the inputs).
  *
- * Per region and instant it works out (DESIGN.md "Data flow", precedence strongest first):
+ * Per region and instant it works out (docs/design.md "Rule order", strongest first):
  *   operator force-down > health down (majority of vantages; operator force-up overrides
  *   health alone) > operator drain / weight > grid obligations (events, alert levels) >
  *   power budget > compute capacity.

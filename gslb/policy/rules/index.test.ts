@@ -1,7 +1,7 @@
 /**
  * The rules registry: the precedence table in docs/architecture.md is what precedenceTable()
  * renders from the code; every module of this folder that exports a rule is registered (one
- * file plus one line); the order is DESIGN.md's.
+ * file plus one line); the order is the one docs/design.md "Rule order" gives.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -37,7 +37,7 @@ test('every rule module of gslb/policy/rules/ is registered, once, under its own
   assert.deepEqual(
     VIEW_RULES.map((r) => r.name),
     ['operator force', 'health', 'slow start', 'operator drain / cap', 'recurring windows', 'grid obligations', 'power budget', 'compute capacity'],
-    "DESIGN.md's order: force-down > health > drain/cap > grid obligations > power > compute (recurring windows between: maintenance at drain's rank, tariff and practice feed the grid rule's share; issue 21)",
+    "the rule order of docs/design.md: force-down > health > drain/cap > grid obligations > power > compute (recurring windows between: maintenance at drain's rank, tariff and practice feed the grid rule's share; issue 21)",
   );
 });
 

@@ -1,5 +1,5 @@
 /**
- * The planner's rules, in the one order that is written down (DESIGN.md "Data flow":
+ * The planner's rules, in the one order that is written down (docs/design.md "Rule order":
  * operator force-down > health down > operator drain or cap > grid obligations > power
  * budget > compute capacity > carbon, a tie-break only). The view (planner/view.ts) runs
  * VIEW_RULES in this order for one region at one instant (applyViewRules); caps combine by minimum, so the

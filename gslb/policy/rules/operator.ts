@@ -41,7 +41,7 @@ function rampSteps(ramp: number, rampStepMs: number): number {
  * whether the gateway should refuse new streams (a drain to 0 past its deadline).
  * The latest-starting drain or undrain in force decides; weight overrides combine by minimum.
  * - drain without `by`: ramps from `start` to `value` over `ramp`;
- * - drain with `by`: the deadline's curve (the ramp ends before `by`, DESIGN.md);
+ * - drain with `by`: the deadline's curve (the ramp ends before `by`, docs/design.md "The drain curve");
  * - undrain: ramps from `value` (the level the drain had reached) back to 1 over `ramp`.
  */
 /** operatorCap with no override (shared: never written to). */

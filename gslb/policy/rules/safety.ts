@@ -15,7 +15,7 @@ export interface FloorSegment {
 }
 
 /**
- * The automation's safety limits (DESIGN.md "TTLs and draining"), over every region's
+ * The automation's safety limits (docs/design.md "Safety limits and the freeze"), over every region's
  * gridPolicy share in time (`grid`: per region, [instant, share] from that instant on):
  * - a region starts draining (its share leaves 1) at most one per minDrainIntervalMs: a
  *   later one is held at 1 until the interval after the previous start has passed;

@@ -54,7 +54,7 @@ export function demandPerHome(rows: DemandBucket[]): Map<RegionId, number> {
 }
 
 /**
- * Spill limits (DESIGN.md "TTLs and draining": spill goes only where the receiving region
+ * Spill limits (docs/design.md "Spill and unplaced demand": spill goes only where the receiving region
  * has headroom; what no region can take is reported as unplaced demand). From the views of
  * every region at `t` and measured demand D (q/s per home):
  * - a home h sends D_h × (1 − share_h) onward (all of D_h when it is down);
