@@ -40,6 +40,7 @@ import { buildApi } from './api/app.js';
 import { reservedNamespaces } from './config/tokens.js';
 import { configWarnings, configuredCollectors, loadConfigTokens } from './config/ingest.js';
 import { TokenGrants } from './control/ingest-grants.js';
+import { TrustAudit } from './control/trust-audit.js';
 import { logHttps } from './api/https.js';
 import { readHttpTls } from './config/tls.js';
 import { collectors } from '../collectors/index.js';
@@ -108,6 +109,8 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
 
   /** The drain hooks (set up below, once the store is open); told of every new plan. */
   let hooks: DrainHooks | null = null;
+  /** Trust decisions to the audit log (on the node leading its lease); told of every new plan. */
+  let trustAudit: TrustAudit | null = null;
   if (testClock) log.warn({ testClock }, 'GRIDSTEER_TEST_CLOCK is set: this node runs on a test clock (never in production)');
   const store = await storeFor(cfg, serving.prepared.loaded.file, (level, msg) => log[level]({ module: 'state' }, msg));
   const nodeEnv = (o.env ?? process.env).GRIDSTEER_NODE;
@@ -122,6 +125,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     onPlan: (plan) => {
       serving.setPlan(plan);
       hooks?.runner.onPlan(plan);
+      trustAudit?.onPlan(plan);
     },
     clock: clockNow,
     quota: () => serving.prepared.loaded.config.ingest,
@@ -154,6 +158,9 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
 
   // Drain hooks (docs/drain-hooks.md): one node calls the regions' gateways, under the store
   // lease `hooks`; failures are retried and reported, never in the plan's way.
+  trustAudit = new TrustAudit({ store, node: nodeId, log, clock: clockNow });
+  trustAudit.start();
+  trustAudit.onPlan(serving.prepared.state.plan);
   hooks = startDrainHooks({
     hooks: new Map(serving.prepared.loaded.regions.filter((r) => r.drainHook).map((r) => [r.id, r.drainHook!])),
     store,
@@ -314,6 +321,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       await jobs.close();
       await collectorHost.stop();
       await hooks?.close();
+      await trustAudit?.stop();
       await api.close();
       await stateSvc.close().catch((e: Error) => log.warn({ module: 'state', err: e.message }, 'state: close failed'));
       await dns.close();

@@ -47,6 +47,9 @@ before(async () => {
     // A configured collector reserves its prefix (prometheus-rw/); loopback, so no warning.
     (c as Record<string, unknown>).collectors = { 'prometheus-remote-write': { listen: '127.0.0.1:0', sources: [{ region: 'us-va', match: { job: 'vllm' } }] } };
     (c as Record<string, unknown>).ingest = { perMinute: 40, liveRecords: 12 };
+    // Bindings as docs/grid-policy.md shows them: the bridge's ERCOT feed and the prober's own prefix.
+    const policy = ((c as Record<string, unknown>).policy ?? {}) as Record<string, unknown>;
+    (c as Record<string, unknown>).policy = { ...policy, grid: { ...((policy.grid as object) ?? {}), loss: { bindings: { 'ercot/': ['us-tx'], 'prober/': ['us-va'] } } } };
   });
   tokensFile(cfg.dir);
   // Two ungranted ingest tokens from the environment, as the README's prober.
@@ -153,6 +156,25 @@ test('quotas per principal: live records and signals per minute answer 429 GSLB_
   const metrics = await (await fetch(`${srv.http}/metrics`)).text();
   assert.match(metrics, /gridsteer_ingest_refused_total\{principal="token:other",why="quota"\} 2/);
   assert.match(metrics, /gridsteer_ingest_refused_total\{principal="token:bridge",why="forbidden"\} 2/);
+});
+
+test('trust decisions are audit entries naming the principal: trusted under a grant, untrusted without one', async () => {
+  const shed = (source: string, region: string, id: string) => ({ region, kind: 'grid.event', source, key: id, observedAt: now(), expiresAt: now() + 3_600_000, value: { id, type: 'load-shed', start: now() + 1_800_000, end: now() + 3_000_000 } });
+  assert.equal((await post(BRIDGE, shed('ercot/eea', 'us-tx', 'ev-9'))).status, 200);
+  assert.equal((await post(PROBER, shed('prober/grid', 'us-va', 'pg-1'))).status, 200);
+  type Entry = { actor: string; action: string; target: string; reason: string; after: { principal?: string } };
+  const entry = (target: string) => until(target, async () => ((await api('GET', '/v1/audit?limit=100', OPERATOR)).body.entries as Entry[]).find((e) => e.target === target));
+  const trusted = await entry('loss:us-tx:ercot/eea:ev-9');
+  assert.deepEqual([trusted.actor, trusted.action, trusted.after.principal], ['planner', 'trust.trusted', 'token:bridge']);
+  assert.match(trusted.reason, /ercot\/eea \(token:bridge\) is bound to us-tx/);
+  const loose = await entry('loss:us-va:prober/grid:pg-1');
+  assert.deepEqual([loose.action, loose.after.principal], ['trust.untrusted', 'token:prober']);
+  assert.match(loose.reason, /without a grant/);
+  // The same decision again (a re-post of the same content) adds no entry.
+  await post(BRIDGE, { ...shed('ercot/eea', 'us-tx', 'ev-9') });
+  await new Promise((r) => setTimeout(r, 500));
+  const all = (await api('GET', '/v1/audit?limit=200', OPERATOR)).body.entries as Entry[];
+  assert.equal(all.filter((e) => e.target === 'loss:us-tx:ercot/eea:ev-9').length, 1);
 });
 
 function checkConfig(env: Record<string, string>): Promise<{ code: number | null; out: string }> {

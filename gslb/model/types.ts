@@ -116,6 +116,24 @@ export const PlanAlertSchema = Type.Object({
 export type PlanAlert = Static<typeof PlanAlertSchema>;
 
 /**
+ * A trust decision on one claim of physical loss (ADR 0014, 0021), derived from the inputs
+ * like the rest of the plan: what the loss pass made of it, and who made the claim. The node
+ * leading the `trust-audit` lease writes each change to the audit log.
+ */
+export const TrustDecisionSchema = Type.Object({
+  region: Type.String(),
+  source: Type.String(),
+  principal: Type.String({ description: 'who wrote the claim: token:<name>, collector:<name>, or source:<source> for a record of an earlier build' }),
+  eventId: Type.String(),
+  status: Type.Union([Type.Literal('trusted'), Type.Literal('waiting'), Type.Literal('untrusted'), Type.Literal('distrusted'), Type.Literal('cancelled')], {
+    description: 'trusted: planned dark whatever the safety limits say; waiting: beyond its principal\'s bound, waits for a second principal or an operator; untrusted / distrusted: a cap like any other; cancelled: its principal cancelled it, traffic restores',
+  }),
+  why: Type.String(),
+  at: Type.Integer({ description: 'ms epoch: the event start T' }),
+});
+export type TrustDecision = Static<typeof TrustDecisionSchema>;
+
+/**
  * The planner's output: pure function of (configHash, storeRevision, state).
  * `version` is the hash of those inputs, so nodes with the same revision hold
  * byte-identical plans and switch steps at the same instants.
@@ -140,6 +158,7 @@ export const PlanSchema = Type.Object({
         "per home, where its clients go when no region of their ranking admits them (whenAllDown nearest): regions beyond the home's neighbours in proportion to their headroom, then the home itself where only its slow start or a grid event's hold and restore keep it below its share (ADR 0018), and demand the whole fleet cannot take in proportion to the room each region has before it is full (else capacity); weights sum to 1",
     }),
   ),
+  trust: Type.Optional(Type.Array(TrustDecisionSchema, { description: 'the trust decision on every claim of physical loss not over (ADR 0014, 0021), by region, source and event' })),
   alerts: Type.Optional(Type.Array(PlanAlertSchema, { description: 'what the plan wants an operator to know now or before an event: trusted losses beyond the safety limits, losses waiting for corroboration, held untrusted facts (ADR 0014)' })),
   windows: Type.Optional(Type.Array(WindowOccurrenceSchema, { description: "recurring windows' occurrences over the plan's horizon (docs/schedules.md), skipped ones with why; absent = no window" })),
   lookahead: Type.Optional(

@@ -16,7 +16,7 @@ import { demandPerHome, spillLimits } from '../rules/spill.js';
 import { splitRecords } from '../rules/records.js';
 import { type RegionRecords, type RegionView, Texts, type ViewContext } from '../rules/rule.js';
 import { sameStep, staticWeightsOf, stepOf, viewAt } from './view.js';
-import { lossAlerts, lossVerdicts, verdictKey } from '../rules/loss.js';
+import { lossAlerts, lossVerdicts, trustDecisions, verdictKey } from '../rules/loss.js';
 import { type RegionWindow, type WindowSkip, windowExpansion, windowInstants } from '../rules/windows.js';
 import { practiceOutcomes } from '../rules/practice.js';
 import { quarantineAlert, quarantineOf, withoutTargets } from '../quarantine.js';
@@ -290,6 +290,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   const alerts = verdicts.size > 0 || floors.size > 0 ? lossAlerts(factsBy, verdicts, floors, pierced, freezes, newest) : [];
   const held = quarantineAlert(quarantine.held);
   if (held) alerts.unshift(held);
+  const trust = verdicts.size > 0 ? trustDecisions(factsBy, verdicts, newest) : [];
 
   // Every region's view at the newest input instant, worked out once (only if needed) for the
   // carbon tie-break and the spill limits, which both look at "now".
@@ -372,7 +373,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   let sk = settingsKeys.get(s);
   if (sk === undefined) settingsKeys.set(s, (sk = canonical(s)));
   const version = h.update(sk).digest('hex').slice(0, 16);
-  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}), ...(overflow ? { overflow } : {}), ...(alerts.length > 0 ? { alerts } : {}), ...(windowsOut ? { windows: windowsOut } : {}), lookahead: { resolverFloorS: s.drain.resolverFloorS, marginMs: s.drain.marginMs } };
+  const out: Plan = { version, configHash: input.configHash, storeRevision: snapshot.revision, computedAt: newest, regions: regionsOut, ...(prefer ? { prefer } : {}), ...(unplaced ? { unplaced } : {}), ...(overflow ? { overflow } : {}), ...(alerts.length > 0 ? { alerts } : {}), ...(trust.length > 0 ? { trust } : {}), ...(windowsOut ? { windows: windowsOut } : {}), lookahead: { resolverFloorS: s.drain.resolverFloorS, marginMs: s.drain.marginMs } };
   const gridAt = (t: number) =>
     Object.fromEntries(s.regions.map((region) => [region.id, viewAt(region, rrBy.get(region.id)!, ovsBy.get(region.id)!, t, s, floorCtx.get(region.id) ?? ctx).grid]));
   return { plan: out, gridAt, made };

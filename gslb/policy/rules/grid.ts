@@ -81,6 +81,8 @@ export interface LossClaim {
   principal: string;
   /** Written under a grant (model/principal.ts grantedRecord): a claim without one is never trusted and never corroborates. */
   granted: boolean;
+  /** The record now says the event is cancelled (this claim is what it said before). */
+  cancelled: boolean;
   /** The event id at its source (grid.event), or the record key (grid.alert). */
   eventId: string;
   observedAt: number;
@@ -182,7 +184,7 @@ export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: Si
       const curve = curveCap < 1 && Number.isFinite(start) ? curveOf(curveCap) : undefined;
       const loss: LossClaim | undefined =
         lossClaimed && Number.isFinite(start)
-          ? { source: r.signal.source, principal: principalOf(r), granted: grantedRecord(r), eventId, observedAt: r.signal.observedAt, learnedAt: c.learnedAt, curve: curve && curveCap === 0 ? curve : curveOf(0) }
+          ? { source: r.signal.source, principal: principalOf(r), granted: grantedRecord(r), cancelled: c.previous && (r.signal.value as { cancelled?: boolean }).cancelled === true, eventId, observedAt: r.signal.observedAt, learnedAt: c.learnedAt, curve: curve && curveCap === 0 ? curve : curveOf(0) }
           : undefined;
       out.push({
         rule,

@@ -2,7 +2,7 @@
  * Physical loss (ADR 0014): which claims that a region goes dark are trusted — planned whatever the safety limits and the freeze say — and the bounds on that trust.
  * A rule of the planner (gslb/policy/rules/, listed in rules/index.ts): pure, no clock reads, no I/O.
  */
-import { FLEET, type Override, type PlanAlert, type RegionId } from '../../model/types.js';
+import { FLEET, type Override, type PlanAlert, type RegionId, type TrustDecision } from '../../model/types.js';
 import type { SignalRecord } from '../../model/snapshot.js';
 import type { GridEvent } from '../../model/signals.js';
 import type { PlannerSettings } from '../settings.js';
@@ -21,6 +21,8 @@ export interface LossVerdict {
   status: 'trusted' | 'waiting' | 'untrusted';
   why: string;
   region: RegionId;
+  /** Untrusted because an operator distrusts its source or principal. */
+  distrusted?: true;
 }
 
 /** The longest prefix of `source` among `keys`, or undefined. */
@@ -92,7 +94,7 @@ export function lossVerdicts(
     const bound = longestPrefix(bindingKeys, c.source);
     const cancelledAt = cancelled.get(`${c.principal}|${c.source}|${l.eventId}`);
     if (trustOf(s, c.source) === 'cap') untrusted(`${c.source} is trusted to cap only (policy.grid.trust)`);
-    else if (d) untrusted(`${d.source ?? d.principal} distrusted by ${d.actor} (${d.reason}) [${d.id}]`);
+    else if (d) out.set(c.f, { status: 'untrusted', why: `${d.source ?? d.principal} distrusted by ${d.actor} (${d.reason}) [${d.id}]`, region: c.region, distrusted: true });
     else if (!l.granted) untrusted(`${c.source} was written by ${c.principal} without a grant for it: a principal without a grant is never trusted for a physical loss (ADR 0021)`);
     else if (bound === undefined || !s.gridLoss.bindings[bound]!.includes(c.region)) untrusted(`${c.source} is not bound to ${c.region} (policy.grid.loss.bindings)`);
     else if (cancelledAt !== undefined && l.observedAt < cancelledAt) untrusted(`replayed: observed at ${iso(l.observedAt)}, before ${whom(c)} cancelled event ${l.eventId}${whom(c) === c.source ? '' : ` of ${c.source}`} at ${iso(cancelledAt)}`);
@@ -205,6 +207,31 @@ export function lossAlerts(
     }
   }
   return out.sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/**
+ * The plan's trust decisions (Plan.trust): one per claim of physical loss not over by `now`
+ * (the newest input), and one per claim its principal has cancelled while the record is kept;
+ * sorted by region, source, event id. Shadowed facts are no claims.
+ */
+export function trustDecisions(facts: ReadonlyMap<RegionId, readonly GridFact[]>, v: ReadonlyMap<GridFact, LossVerdict>, now: number): TrustDecision[] {
+  const out: TrustDecision[] = [];
+  const seen = new Set<string>();
+  for (const [region, fs] of facts) {
+    for (const f of fs) {
+      const l = f.loss;
+      const verdict = v.get(f);
+      if (!l || !verdict || f.shadow) continue;
+      const cancelled = f.previous && l.cancelled;
+      if (!cancelled && (f.previous || f.end <= now)) continue;
+      const key = `${region}|${l.source}|${l.eventId}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const status = cancelled ? 'cancelled' : verdict.distrusted ? 'distrusted' : verdict.status;
+      out.push({ region, source: l.source, principal: l.principal, eventId: l.eventId, status, why: cancelled ? `${whom(l)} cancelled event ${l.eventId}` : verdict.why, at: f.start });
+    }
+  }
+  return out.sort((a, b) => (a.region < b.region ? -1 : a.region > b.region ? 1 : a.source < b.source ? -1 : a.source > b.source ? 1 : a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
 }
 
 /** The loss pass, for the precedence table. */
