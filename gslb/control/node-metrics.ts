@@ -94,6 +94,22 @@ export function registerNodeMetrics(registry: Registry, s: NodeMetricsSources): 
     },
   });
   new client.Gauge({
+    name: 'gridsteer_plan_trust_decisions',
+    help: "claims of physical loss in the plan in force by trust decision and principal (Plan.trust, ADR 0014 and 0021): trusted, waiting, untrusted, distrusted, cancelled; each change is also an audit entry (trust.<status>)",
+    labelNames: ['status', 'principal'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const n = new Map<string, { status: string; principal: string; count: number }>();
+      for (const d of s.plan().trust ?? []) {
+        const k = `${d.status}|${d.principal}`;
+        const x = n.get(k) ?? n.set(k, { status: d.status, principal: d.principal, count: 0 }).get(k)!;
+        x.count++;
+      }
+      for (const x of n.values()) this.set({ status: x.status, principal: x.principal }, x.count);
+    },
+  });
+  new client.Gauge({
     name: 'gridsteer_quarantined_records',
     help: 'stored records held out of planning (ADR 0020: planning with them failed, or they could not be read), by type (signal, override, demand), as this node last read the store; every node reports the same. GET /v1/quarantine lists them',
     labelNames: ['type'],
