@@ -135,7 +135,8 @@ export function lossVerdicts(
   const trustedOrCandidate = new Set(candidates.map((c) => c.f));
   for (const { c, why } of over) {
     // A second witness is another principal: another source of the same one says nothing new.
-    const second = candidates.find((o) => o.region === c.region && o.principal !== c.principal && trustedOrCandidate.has(o.f) && o.from < c.to && o.to > c.from);
+    // It must say the region is dark while c does: the events' windows overlap, not only their drain curves' ramps and restores.
+    const second = candidates.find((o) => o.region === c.region && o.principal !== c.principal && trustedOrCandidate.has(o.f) && o.f.start < c.f.end && o.f.end > c.f.start);
     const ack = overrides.find((o) => o.region === c.region && o.action === 'drain' && (o.value ?? 0) === 0 && o.start < c.to && (o.end === undefined || o.end > c.from));
     if (second) out.set(c.f, { status: 'trusted', why: `${said(c)} is bound to ${c.region}, corroborated by ${said(second)} (${why})`, region: c.region });
     else if (ack) out.set(c.f, { status: 'trusted', why: `${said(c)} is bound to ${c.region}, acknowledged by ${ack.actor}'s drain [${ack.id}] (${why})`, region: c.region });
