@@ -99,3 +99,17 @@ test('the nearer model server stops: after three failed probes the answer moves;
   const up = await waitAnswer('127.0.0.2', 'after near came back');
   t.diagnostic(`answer came back ${up} ms after the model server restarted (rise 2)`);
 });
+
+test("the collector's facts carry its section as principal and its own prefix as grant (ADR 0021), on this node as on any", async () => {
+  let probes: { source: string; principal?: string; grant?: string }[] = [];
+  for (let i = 0; i < 50 && probes.length === 0; i++) {
+    const r = await fetch(`${srv.http}/v1/regions/far`, { signal: AbortSignal.timeout(5000) });
+    probes = ((await r.json()) as { signals: { kind: string; source: string; principal?: string; grant?: string }[] }).signals.filter((s) => s.kind === 'health.probe');
+    if (probes.length === 0) await sleep(100);
+  }
+  assert.ok(probes.length > 0, 'the health collector stored probes of far');
+  for (const p of probes) {
+    assert.match(p.source, /^health\//);
+    assert.deepEqual([p.principal, p.grant], ['collector:health', 'health/']);
+  }
+});
