@@ -83,7 +83,7 @@ const operator = randomBytes(16).toString('hex');
 const args = [join(root, 'dist', 'gslb', 'cli', 'main.js'), 'serve', '--config', configFile, '--dns-listen', opts['dns-listen'], '--http-listen', opts['http-listen'], '--workers', opts.workers];
 const server = spawn(process.execPath, args, {
   stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, GRIDSTEER_TOKENS: `ingest:demo-feed:${ingest},operator:demo:${operator}` },
+  env: { ...process.env, GRIDSTEER_TOKENS: `ingest:demo-feed[demo/]:${ingest},operator:demo:${operator}` },
 });
 let http = null;
 let buf = '';

@@ -112,7 +112,7 @@ test('a viewer sees every region, its signals, the grid events, runs an explain,
   assert.match((await p.textContent('#regions tbody tr[data-region="ca-ab"]')) ?? '', /4\.50 MW/);
   await p.waitForSelector('#timeline rect.event-grid-event[data-event="shed-1"]');
   await p.waitForSelector('#timeline rect.event-grid-alert[data-event="alert"]');
-  assert.match((await p.textContent('#timeline ul.events')) ?? '', /sa-sao: event load-shed, .* from openadr\/vtn-br \(ONS load shed\); learned .* — announced/);
+  assert.match((await p.textContent('#timeline ul.events')) ?? '', /sa-sao: event load-shed, .* from openadr\/vtn-br by token:feeder \(ONS load shed\); learned .* — announced/);
   // Once its end has passed, an event is history: greyed on the timeline, listed apart, never as current.
   await p.waitForSelector('#timeline ul.events.history li[data-event="short-1"]', { timeout: 30_000 });
   assert.match((await p.textContent('#timeline ul.events.history li[data-event="short-1"]')) ?? '', /^ap-sin: event simple level 0, .* — over$/);
@@ -139,7 +139,7 @@ test('a viewer sees every region, its signals, the grid events, runs an explain,
   await p.click('#regions tbody tr[data-region="ca-ab"]');
   await p.waitForSelector('#detail-info table.signals');
   const signal = (await p.textContent('#detail-info table.signals tbody')) ?? '';
-  assert.match(signal, /power\.budget\s*btm\/site-a\s*meter-1\s*import limit 12 MW, generation 8 MW, draw 15\.5 MW/);
+  assert.match(signal, /power\.budget\s*btm\/site-a\s*token:feeder \(no grant\)\s*meter-1\s*import limit 12 MW, generation 8 MW, draw 15\.5 MW/);
   await p.click('#map g.region[data-region="eu-ie"]');
   await p.waitForSelector('#detail-info ul.reasons li');
   assert.match((await p.textContent('#detail-info ul.reasons')) ?? '', /grid alert watch level 1/);
@@ -147,7 +147,7 @@ test('a viewer sees every region, its signals, the grid events, runs an explain,
   await p.click('#map g.region[data-region="sa-sao"]');
   await p.waitForSelector('#detail-info table.signals tbody tr');
   const eventSignal = (await p.textContent('#detail-info table.signals tbody')) ?? '';
-  assert.match(eventSignal, /grid\.event\s*openadr\/vtn-br\s*shed-1\s*load-shed, /);
+  assert.match(eventSignal, /grid\.event\s*openadr\/vtn-br\s*token:feeder \(no grant\)\s*shed-1\s*load-shed, /);
   assert.doesNotMatch(eventSignal, /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/, eventSignal);
   assert.ok((await p.locator('#detail-info table.signals tbody time[title]').count()) >= 2, 'start and end as <time> with the instant on hover');
 

@@ -181,7 +181,7 @@ test('gridsteer.compose.yaml: the Redis store behind exactly the compose Sentine
   writeFileSync(join(dir, 'gridsteer.yaml'), composeConfigText);
   const r = await runAs(process.execPath, [cliPath, 'check-config', '--config', join(dir, 'gridsteer.yaml')], { env: { PATH: process.env.PATH ?? '' } });
   assert.equal(r.code, 0, r.stdout + r.stderr);
-  assert.match(r.stdout, /^ok \S+: version \w+, 1 zone\(s\), 1 steered name\(s\), 7 region\(s\)\n$/);
+  assert.match(r.stdout, /^ok \S+: version \w+, 1 zone\(s\), 1 steered name\(s\), 7 region\(s\), \d+ token\(s\)\n$/);
 });
 
 // ------------------------------------------------------------------ the topology on loopback

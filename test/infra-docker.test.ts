@@ -294,7 +294,7 @@ describe('as in the container', () => {
       assert.deepEqual(argv.slice(argv.indexOf(cli)), [cli, 'serve', '--dns-listen', `${dnsAddr}:53`, '--http-listen', httpListen, '--workers', '1', '--log-level', 'info']);
       assert.equal(uidOf(p.pid), 10053);
       assert.equal(capEff(p.pid), CAP_NET_BIND_SERVICE, 'the only capability is the file capability of the image\'s node');
-      assert.ok(p.logs.some((l) => /^ok .*gridsteer\.yaml: version \w+, 1 zone\(s\), 1 steered name\(s\), 7 region\(s\)$/.test(l)), 'check-config ran first');
+      assert.ok(p.logs.some((l) => /^ok .*gridsteer\.yaml: version \w+, 1 zone\(s\), 1 steered name\(s\), 7 region\(s\), \d+ token\(s\)$/.test(l)), 'check-config ran first');
       assert.deepEqual(ready.dns, [`udp://${dnsAddr}:53`, `tcp://${dnsAddr}:53`]);
       assert.equal(ready.workers, 1);
       // The geo table: compiled from the mounted database into the cache volume.

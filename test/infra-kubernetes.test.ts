@@ -699,7 +699,7 @@ for (const mode of MODES) {
     const r = await run(process.execPath, [cliPath, 'check-config', '--config', file], 60000);
     const regions = readdirSync(exampleRegions).filter((n) => n.endsWith('.yaml')).length;
     assert.equal(r.code, 0, `$ ${r.cmd}\n(exit ${r.code})\n${r.stdout}${r.stderr}`);
-    assert.match(r.stdout, new RegExp(`^ok .*1 zone\\(s\\), 1 steered name\\(s\\), ${regions} region\\(s\\)$`, 'm'));
+    assert.match(r.stdout, new RegExp(`^ok .*1 zone\\(s\\), 1 steered name\\(s\\), ${regions} region\\(s\\), \\d+ token\\(s\\)$`, 'm'));
     // The tokens file the pod reads parses with the server's own loader.
     const http = v.config.http as { tokensFile: string };
     const store = loadTokens({ file: join(root, posix.resolve(posix.dirname(v.configPath), http.tokensFile)) });

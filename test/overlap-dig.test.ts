@@ -46,7 +46,8 @@ before(async () => {
   });
   writeTokensFile(cfg.dir, [
     { name: 'alice', role: 'operator', token: OPERATOR },
-    { name: 'vtn', role: 'ingest', token: INGEST },
+    // Granted the VTN's source: a claim of physical loss is trusted only under a grant (ADR 0021).
+    { name: 'vtn', role: 'ingest', token: INGEST, grants: [SOURCE] },
   ]);
   srv = await spawnServer({ configFile: cfg.file, env: { GRIDSTEER_TEST_CLOCK: clock.env } });
 });

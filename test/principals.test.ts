@@ -177,6 +177,32 @@ test('trust decisions are audit entries naming the principal: trusted under a gr
   assert.equal(all.filter((e) => e.target === 'loss:us-tx:ercot/eea:ev-9').length, 1);
 });
 
+test("an operator corrects another principal's event (audited); the correction holds against the feed's re-post until it expires", async () => {
+  const start = now() + 1_800_000;
+  const ev = (cancelled = false) => ({ region: 'us-tx', kind: 'grid.event', source: 'ercot/eea', key: 'ev-c', observedAt: now(), expiresAt: now() + 3_600_000, value: { id: 'ev-c', type: 'load-shed', start, end: start + 1_200_000, ...(cancelled ? { cancelled: true } : {}) } });
+  assert.equal((await post(BRIDGE, ev())).status, 200);
+  // No one else may cancel it under its name.
+  assert.equal((await post(PROBER, ev(true))).status, 403);
+  const body = { region: 'us-tx', id: 'ev-c', type: 'load-shed', start, end: start + 1_200_000, cancelled: true, source: 'ercot/eea' };
+  const noReason = await api('POST', '/v1/grid-events', OPERATOR, body);
+  assert.equal(noReason.status, 400);
+  assert.equal(err(noReason).field, 'body.reason');
+  const unknown = await api('POST', '/v1/grid-events', OPERATOR, { ...body, id: 'ev-none', reason: 'x' });
+  assert.equal(unknown.status, 400);
+  assert.equal(err(unknown).field, 'body.source');
+  const fixed = await api('POST', '/v1/grid-events', OPERATOR, { ...body, reason: 'ERCOT confirmed by phone: the order was withdrawn' });
+  assert.equal(fixed.status, 201, JSON.stringify(fixed.body));
+  assert.equal(fixed.body.stored, true);
+  type View = { source: string; key: string; principal?: string; cancelled: boolean };
+  const seen = await until('the correction', async () => (((await api('GET', '/v1/grid-events', OPERATOR)).body.events as View[]).find((e) => e.key === 'ev-c' && e.cancelled)));
+  assert.deepEqual([seen.source, seen.principal], ['ercot/eea', 'token:alice']);
+  const audit = ((await api('GET', '/v1/audit?limit=50', OPERATOR)).body.entries as { action: string; actor: string; target: string; reason: string; before: { principal: string } }[]).find((e) => e.action === 'signal.correct');
+  assert.deepEqual([audit?.actor, audit?.target, audit?.before.principal], ['alice', 'signal:us-tx|grid.event|ercot/eea|ev-c', 'token:bridge']);
+  // The feed's next poll says the same as before: held, the operator's correction stands.
+  const again = await post(BRIDGE, ev());
+  assert.deepEqual(again.body.results, [{ stored: false, reason: "held: the record is token:alice's until it expires" }]);
+});
+
 function checkConfig(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, [cliPath, 'check-config', '--config', cfg.file], { env: { ...process.env, ...env }, timeout: 30_000 }, (e, stdout, stderr) => {

@@ -15,6 +15,8 @@ export type Authorized = { grant?: string } | { refused: string };
 export interface Ingester {
   /** `token:<name>` or `collector:<name>`: fleet-wide. */
   principal: string;
+  /** An operator's correction of another principal's fact: may replace its live record (the caller audits it). */
+  operator?: true;
   authorize(s: Signal): Authorized;
 }
 
@@ -81,6 +83,19 @@ export function manualIngester(name: string): Ingester {
   return {
     principal: tokenPrincipal(name),
     authorize: (s) => (s.source === own ? { grant: MANUAL_PREFIX } : { refused: `an operator enters events as ${own} only` }),
+  };
+}
+
+/**
+ * An operator correcting (modifying or cancelling) the event another principal stored under
+ * `source`: that one source only, written under the operator route's authority (`manual/`),
+ * replacing the other principal's record; the operator route audits it.
+ */
+export function operatorCorrection(name: string, source: string): Ingester {
+  return {
+    principal: tokenPrincipal(name),
+    operator: true,
+    authorize: (s) => (s.source === source ? { grant: MANUAL_PREFIX } : { refused: `an operator's correction writes ${source} only` }),
   };
 }
 

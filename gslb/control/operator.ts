@@ -5,7 +5,8 @@
  * Every change goes through the StateService, so it is validated, audited (actor, time,
  * reason, before, after), durable and, with Redis, seen by every node.
  */
-import { manualIngester } from './ingest-grants.js';
+import { manualIngester, operatorCorrection } from './ingest-grants.js';
+import type { SignalRecord } from '../model/snapshot.js';
 import { FLEET, type Override, type Plan, type PlanAlert, type RegionId, type Signal } from '../model/types.js';
 import { demandPerHome, gridSharesAt, operatorShareAt, plan as planOf } from '../policy/planner/index.js';
 import { trafficShares } from '../policy/traffic.js';
@@ -75,6 +76,13 @@ export interface ManualEvent {
   limitW?: number;
   program?: string;
   cancelled?: boolean;
+  /**
+   * Correct another principal's event instead of entering one's own (ADR 0021): the source it
+   * is stored under (e.g. openadr3/vtn.example); the event with this id must be stored there.
+   * Needs `reason`; audited (`signal.correct`) with the fact before and after.
+   */
+  source?: string;
+  reason?: string;
 }
 
 export interface Preview {
@@ -157,18 +165,37 @@ export class OperatorService {
    */
   async enterEvent(req: ManualEvent, actor: string): Promise<{ stored: boolean; reason?: string; signal: Signal }> {
     const now = this.clock();
-    const { region, id, ...rest } = req;
+    const { region, id, source, reason, ...rest } = req;
+    const own = `manual/${actor}`;
+    const correcting = source !== undefined && source !== own;
+    let before: SignalRecord | undefined;
+    if (correcting) {
+      if (reason === undefined || reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words, when correcting another principal\'s event (audited)');
+      before = (await this.svc.snapshot()).records.find((r) => r.id === `${region}|grid.event|${source}|${id}`);
+      if (!before) throw new OverrideError('body.source', `no grid event ${id} of ${source} about ${region} is stored (GET /v1/grid-events lists them); leave source out to enter your own`);
+    } else if (reason !== undefined) throw new OverrideError('body.reason', 'is for a correction of another principal\'s event (with source); leave it out');
     const value = Object.fromEntries(Object.entries({ id, ...rest }).filter(([, v]) => v !== undefined));
-    const sig: Signal = { region, kind: 'grid.event', source: `manual/${actor}`, key: id, observedAt: now, expiresAt: Math.max(req.end, now) + 3_600_000, value };
+    const sig: Signal = { region, kind: 'grid.event', source: correcting ? source : own, key: id, observedAt: now, expiresAt: Math.max(req.end, now) + 3_600_000, value };
     try {
-      validateSignal(sig, now, this.regions(), { refuseEnded: true });
+      validateSignal(sig, now, this.regions(), { refuseEnded: !(correcting && req.cancelled === true) });
     } catch (err) {
       // expiresAt is made from end here: a validity too long is the end's.
       if (err instanceof SignalError) throw new OverrideError(`body.${err.field.replace(/^value\./, '').replace(/^expiresAt$/, 'end')}`, err.message.slice(err.field.length + 2));
       throw err;
     }
-    const r = await this.svc.ingest([sig], this.regions(), undefined, { by: manualIngester(actor) });
+    const r = await this.svc.ingest([sig], this.regions(), undefined, { by: correcting ? operatorCorrection(actor, source) : manualIngester(actor) });
     const res = r.results[0] ?? { stored: false, reason: 'not stored' };
+    if (correcting && res.stored) {
+      await this.svc.appendAudit({
+        at: now,
+        actor,
+        action: 'signal.correct',
+        target: `signal:${region}|grid.event|${source}|${id}`,
+        reason: reason!,
+        before: { principal: before!.principal ?? null, value: before!.signal.value },
+        after: { principal: `token:${actor}`, value: sig.value },
+      });
+    }
     return { ...res, signal: sig };
   }
 

@@ -493,7 +493,7 @@ export class StateService {
     const results: IngestResult['results'] = [];
     let revision = 0;
     for (const [i, s] of valid.entries()) {
-      const r = await this.o.store.putSignal(s, fence, by ? { principal: by.principal, ...(grants[i] !== undefined ? { grant: grants[i] } : {}) } : undefined);
+      const r = await this.o.store.putSignal(s, fence, by ? { principal: by.principal, ...(grants[i] !== undefined ? { grant: grants[i] } : {}), ...(by.operator ? { operator: true as const } : {}) } : undefined);
       revision = r.revision;
       if (r.stored && by && this.o.quota) this.notePending(by.principal, r.record.id, r.revision);
       results.push(r.stored ? { stored: true } : r.reason === 'held' ? { stored: false, reason: `held: the record is ${r.holder}'s until it expires` } : { stored: false, reason: r.reason });
@@ -807,6 +807,11 @@ export class StateService {
 
   async audit(limit: number): Promise<AuditEntry[]> {
     return this.o.store.audit(limit);
+  }
+
+  /** Appends an audit entry of an operator action the store does not audit by itself (a correction of another principal's fact). */
+  async appendAudit(e: Omit<AuditEntry, 'seq'>): Promise<AuditEntry> {
+    return this.o.store.appendAudit(e);
   }
 
   async close(): Promise<void> {

@@ -24,6 +24,8 @@ export interface Provenance {
   principal: string;
   /** The grant that covered it (its source prefix); absent = written without a grant (never trusted for a physical loss). */
   grant?: string;
+  /** An operator's write: it may replace another principal's live record (the caller audits it). Not stored. */
+  operator?: true;
 }
 
 export const tokenPrincipal = (name: string): string => `token:${name}`;

@@ -45,9 +45,10 @@ export function reduce(prev: SignalRecord | undefined, s: Signal, rules: ReduceR
  * write may go ahead: a record is its writer's until it expires, so two principals that name
  * the same source never silently replace each other's facts. A record of an earlier build (no
  * principal) or one expired at the new fact's observedAt is anyone's; a write without
- * provenance (a store's own tooling) is not checked. Pure: no clock, only the two facts' times.
+ * provenance (a store's own tooling) is not checked, and an operator's (`by.operator`, audited by
+ * its caller) may replace any. Pure: no clock, only the two facts' times.
  */
 export function heldAgainst(prev: SignalRecord | undefined, s: Signal, by: Provenance | undefined): string | null {
-  if (!prev || by === undefined || prev.principal === undefined || prev.principal === by.principal) return null;
+  if (!prev || by === undefined || by.operator || prev.principal === undefined || prev.principal === by.principal) return null;
   return prev.signal.expiresAt > s.observedAt ? prev.principal : null;
 }

@@ -36,11 +36,11 @@ export interface TestConfig {
 
 /**
  * Writes `tokens.yaml` (the file `http.tokensFile: tokens.yaml` names) into `dir`: each
- * token as its name, role and SHA-256, as the server reads them (docs/api.md).
+ * token as its name, role, SHA-256 and grants (ADR 0021), as the server reads them (docs/api.md).
  */
-export function writeTokensFile(dir: string, tokens: { name: string; role: 'operator' | 'viewer' | 'ingest'; token: string }[]): void {
+export function writeTokensFile(dir: string, tokens: { name: string; role: 'operator' | 'viewer' | 'ingest'; token: string; grants?: (string | { source: string; regions?: string[] })[] }[]): void {
   const sha = (t: string) => createHash('sha256').update(t, 'utf8').digest('hex');
-  writeFileSync(join(dir, 'tokens.yaml'), stringify({ tokens: tokens.map((t) => ({ name: t.name, role: t.role, sha256: sha(t.token) })) }));
+  writeFileSync(join(dir, 'tokens.yaml'), stringify({ tokens: tokens.map((t) => ({ name: t.name, role: t.role, sha256: sha(t.token), ...(t.grants ? { grants: t.grants } : {}) })) }));
 }
 
 /**

@@ -267,7 +267,7 @@ export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts
     {
       onRequest: app.requireRole('operator'),
       schema: {
-        description: 'a grid event entered by hand, stored as a grid.event signal from source manual/<token name>; the same id again modifies it, cancelled: true cancels it',
+        description: "a grid event entered by hand, stored as a grid.event signal from source manual/<token name>; the same id again modifies it, cancelled: true cancels it; with source, corrects (modifies or cancels) another principal's event, audited",
         body: Type.Object(
           {
             region: Type.String({ minLength: 1, maxLength: 63 }),
@@ -280,6 +280,8 @@ export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts
             limitW: Type.Optional(Watts('the limit, W')),
             program: Type.Optional(Type.String({ maxLength: 200, description: 'where it comes from, e.g. "ERCOT phone call 14:02"' })),
             cancelled: Type.Optional(Type.Boolean()),
+            source: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._:/@-]+$', description: "correct another principal's event instead (ADR 0021): the source it is stored under; the event with this id must be stored there. Needs reason; audited (signal.correct)" })),
+            reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'with source: why the correction, in words (audited)' })),
           },
           { additionalProperties: false },
         ),
