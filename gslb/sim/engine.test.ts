@@ -388,3 +388,26 @@ test('spill placed while the fleet had no room: reported apart once room returns
   const re = rep.results[0]!;
   assert.ok(re.noRoomSpillOverMs.some((ms) => ms > 0), `reactive: its spill during the event stays on full neighbours after it (${JSON.stringify(re.noRoomSpillOverMs)}, over ${JSON.stringify(re.overCapacityMs)})`);
 });
+
+test('room per instant: the reachable fleet has no room only while both overlapping events are in force, not for all of each', (t) => {
+  // Three equal regions at headroom 2.5: one region out leaves 1.67 × the demand (room), two
+  // leave 0.83 × (none). east is dark 30–45 min (announced at 10 min); west from 40 to 50 min
+  // with no notice. Room is lost from 40 to 45 min only; the union of the overlapping events
+  // (the rule before issue 30) had no room for either event at all.
+  const text = tinyScenario().replace('events:\n', 'events:\n  - { id: west-0, region: west, at: 40m, duration: 10m, effect: { kind: power-off } }\n');
+  const dir = tempDir(t, { 'two.yaml': text });
+  const rep = runScenario(loadScenario(join(dir, 'two.yaml')), { scale: 0.2, policies: ['static', 'gridsteer'] });
+  const idx = (id: string) => rep.events.findIndex((e) => e.id === id);
+  for (const res of rep.results) {
+    assert.equal(res.eventSpanMs[idx('shed-1')], 15 * 60_000, res.policy);
+    assert.equal(res.eventRoomMs[idx('shed-1')], 10 * 60_000, `${res.policy}: east's event has room but from 40 to 45 min`);
+    assert.equal(res.eventSpanMs[idx('west-0')], 10 * 60_000, res.policy);
+    assert.equal(res.eventRoomMs[idx('west-0')], 5 * 60_000, `${res.policy}: west's event has room from 45 min`);
+    for (const e of [0, 1]) for (const c of [0, 1, 2]) assert.ok(res.sentWithRoom[e]![c]! <= res.sentToEventRegion[e]![c]!, `${res.policy}: event ${e} class ${c}`);
+  }
+  // Static keeps sending east's clients to east: those sent from 40 to 45 min were sent while
+  // the fleet had no room, the rest while it had room.
+  const st = rep.results[0]!;
+  const e = idx('shed-1');
+  assert.ok(st.sentWithRoom[e]![0]! > 0 && st.sentWithRoom[e]![0]! < st.sentToEventRegion[e]![0]!, `static: ${st.sentWithRoom[e]} of ${st.sentToEventRegion[e]} sent with room`);
+});

@@ -205,6 +205,15 @@ export interface PolicyResult {
   refusedAttempts: ByClass;
   /** Per event: sessions with an attempt sent to the event's region while the event was in force. */
   sentToEventRegion: ByClass[];
+  /**
+   * Per event: of those, the sessions with such an attempt made while the reachable fleet had
+   * room at that instant (`roomNow`: the capacity in force then of the regions not announced to
+   * lose power holds the expected demand then). Target (a) judges these.
+   */
+  sentWithRoom: ByClass[];
+  /** Per event: time in the measured part of [T, E), and of it time the reachable fleet had room, ms. */
+  eventSpanMs: number[];
+  eventRoomMs: number[];
   /** Per event: sessions started (served) on the event's region while the event was in force. */
   startedOnEventRegion: ByClass[];
   /** Added km (served region vs nearest) of sessions of the event regions' clients in their windows. */
@@ -409,12 +418,15 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   let pArr = new Float64Array(pp.size);
   let pTries = new Int32Array(pp.size);
   let pFlags = new Int32Array(pp.size);
+  /** Bit e: an attempt went to event e's region while e was in force and the reachable fleet had room at that instant. */
+  let pRoom = new Int32Array(pp.size);
   const growPend = (n: number) => {
     pClient = growI32(pClient, n);
     pLen = growF64(pLen, n);
     pArr = growF64(pArr, n);
     pTries = growI32(pTries, n);
     pFlags = growI32(pFlags, n);
+    pRoom = growI32(pRoom, n);
   };
 
   // Results.
@@ -440,6 +452,9 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const cut = zeros();
   const refusedAttempts = zeros();
   const sentTo: ByClass[] = events.map(zeros);
+  const sentRoom: ByClass[] = events.map(zeros);
+  const eventSpanMs = events.map(() => 0);
+  const eventRoomMs = events.map(() => 0);
   const startedOn: ByClass[] = events.map(zeros);
   const cutBefore: ByClass[] = events.map(zeros);
   const cutAfter: ByClass[] = events.map(zeros);
@@ -525,6 +540,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     pArr[p] = t;
     pTries[p] = 0;
     pFlags[p] = 0;
+    pRoom[p] = 0;
     return p;
   };
   const closePending = (p: number) => {
@@ -532,7 +548,13 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     if (inWindow(pArr[p]!) && evBits) {
       const cls = world.clientClass[pClient[p]!]! as Cls;
       if (pFlags[p]! & RETRY_FLAG) cutRetry.sentDark[cls]++;
-      else for (let e = 0; e < events.length; e++) if (evBits & (1 << e)) sentTo[e]![cls]++;
+      else {
+        for (let e = 0; e < events.length; e++) {
+          if (!(evBits & (1 << e))) continue;
+          sentTo[e]![cls]++;
+          if (pRoom[p]! & (1 << e)) sentRoom[e]![cls]++;
+        }
+      }
     }
     pp.free.push(p);
   };
@@ -540,7 +562,9 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     const evs = eventsOfRegion[r]!;
     for (let i = 0; i < evs.length; i++) {
       const e = evs[i]!;
-      if (t >= e.T && t < e.E) pFlags[p]! |= 1 << e.idx;
+      if (t < e.T || t >= e.E) continue;
+      pFlags[p]! |= 1 << e.idx;
+      if (roomNow) pRoom[p]! |= 1 << e.idx;
     }
   };
   const resolve = (c: number, t: number): number => {
@@ -912,6 +936,11 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       roomNow = capNow >= world.expectedConcurrent * demandFactor(world, t);
       if (inWindow(t)) {
         const room = roomNow;
+        for (const e of events) {
+          if (t < e.T || t >= e.E) continue;
+          eventSpanMs[e.idx]! += TICK_MS;
+          if (room) eventRoomMs[e.idx]! += TICK_MS;
+        }
         for (let r = 0; r < R; r++) {
           if (load[r]! > capacityNow[r]!) {
             overMs[r] = overMs[r]! + TICK_MS;
@@ -1008,6 +1037,9 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     cut,
     refusedAttempts,
     sentToEventRegion: sentTo,
+    sentWithRoom: sentRoom,
+    eventSpanMs,
+    eventRoomMs,
     startedOnEventRegion: startedOn,
     addedKm: {
       count: kmCount,

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { EventRt, PolicyResult, ThrottleCheck } from './engine.js';
 import type { PolicyName } from './policies.js';
-import { evaluateTargets, renderMarkdown, capacityDuringEvents, reportJson, reportJsonText, roomDuring } from './report.js';
+import { evaluateTargets, renderMarkdown, reportJson, reportJsonText } from './report.js';
 import { escapeXml, renderSvg } from './chart.js';
 import { runScenario, type SimReport } from './run.js';
 import { loadScenario } from './scenario.js';
@@ -17,6 +17,10 @@ import type { World } from './world.js';
 type R3 = [number, number, number];
 interface Opts {
   sent?: R3;
+  /** Of `sent`, those sent while the fleet had room (default: all). */
+  sentRoom?: R3;
+  /** ms of the event with room (default: all 60 minutes). */
+  roomMs?: number;
   started?: R3;
   cutBefore?: R3;
   cutAfter?: R3;
@@ -40,6 +44,9 @@ function result(policy: PolicyName, o: Opts = {}): PolicyResult {
     cutAfterAnnounce: [ca],
     refusedAttempts: z(),
     sentToEventRegion: [o.sent ?? z()],
+    sentWithRoom: [o.sentRoom ?? o.sent ?? z()],
+    eventSpanMs: [60 * 60_000],
+    eventRoomMs: [o.roomMs ?? 60 * 60_000],
     startedOnEventRegion: [o.started ?? z()],
     addedKm: { count: z(), sum: z(), mean: z(), p95: z() },
     peakUtil: o.peak ?? [0.5, 0.5],
@@ -87,7 +94,9 @@ test('targets (a)–(e): met, not met and n/a by their conditions, each with its
     ['reactive not run: (c) n/a', ev('power-off', 60), [st, gs({})], ['a met', 'b met', 'c n/a', 'd met']],
     ['reactive cut no more than the bound: (c) n/a', ev('power-off', 60), [st, re(0), gs({})], ['a met', 'b met', 'c n/a', 'd met']],
     ['without static, (b) counts GridSteer\'s own alive-at-T', ev('power-off', 60), [re(400), gs({ cutAfter: [10, 0, 0] })], ['a met', 'b met', 'c met', 'd met']],
-    ['the fleet has no room with the region dark: (a) n/a', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0] })], ['a n/a', 'b met', 'c met', 'd met'], { ...world, expectedConcurrent: 150 } as World],
+    ['the fleet had no room at any instant of the event: (a) n/a', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0], sentRoom: [0, 0, 0], roomMs: 0 })], ['a n/a', 'b met', 'c met', 'd met']],
+    ['room for part of the event: sessions sent while it had none are excused', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0], sentRoom: [0, 0, 0], roomMs: 20 * MIN })], ['a met', 'b met', 'c met', 'd met']],
+    ['… those sent while it had room are not', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0], sentRoom: [1, 0, 0], roomMs: 20 * MIN })], ['a not met', 'b met', 'c met', 'd met']],
     ['a region over capacity by spill', ev('power-off', 60), [st, re(400), gs({ spillOverMs: [0, 30_000], peak: [0, 1.2] })], ['a met', 'b met', 'c met', 'd not met']],
     ['over only by spill placed while the fleet had no room: reported, (d) met', ev('power-off', 60), [st, re(400), gs({ noRoomSpillOverMs: [0, 30_000], peak: [0, 1.2] })], ['a met', 'b met', 'c met', 'd met']],
     ['… and with spill placed while it had room too: (d) not met', ev('power-off', 60), [st, re(400), gs({ spillOverMs: [0, 1_000], noRoomSpillOverMs: [0, 30_000], peak: [0, 1.2] })], ['a met', 'b met', 'c met', 'd not met']],
@@ -108,19 +117,10 @@ test('targets (a)–(e): met, not met and n/a by their conditions, each with its
   assert.match(a!.detail, /^0 \(clamped-resolver 0, TTL-ignoring 0\)/);
   assert.match(b!.detail, /105 cut \(100 started before the announcement: the bound; 5 after\) against 111 = 1\.10 × 100 \+ 0\.1 % × 1,000 alive at T without steering/);
   assert.match(c!.detail, /reactive 500 .*GridSteer 105, bound 100: avoided 395 of 400/);
-  assert.equal(capacityDuringEvents({ world, events: [ev('throttle', 0, 0.25)] }), 175);
   assert.deepEqual(
     evaluateTargets({ world, events: [ev('power-off', 60)], results: [result('static')] }, { leadMs: LEAD }).map((x) => x.status),
     ['n/a'],
   );
-});
-
-test('roomDuring: only the events overlapping the event\'s window count', () => {
-  const e1 = ev('power-off', 60);
-  const e2: EventRt = { ...e1, idx: 1, id: 'e2', region: 1, T: e1.E - MIN, E: e1.E + 30 * MIN };
-  const e3: EventRt = { ...e1, idx: 2, id: 'e3', region: 1, T: e1.E, E: e1.E + 30 * MIN };
-  assert.deepEqual(roomDuring({ world, events: [e1, e3] }, e1), { room: true, capacity: 100, demand: 80 });
-  assert.deepEqual(roomDuring({ world, events: [e1, e2] }, e1), { room: false, capacity: 0, demand: 80 });
 });
 
 let cached: SimReport | undefined;

@@ -31,7 +31,7 @@ import { formatDuration } from './scenario.js';
 import { simDrainLeadMs, POLICY_TITLES, type PolicyName } from './policies.js';
 import type { ByClass, EventRt, PolicyResult } from './engine.js';
 import type { SimReport } from './run.js';
-import { CLASS_TITLES, demandFactor, type World } from './world.js';
+import { CLASS_TITLES } from './world.js';
 
 export interface Target {
   /** (a) … (e): the issue's targets. */
@@ -39,31 +39,6 @@ export interface Target {
   what: string;
   status: 'met' | 'not met' | 'n/a';
   detail: string;
-}
-
-/** Total capacity of the fleet (concurrent sessions) with every event's effect in force at once. */
-export function capacityDuringEvents(rep: Pick<SimReport, 'world' | 'events'>, only?: (e: EventRt) => boolean): number {
-  const cap = Array.from(rep.world.capacity);
-  for (const e of rep.events) {
-    if (only && !only(e)) continue;
-    cap[e.region] = e.kind === 'power-off' ? 0 : Math.min(cap[e.region]!, rep.world.capacity[e.region]! * (1 - e.share));
-  }
-  return cap.reduce((s, x) => s + x, 0);
-}
-
-/** Expected concurrent demand at t (the daily cycle's factor applied when the world has one). */
-export function demandAt(world: World, t: number): number {
-  return world.expectedConcurrent * (world.scenario?.world.dailyCycle ? demandFactor(world, t) : 1);
-}
-
-/**
- * Whether the reachable fleet has room during event e: its capacity with every event that
- * overlaps e's window in force holds the expected demand at the busiest of T and E.
- */
-export function roomDuring(rep: Pick<SimReport, 'world' | 'events'>, e: EventRt): { room: boolean; capacity: number; demand: number } {
-  const capacity = capacityDuringEvents(rep, (x) => x.T < e.E && e.T < x.E);
-  const demand = Math.max(demandAt(rep.world, e.T), demandAt(rep.world, e.E - 1));
-  return { room: capacity >= demand, capacity, demand };
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -125,13 +100,18 @@ export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'resul
       });
       continue;
     }
-    const room = roomDuring(rep, e);
-    const roomTxt = room.room ? `the fleet has room (${fmt(room.capacity)} of capacity for ${fmt(room.demand)} expected)` : `the fleet has no room (${fmt(room.capacity)} of capacity for ${fmt(room.demand)} expected)`;
+    // Room is judged per instant: a session sent to the dark region is excused only if the
+    // reachable fleet had no room at the instant it was sent (engine.ts, roomNow).
     const sent = gs.sentToEventRegion[e.idx]!;
-    const aWhat = `(a) TTL-honouring sessions sent to ${id} while ${e.id} has it dark: 0`;
-    const aFig = `${fmt(sent[0])} (clamped-resolver ${fmt(sent[1])}, TTL-ignoring ${fmt(sent[2])})`;
-    if (notice(e) < lead || !room.room) out.push({ id: 'a', what: aWhat, status: 'n/a', detail: `${notice(e) < lead ? `${nTxt}: less notice than the lead` : roomTxt}; measured ${aFig}` });
-    else out.push({ id: 'a', what: aWhat, status: sent[0] === 0 ? 'met' : 'not met', detail: `${aFig}; ${nTxt}; ${roomTxt}` });
+    const withRoom = gs.sentWithRoom[e.idx]!;
+    const span = gs.eventSpanMs[e.idx]!;
+    const roomMs = gs.eventRoomMs[e.idx]!;
+    const roomTxt = roomMs === span ? `the reachable fleet had room throughout ${e.id}` : `the reachable fleet had room for ${formatDuration(roomMs)} of ${formatDuration(span)} of ${e.id}; ${fmt(sent[0] - withRoom[0])} TTL-honouring sessions were sent there while it had none`;
+    const aWhat = `(a) TTL-honouring sessions sent to ${id} while ${e.id} has it dark and the fleet has room: 0`;
+    const aFig = `${fmt(withRoom[0])} (clamped-resolver ${fmt(withRoom[1])}, TTL-ignoring ${fmt(withRoom[2])})`;
+    if (notice(e) < lead) out.push({ id: 'a', what: aWhat, status: 'n/a', detail: `${nTxt}: less notice than the lead; measured ${aFig}` });
+    else if (roomMs === 0) out.push({ id: 'a', what: aWhat, status: 'n/a', detail: `the reachable fleet had no room at any instant of ${e.id} (${formatDuration(span)}); sent while it had none: ${fmt(sent[0])} TTL-honouring` });
+    else out.push({ id: 'a', what: aWhat, status: withRoom[0] === 0 ? 'met' : 'not met', detail: `${aFig}; ${nTxt}; ${roomTxt}` });
 
     const c = eventCuts(gs, e.idx, HONOURING);
     const base = st ? eventCuts(st, e.idx, HONOURING).total : c.total;
@@ -240,6 +220,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
       const id = w.regions[e.region]!.id;
       if (e.kind === 'power-off') {
         row(`sent to ${id} while ${e.id} has it dark`, (x) => fmt(x.sentToEventRegion[e.idx]![cls]));
+        row(`… of them while the reachable fleet had room (at that instant)`, (x) => fmt(x.sentWithRoom[e.idx]![cls]));
         row(`cut at ${id} (${e.id}): started before the announcement (the **unavoidable bound**)`, (x) => fmt(eventCuts(x, e.idx, cls).bound));
         row(`… started after the announcement`, (x) => fmt(eventCuts(x, e.idx, cls).after));
       } else {
