@@ -100,6 +100,18 @@ test('a tiny scenario end to end: the counts add up and each policy behaves as m
   assert.ok(gs.plans > 100, `plans ${gs.plans}`);
   // Static and reactive cut the same sessions: both leave the region full until T.
   assert.deepEqual(st.cut, re.cut);
+  // The unavoidable bound and the sessions alive at T without steering are the same under every
+  // policy, and are what static geo (no steering) has on the region at T: its cut started before
+  // the announcement, and its whole cut.
+  for (const res of rep.results) {
+    assert.deepEqual(res.bound, st.bound, `${res.policy}: the same bound`);
+    assert.deepEqual(res.aliveAtT, st.aliveAtT, `${res.policy}: the same sessions alive at T`);
+    assert.deepEqual(res.homeArrivals, st.homeArrivals, res.policy);
+    assert.deepEqual(res.ignoringClients, st.ignoringClients, res.policy);
+  }
+  assert.deepEqual(st.bound, st.cutBeforeAnnounce, 'static: bound = its cut started before the announcement');
+  assert.deepEqual(st.aliveAtT[0], st.cut, 'static: alive at T = its cut');
+  assert.ok(st.bound[0]![0] > 0 && st.bound[0]![0] < st.aliveAtT[0]![0], `bound ${st.bound[0]}, alive ${st.aliveAtT[0]}`);
   // The region's load is 0 from T to E in the series, under every policy.
   const T = sc.epoch + sc.events[0]!.atMs;
   const r = rep.world.regionIndex.get('east')!;
@@ -221,6 +233,16 @@ test('overlapping events on one region: dark from the first T to the last E, cut
   const evIdx = (id: string) => rep.events.findIndex((e) => e.id === id);
   assert.ok(sum3of(res.cutBeforeAnnounce[evIdx('shed-0')]!) + sum3of(res.cutAfterAnnounce[evIdx('shed-0')]!) > 0, 'shed-0 cuts');
   assert.deepEqual([...res.cutBeforeAnnounce[evIdx('shed-1')]!, ...res.cutAfterAnnounce[evIdx('shed-1')]!], [0, 0, 0, 0, 0, 0], 'shed-1 begins while east is already dark');
+  assert.deepEqual(
+    rep.events.map((e) => [e.id, e.goesDark]),
+    [
+      ['shed-0', true],
+      ['hot-0', false],
+      ['shed-1', false],
+    ],
+  );
+  assert.deepEqual(res.bound[evIdx('shed-1')], [0, 0, 0], 'no bound for an event that cuts nothing');
+  assert.deepEqual(res.bound[evIdx('shed-0')], res.cutBeforeAnnounce[evIdx('shed-0')], 'static: the bound is its cut before the announcement');
 });
 
 test('cut sessions retried by their clients: counted apart from arrivals, re-resolving', (t) => {

@@ -70,8 +70,21 @@ export interface EventRt {
   kind: 'power-off' | 'throttle';
   share: number;
   announce: number;
+  /**
+   * The earliest instant anyone could learn of the event: the announcement when GridSteer is
+   * told (the event has facts), else T (only its own scrapes and probes can see it).
+   */
+  learn: number;
   T: number;
   E: number;
+  /**
+   * Power-off: whether this event is the one that takes the region dark at its T (no other
+   * power-off of the region is in force then, and of events beginning at the same instant the
+   * first in the file): only then are sessions cut at its T. False for a throttle.
+   */
+  goesDark: boolean;
+  /** Power-off: the region has served since this instant when T comes (the end of its last earlier dark spell; −∞ if none). */
+  servedFrom: number;
   /** Added distance is measured for the event region's clients in [distFrom, distTo). */
   distFrom: number;
   distTo: number;
@@ -79,10 +92,13 @@ export interface EventRt {
 
 export function eventsOf(world: World): EventRt[] {
   const sc = world.scenario;
+  const offs = sc.events.map((e, idx) => ({ idx, region: e.region, T: sc.epoch + e.atMs, E: sc.epoch + e.atMs + e.durationMs, off: e.effect.kind === 'power-off' })).filter((x) => x.off);
   return sc.events.map((e, idx) => {
     const T = sc.epoch + e.atMs;
     const E = T + e.durationMs;
     const announce = T - e.noticeMs;
+    const same = offs.filter((x) => x.region === e.region && x.idx !== idx);
+    const goesDark = e.effect.kind === 'power-off' && !same.some((x) => (x.T < T && x.E >= T) || (x.T === T && x.idx < idx));
     return {
       idx,
       id: e.id,
@@ -90,8 +106,11 @@ export function eventsOf(world: World): EventRt[] {
       kind: e.effect.kind,
       share: e.effect.kind === 'throttle' ? e.effect.share : 1,
       announce,
+      learn: e.facts.length > 0 ? Math.min(announce, T) : T,
       T,
       E,
+      goesDark,
+      servedFrom: Math.max(-Infinity, ...same.filter((x) => x.E <= T).map((x) => x.E)),
       distFrom: Math.min(announce, T),
       distTo: E + DIST_AFTER_MS,
     };
@@ -202,6 +221,21 @@ export interface PolicyResult {
    */
   cutBeforeAnnounce: ByClass[];
   cutAfterAnnounce: ByClass[];
+  /**
+   * Per event (power-off, when it takes the region dark at its T inside the window): the
+   * **unavoidable bound**, the same under every policy — sessions of the region's own clients
+   * (its home, as no steering places them) started, while the region served, before the
+   * earliest instant anyone could learn of the event (`learn`) and lasting past T: no steering
+   * could have moved them. Counted from the sessions' arrivals (the warm start's included),
+   * which every policy shares. `aliveAtT`: the same with every start before T — what is alive
+   * on the region at T without steering. 0 for other events.
+   */
+  bound: ByClass[];
+  aliveAtT: ByClass[];
+  /** Per event: sessions of the region's own clients arriving in the window while the event is in force (the same under every policy). */
+  homeArrivals: ByClass[];
+  /** Per event: TTL-ignoring clients of the region's own with a session arriving in the window while it is in force (the same under every policy). */
+  ignoringClients: number[];
   refusedAttempts: ByClass;
   /** Per event: sessions with an attempt sent to the event's region while the event was in force. */
   sentToEventRegion: ByClass[];
@@ -458,6 +492,33 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const startedOn: ByClass[] = events.map(zeros);
   const cutBefore: ByClass[] = events.map(zeros);
   const cutAfter: ByClass[] = events.map(zeros);
+  const bound: ByClass[] = events.map(zeros);
+  const aliveAtT: ByClass[] = events.map(zeros);
+  const homeArrivals: ByClass[] = events.map(zeros);
+  const ignoringSeen = events.map(() => new Uint8Array(C));
+  const ignoringClients = events.map(() => 0);
+  /**
+   * A session of client c arriving at `start` and lasting until `end` (an arrival or a warm-start
+   * session): the policy-independent figures of each event it bears on (see PolicyResult.bound).
+   */
+  const noteShared = (c: number, start: number, end: number) => {
+    const home = homeOf(c);
+    const cls = world.clientClass[c]! as Cls;
+    for (const e of events) {
+      if (e.region !== home) continue;
+      if (e.goesDark && inWindow(e.T) && start >= e.servedFrom && start < e.T && end > e.T) {
+        aliveAtT[e.idx]![cls]++;
+        if (start < e.learn) bound[e.idx]![cls]++;
+      }
+      if (start >= e.T && start < e.E && inWindow(start)) {
+        homeArrivals[e.idx]![cls]++;
+        if (world.clientIgnoresTtl[c] && !ignoringSeen[e.idx]![c]) {
+          ignoringSeen[e.idx]![c] = 1;
+          ignoringClients[e.idx]!++;
+        }
+      }
+    }
+  };
   const kmHist = [0, 1, 2].map(() => new Uint32Array(KM_BINS + 1));
   const kmSum = zeros();
   const kmCount = zeros();
@@ -728,11 +789,12 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   };
   const cutRetryShare = w.cutRetry.share;
   const worldEvent = (code: number, t: number) => {
-    const e = events[code >> 1]!;
-    const r = e.region;
+    const r = events[code >> 1]!.region;
     const wasServing = serving[r] === 1;
     regionState(r, t);
     if (wasServing && !serving[r]) {
+      // The cut belongs to the power-off that takes the region dark now (EventRt.goesDark), whichever of the instant's events came first.
+      const e = eventsOfRegion[r]!.find((x) => x.goesDark && x.T === t) ?? events[code >> 1]!;
       // Power lost: every session there is cut; every connection there breaks.
       for (let sess = 0; sess < sp.next; sess++) {
         if (!sLive[sess] || sRegion[sess] !== r) continue;
@@ -890,6 +952,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
         const len = sampleTailMs(p, warm);
         if (t + len <= tl.start) continue;
         const r = world.metroHome[world.subnetMetro[s]!]!;
+        noteShared(c, t, t + len);
         const pend = newPending(c, t + len - tl.start, t);
         const k = curConn[c]! >= 0 ? curConn[c]! : openConn(c, r, tl.start);
         if (world.clientIgnoresTtl[c]) sticky[c] = cRegion[k]!;
@@ -1013,6 +1076,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       // The daily cycle: the metro's demand now ÷ the peak rate drawn (a stream of its own: without a cycle nothing changes).
       if (amp > 0 && yrng.next() * (1 + amp) >= cycleFactor(world, world.subnetMetro[s]!, t)) continue;
       if (inWindow(t)) arrivals[world.clientClass[c]! as Cls]++;
+      noteShared(c, t, t + len);
       attempt(newPending(c, len, t), t);
     }
   }
@@ -1061,6 +1125,10 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     unplaced,
     cutBeforeAnnounce: cutBefore,
     cutAfterAnnounce: cutAfter,
+    bound,
+    aliveAtT,
+    homeArrivals,
+    ignoringClients,
     dnsQueries,
     goaways,
     plans: policy.plans,

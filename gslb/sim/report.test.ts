@@ -24,6 +24,9 @@ interface Opts {
   started?: R3;
   cutBefore?: R3;
   cutAfter?: R3;
+  /** The unavoidable bound (default: cutBefore) and the sessions alive at T without steering (default 1,000 / 100 / 10). */
+  bound?: R3;
+  alive?: R3;
   peak?: number[];
   spillOverMs?: number[];
   noRoomSpillOverMs?: number[];
@@ -42,6 +45,10 @@ function result(policy: PolicyName, o: Opts = {}): PolicyResult {
     cut: [cb[0] + ca[0], cb[1] + ca[1], cb[2] + ca[2]],
     cutBeforeAnnounce: [cb],
     cutAfterAnnounce: [ca],
+    bound: [o.bound ?? cb],
+    aliveAtT: [o.alive ?? [1000, 100, 10]],
+    homeArrivals: [[5000, 500, 100]],
+    ignoringClients: [20],
     refusedAttempts: z(),
     sentToEventRegion: [o.sent ?? z()],
     sentWithRoom: [o.sentRoom ?? o.sent ?? z()],
@@ -71,7 +78,21 @@ function result(policy: PolicyName, o: Opts = {}): PolicyResult {
 const world = { regions: [{ id: 'a' }, { id: 'b' }], capacity: Float64Array.from([100, 100]), expectedConcurrent: 80 } as unknown as World;
 const MIN = 60_000;
 const T0 = 10 * 60 * MIN;
-const ev = (kind: 'power-off' | 'throttle', noticeMin: number, share = 1): EventRt => ({ idx: 0, id: 'e1', region: 0, kind, share, announce: T0 - noticeMin * MIN, T: T0, E: T0 + 60 * MIN, distFrom: 0, distTo: 1 });
+const ev = (kind: 'power-off' | 'throttle', noticeMin: number, share = 1, goesDark = kind === 'power-off'): EventRt => ({
+  idx: 0,
+  id: 'e1',
+  region: 0,
+  kind,
+  share,
+  announce: T0 - noticeMin * MIN,
+  learn: T0 - noticeMin * MIN,
+  T: T0,
+  E: T0 + 60 * MIN,
+  goesDark,
+  servedFrom: -Infinity,
+  distFrom: 0,
+  distTo: 1,
+});
 const LEAD = 10 * MIN;
 const tc = (newConcurrent: number): ThrottleCheck => ({ deadline: T0 + 56_000, spanMs: 50 * MIN, startsAfter: 1000, newConcurrent, capacity: 50, loadAtDeadline: 70, oldLoadAtDeadline: 30, overMsAfter: 20_000 });
 
@@ -93,7 +114,10 @@ test('targets (a)–(e): met, not met and n/a by their conditions, each with its
     ['30 minutes\' notice: (c) n/a', ev('power-off', 30), [st, re(400), gs({})], ['a met', 'b met', 'c n/a', 'd met']],
     ['reactive not run: (c) n/a', ev('power-off', 60), [st, gs({})], ['a met', 'b met', 'c n/a', 'd met']],
     ['reactive cut no more than the bound: (c) n/a', ev('power-off', 60), [st, re(0), gs({})], ['a met', 'b met', 'c n/a', 'd met']],
-    ['without static, (b) counts GridSteer\'s own alive-at-T', ev('power-off', 60), [re(400), gs({ cutAfter: [10, 0, 0] })], ['a met', 'b met', 'c met', 'd met']],
+    ['without static, (b)\'s allowance is the same (alive at T without steering, whichever policies ran)', ev('power-off', 60), [re(400), gs({ cutAfter: [11, 0, 0] })], ['a met', 'b met', 'c met', 'd met']],
+    ['GridSteer\'s own placement before the announcement does not raise its bound', ev('power-off', 60), [st, re(400), gs({ cutBefore: [150, 10, 5], bound: [100, 10, 5] })], ['a met', 'b not met', 'c not met', 'd met']],
+    ['the region already dark at T (another event in force): (b) n/a, 0 of 0', ev('power-off', 60, 1, false), [st, re(400), gs({ cutBefore: [0, 0, 0], cutAfter: [0, 0, 0], bound: [0, 0, 0], alive: [0, 0, 0] })], ['a met', 'b n/a', 'c n/a', 'd met']],
+    ['nothing alive on the region at T and nothing cut: (b) n/a, 0 of 0', ev('power-off', 60), [st, result('reactive'), gs({ cutBefore: [0, 0, 0], cutAfter: [0, 0, 0], bound: [0, 0, 0], alive: [0, 0, 0] })], ['a met', 'b n/a', 'c n/a', 'd met']],
     ['the fleet had no room at any instant of the event: (a) n/a', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0], sentRoom: [0, 0, 0], roomMs: 0 })], ['a n/a', 'b met', 'c met', 'd met']],
     ['room for part of the event: sessions sent while it had none are excused', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0], sentRoom: [0, 0, 0], roomMs: 20 * MIN })], ['a met', 'b met', 'c met', 'd met']],
     ['… those sent while it had room are not', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0], sentRoom: [1, 0, 0], roomMs: 20 * MIN })], ['a not met', 'b met', 'c met', 'd met']],
@@ -115,8 +139,8 @@ test('targets (a)–(e): met, not met and n/a by their conditions, each with its
   }
   const [a, b, c] = evaluateTargets({ world, events: [ev('power-off', 60)], results: [st, re(400), gs({})] }, { leadMs: LEAD });
   assert.match(a!.detail, /^0 \(clamped-resolver 0, TTL-ignoring 0\)/);
-  assert.match(b!.detail, /105 cut \(100 started before the announcement: the bound; 5 after\) against 111 = 1\.10 × 100 \+ 0\.1 % × 1,000 alive at T without steering/);
-  assert.match(c!.detail, /reactive 500 .*GridSteer 105, bound 100: avoided 395 of 400/);
+  assert.match(b!.detail, /105 cut \(100 started before the announcement, 5 after\) against 111 = 1\.10 × 100 \(the unavoidable bound, the same for every policy\) \+ 0\.1 % × 1,000 alive there at T without steering/);
+  assert.match(c!.detail, /reactive 500, GridSteer 105, bound 100: avoided 395 of 400/);
   assert.deepEqual(
     evaluateTargets({ world, events: [ev('power-off', 60)], results: [result('static')] }, { leadMs: LEAD }).map((x) => x.status),
     ['n/a'],
@@ -142,7 +166,7 @@ test('the Markdown report has the events, the world, both traffic classes, peaks
     '### clamped-resolver clients',
     '### TTL-ignoring clients',
     '| sent to east while shed-1 has it dark |',
-    '(the **unavoidable bound**)',
+    '… the **unavoidable bound** (the same for every policy)',
     '### Unplaced demand',
     'Over capacity **by spill**',
     '(a) TTL-honouring sessions sent to east',

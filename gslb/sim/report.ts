@@ -47,11 +47,14 @@ const HONOURING = 0;
 /** q/s with one decimal, two below 0.1 (a trickle is not 0.0). */
 const qps = (x: number) => x.toFixed(x < 0.1 ? 2 : 1);
 
-/** Cut at event e's T, of class c: [before the announcement (bound), after, total]. */
-export function eventCuts(x: PolicyResult, e: number, c: 0 | 1 | 2): { bound: number; after: number; total: number } {
-  const bound = x.cutBeforeAnnounce[e]![c];
+/**
+ * Cut at event e's T, of class c, under policy x: in all, split by start before and after the
+ * announcement; and the unavoidable bound, which is the same for every policy (PolicyResult.bound).
+ */
+export function eventCuts(x: PolicyResult, e: number, c: 0 | 1 | 2): { bound: number; before: number; after: number; total: number } {
+  const before = x.cutBeforeAnnounce[e]![c];
   const after = x.cutAfterAnnounce[e]![c];
-  return { bound, after, total: bound + after };
+  return { bound: x.bound[e]![c], before, after, total: before + after };
 }
 
 /**
@@ -72,12 +75,11 @@ export function eventCuts(x: PolicyResult, e: number, c: 0 | 1 | 2): { bound: nu
 export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'results'>, o: { leadMs?: number } = {}): Target[] {
   const gs = rep.results.find((r) => r.policy === 'gridsteer');
   const re = rep.results.find((r) => r.policy === 'reactive');
-  const st = rep.results.find((r) => r.policy === 'static');
   const out: Target[] = [];
   const ids = rep.world.regions.map((r) => r.id);
   if (!gs) return [{ id: 'a', what: 'GridSteer targets', status: 'n/a', detail: 'GridSteer was not run' }];
   const lead = o.leadMs ?? simDrainLeadMs(rep.world);
-  const notice = (e: EventRt) => e.T - e.announce;
+  const notice = (e: EventRt) => e.T - e.learn;
   for (const e of rep.events) {
     const id = ids[e.region]!;
     const nTxt = `notice ${formatDuration(notice(e))}, drain lead ${formatDuration(lead)}`;
@@ -114,15 +116,19 @@ export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'resul
     else out.push({ id: 'a', what: aWhat, status: withRoom[0] === 0 ? 'met' : 'not met', detail: `${aFig}; ${nTxt}; ${roomTxt}` });
 
     const c = eventCuts(gs, e.idx, HONOURING);
-    const base = st ? eventCuts(st, e.idx, HONOURING).total : c.total;
-    const limit = 1.1 * c.bound + 0.001 * base;
+    const alive = gs.aliveAtT[e.idx]![HONOURING];
+    const limit = 1.1 * c.bound + 0.001 * alive;
     const bWhat = `(b) TTL-honouring sessions cut at ${id} (${e.id}) ≤ 1.10 × bound + 0.1 % of those alive there at T`;
-    const bFig = `${fmt(c.total)} cut (${fmt(c.bound)} started before the announcement: the bound; ${fmt(c.after)} after) against ${(Math.round(limit * 10) / 10).toLocaleString('en-US')} = 1.10 × ${fmt(c.bound)} + 0.1 % × ${fmt(base)} alive at T ${st ? 'without steering (static geo)' : '(GridSteer\'s own)'}`;
-    if (notice(e) < lead) out.push({ id: 'b', what: bWhat, status: 'n/a', detail: `${nTxt}: less notice than the lead; measured ${bFig}` });
+    const bFig = `${fmt(c.total)} cut (${fmt(c.before)} started before the announcement, ${fmt(c.after)} after) against ${(Math.round(limit * 10) / 10).toLocaleString('en-US')} = 1.10 × ${fmt(c.bound)} (the unavoidable bound, the same for every policy) + 0.1 % × ${fmt(alive)} alive there at T without steering`;
+    const darkBy = rep.events.find((x) => x.kind === 'power-off' && x.region === e.region && x.idx !== e.idx && x.T <= e.T && x.E >= e.T);
+    if (!e.goesDark) out.push({ id: 'b', what: bWhat, status: 'n/a', detail: `${id} was already dark at ${e.id}'s T${darkBy ? ` (${darkBy.id} in force)` : ''}: nothing is cut then (0 of 0); measured ${fmt(c.total)}` });
+    else if (alive === 0 && c.total === 0) out.push({ id: 'b', what: bWhat, status: 'n/a', detail: `no TTL-honouring session alive on ${id} at T without steering, none cut (0 of 0)` });
+    else if (notice(e) < lead) out.push({ id: 'b', what: bWhat, status: 'n/a', detail: `${nTxt}: less notice than the lead; measured ${bFig}` });
     else out.push({ id: 'b', what: bWhat, status: c.total <= limit ? 'met' : 'not met', detail: bFig });
 
     const cWhat = `(c) TTL-honouring cuts avoided against reactive failover at ${id} (${e.id}) ≥ 0.9 × (reactive − bound)`;
-    if (notice(e) < 50 * 60_000) out.push({ id: 'c', what: cWhat, status: 'n/a', detail: `notice ${formatDuration(notice(e))} < 50m` });
+    if (!e.goesDark) out.push({ id: 'c', what: cWhat, status: 'n/a', detail: `${id} was already dark at ${e.id}'s T: nothing is cut then (0 of 0)` });
+    else if (notice(e) < 50 * 60_000) out.push({ id: 'c', what: cWhat, status: 'n/a', detail: `notice ${formatDuration(notice(e))} < 50m` });
     else if (!re) out.push({ id: 'c', what: cWhat, status: 'n/a', detail: 'reactive failover was not run' });
     else {
       const r = eventCuts(re, e.idx, HONOURING);
@@ -134,7 +140,7 @@ export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'resul
           id: 'c',
           what: cWhat,
           status: avoided >= 0.9 * avoidable ? 'met' : 'not met',
-          detail: `reactive ${fmt(r.total)} (its own bound ${fmt(r.bound)}), GridSteer ${fmt(c.total)}, bound ${fmt(c.bound)}: avoided ${fmt(avoided)} of ${fmt(avoidable)} (${pct(avoided / avoidable, 1)}; ${pct(1 - c.total / r.total, 1)} fewer cuts, ${pct(1 - c.bound / r.total, 1)} at the bound)`,
+          detail: `reactive ${fmt(r.total)}, GridSteer ${fmt(c.total)}, bound ${fmt(c.bound)}: avoided ${fmt(avoided)} of ${fmt(avoidable)} (${pct(avoided / avoidable, 1)}; ${pct(1 - c.total / r.total, 1)} fewer cuts, ${pct(1 - c.bound / r.total, 1)} at the bound)`,
         });
       }
     }
@@ -221,8 +227,9 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
       if (e.kind === 'power-off') {
         row(`sent to ${id} while ${e.id} has it dark`, (x) => fmt(x.sentToEventRegion[e.idx]![cls]));
         row(`… of them while the reachable fleet had room (at that instant)`, (x) => fmt(x.sentWithRoom[e.idx]![cls]));
-        row(`cut at ${id} (${e.id}): started before the announcement (the **unavoidable bound**)`, (x) => fmt(eventCuts(x, e.idx, cls).bound));
-        row(`… started after the announcement`, (x) => fmt(eventCuts(x, e.idx, cls).after));
+        row(`cut at ${id} when ${e.id} took its power`, (x) => fmt(eventCuts(x, e.idx, cls).total));
+        row(`… the **unavoidable bound** (the same for every policy)`, (x) => fmt(eventCuts(x, e.idx, cls).bound));
+        row(`… cut: started before / after the announcement`, (x) => `${fmt(eventCuts(x, e.idx, cls).before)} / ${fmt(eventCuts(x, e.idx, cls).after)}`);
       } else {
         row(`sent to ${id} while ${e.id} is in force`, (x) => fmt(x.sentToEventRegion[e.idx]![cls]));
         row(`… started there (it still serves)`, (x) => fmt(x.startedOnEventRegion[e.idx]![cls]));
@@ -316,7 +323,7 @@ export function summaryLines(rep: SimReport): string[] {
   const c3 = (x: ByClass) => `${fmt(x[0])}/${fmt(x[1])}/${fmt(x[2])}`;
   return rep.results.map((x) => {
     const sent = rep.events.map((e) => c3(x.sentToEventRegion[e.idx]!)).join(',');
-    const bound = rep.events.filter((e) => e.kind === 'power-off').map((e) => c3(x.cutBeforeAnnounce[e.idx]!)).join(',');
+    const bound = rep.events.filter((e) => e.kind === 'power-off').map((e) => c3(x.bound[e.idx]!)).join(',');
     return `${POLICY_TITLES[x.policy as PolicyName].padEnd(17)} sent-to-dark ${sent}  cut ${c3(x.cut)} (bound ${bound || '–'})  failed ${c3(x.failed)}  over-capacity starts ${c3(x.startedOverCapacity)}  peak ${pct(Math.max(...x.peakUtil))}  (TTL-honouring/clamped/ignoring)`;
   });
 }
