@@ -12,6 +12,7 @@ import { runPolicy, timeline } from './engine.js';
 import type { SimPolicy } from './policies.js';
 import { runScenario, type SimReport } from './run.js';
 import { tempDir, tinyScenario } from './testing.js';
+import { evaluateTargets } from './report.js';
 
 function tiny(t: { after(fn: () => void): void }, extra = '') {
   const dir = tempDir(t, { 'tiny.yaml': tinyScenario(extra) });
@@ -72,22 +73,22 @@ test('a tiny scenario end to end: the counts add up and each policy behaves as m
   const arrivals = rep.results[0]!.arrivals;
   for (const r of rep.results) {
     assert.deepEqual(r.arrivals, arrivals, `${r.policy}: the same sessions arrive under every policy`);
-    for (const c of [0, 1, 2] as const) {
+    for (const c of [0, 1, 2, 3] as const) {
       const done = r.started[c] + r.failed[c];
       // A session still retrying at the window's end is neither: at most a few seconds' worth.
       assert.ok(done <= r.arrivals[c] && r.arrivals[c] - done <= 0.002 * r.arrivals[c] + 5, `${r.policy} class ${c}: ${done} of ${r.arrivals[c]}`);
     }
     const startedInSeries = r.series.started.reduce((s, x) => s + x, 0);
     // The series counts starts in the window (including retried sessions that arrived in the warm-up).
-    assert.ok(Math.abs(startedInSeries - (r.started[0] + r.started[1] + r.started[2])) <= 0.01 * startedInSeries, `${r.policy}: series ${startedInSeries}`);
+    assert.ok(Math.abs(startedInSeries - sum3of(r.started)) <= 0.01 * startedInSeries, `${r.policy}: series ${startedInSeries}`);
   }
   const st = total(rep, 'static');
   const re = total(rep, 'reactive');
   const gs = total(rep, 'gridsteer');
-  const sent = (r: typeof st) => r.sentToEventRegion[0]![0] + r.sentToEventRegion[0]![1] + r.sentToEventRegion[0]![2];
+  const sent = (r: typeof st) => sum3of(r.sentToEventRegion[0]!);
   // Static keeps sending the dark region's clients there: every one of those sessions fails.
   assert.ok(sent(st) > 100, `static sent ${sent(st)}`);
-  assert.ok(st.failed[0] + st.failed[1] + st.failed[2] >= 0.9 * sent(st));
+  assert.ok(sum3of(st.failed) >= 0.9 * sent(st));
   assert.equal(st.addedKm.mean[0], 0, 'static always serves from the nearest region');
   assert.equal(st.goaways, 0);
   // Reactive notices within checks × interval + TTL: far fewer, but some.
@@ -95,7 +96,7 @@ test('a tiny scenario end to end: the counts add up and each policy behaves as m
   assert.ok(re.addedKm.mean[0] > 0);
   // GridSteer, told 20 minutes ahead, drains before T.
   assert.ok(sent(gs) < sent(re), `GridSteer sent ${sent(gs)}, reactive ${sent(re)}`);
-  assert.ok(gs.cut[0] + gs.cut[1] + gs.cut[2] < re.cut[0] + re.cut[1] + re.cut[2], `GridSteer cut ${gs.cut}, reactive ${re.cut}`);
+  assert.ok(sum3of(gs.cut) < sum3of(re.cut), `GridSteer cut ${gs.cut}, reactive ${re.cut}`);
   assert.ok(gs.goaways > 0, 'the drain hook sent GOAWAYs');
   assert.ok(gs.plans > 100, `plans ${gs.plans}`);
   // Static and reactive cut the same sessions: both leave the region full until T.
@@ -152,7 +153,7 @@ test('a throttle: capacity halves at T; static overloads the region for the whol
   const east = rep.world.regionIndex.get('east')!;
   const homeUtil = rep.world.expectedHomeConcurrent[east]! / rep.world.capacity[east]!;
   assert.ok(homeUtil > 0.5, `the test needs east loaded above half its capacity (${homeUtil})`);
-  for (const r of rep.results) assert.deepEqual(r.cut, [0, 0, 0], `${r.policy}: a throttle cuts nothing`);
+  for (const r of rep.results) assert.deepEqual(r.cut, [0, 0, 0, 0], `${r.policy}: a throttle cuts nothing`);
   const [st, gs] = rep.results as [(typeof rep.results)[0], (typeof rep.results)[0]];
   // With half its capacity left, the region's own clients load it at about 2 × homeUtil.
   assert.ok(st.peakUtil[east]! > 1.5 * homeUtil, `static peak ${st.peakUtil[east]} (home utilisation ${homeUtil})`);
@@ -189,12 +190,11 @@ test('the unavoidable bound: cuts split by session start at the announcement, ha
       for (let b = from; b < to; b++) n += res.series.started[b * R + east]!;
       return n;
     };
-    const sum3 = (x: number[]) => x[0]! + x[1]! + x[2]!;
-    const before = sum3(res.cutBeforeAnnounce[0]!);
-    const after = sum3(res.cutAfterAnnounce[0]!);
+    const before = sum3of(res.cutBeforeAnnounce[0]!);
+    const after = sum3of(res.cutAfterAnnounce[0]!);
     assert.deepEqual(
       res.cut,
-      [0, 1, 2].map((c) => res.cutBeforeAnnounce[0]![c]! + res.cutAfterAnnounce[0]![c]!),
+      [0, 1, 2, 3].map((c) => res.cutBeforeAnnounce[0]![c]! + res.cutAfterAnnounce[0]![c]!),
       `${res.policy}: before + after = cut, per class`,
     );
     assert.equal(after, starts(10, 30), `${res.policy}: cut after the announcement = sessions started on east in [announcement, T)`);
@@ -207,8 +207,9 @@ test('the unavoidable bound: cuts split by session start at the announcement, ha
   assert.ok(sum3of(gs!.cutAfterAnnounce[0]!) < sum3of(st!.cutAfterAnnounce[0]!) / 2, 'GridSteer starts fewer sessions on east after the announcement');
 });
 
+/** The sum over every client class. */
 function sum3of(x: number[]): number {
-  return x[0]! + x[1]! + x[2]!;
+  return x.reduce((a, b) => a + b, 0);
 }
 
 test('overlapping events on one region: dark from the first T to the last E, cut once', (t) => {
@@ -232,7 +233,7 @@ test('overlapping events on one region: dark from the first T to the last E, cut
   }
   const evIdx = (id: string) => rep.events.findIndex((e) => e.id === id);
   assert.ok(sum3of(res.cutBeforeAnnounce[evIdx('shed-0')]!) + sum3of(res.cutAfterAnnounce[evIdx('shed-0')]!) > 0, 'shed-0 cuts');
-  assert.deepEqual([...res.cutBeforeAnnounce[evIdx('shed-1')]!, ...res.cutAfterAnnounce[evIdx('shed-1')]!], [0, 0, 0, 0, 0, 0], 'shed-1 begins while east is already dark');
+  assert.deepEqual([...res.cutBeforeAnnounce[evIdx('shed-1')]!, ...res.cutAfterAnnounce[evIdx('shed-1')]!], [0, 0, 0, 0, 0, 0, 0, 0], 'shed-1 begins while east is already dark');
   assert.deepEqual(
     rep.events.map((e) => [e.id, e.goesDark]),
     [
@@ -241,7 +242,7 @@ test('overlapping events on one region: dark from the first T to the last E, cut
       ['shed-1', false],
     ],
   );
-  assert.deepEqual(res.bound[evIdx('shed-1')], [0, 0, 0], 'no bound for an event that cuts nothing');
+  assert.deepEqual(res.bound[evIdx('shed-1')], [0, 0, 0, 0], 'no bound for an event that cuts nothing');
   assert.deepEqual(res.bound[evIdx('shed-0')], res.cutBeforeAnnounce[evIdx('shed-0')], 'static: the bound is its cut before the announcement');
 });
 
@@ -253,8 +254,8 @@ test('cut sessions retried by their clients: counted apart from arrivals, re-res
     assert.deepEqual(res.arrivals, b.arrivals, `${res.policy}: retries are not arrivals`);
     assert.deepEqual(res.cut, b.cut, `${res.policy}: the same sessions are cut`);
     assert.deepEqual(res.cutRetry.retried, res.cut, `${res.policy}: share 1: every cut session is retried`);
-    for (const c of [0, 1, 2]) assert.ok(res.cutRetry.started[c]! + res.cutRetry.failed[c]! <= res.cutRetry.retried[c]!, `${res.policy} class ${c}`);
-    assert.deepEqual(b.cutRetry.retried, [0, 0, 0], 'share 0: none');
+    for (const c of [0, 1, 2, 3]) assert.ok(res.cutRetry.started[c]! + res.cutRetry.failed[c]! <= res.cutRetry.retried[c]!, `${res.policy} class ${c}`);
+    assert.deepEqual(b.cutRetry.retried, [0, 0, 0, 0], 'share 0: none');
   });
   // Static sends the retries back to the dark region: they fail; GridSteer's answers place them.
   const [st, gs] = rep.results;
@@ -269,7 +270,12 @@ test('resolvers without ECS: one answer per resolver for all its /24s; the world
   const w0 = buildWorld(sc0, 1, 0.3);
   const w1 = buildWorld(sc1, 1, 0.3);
   assert.deepEqual(w1.subnetAddr, w0.subnetAddr);
-  assert.deepEqual(w1.clientClass, w0.clientClass);
+  // Every TTL-honouring client of the world with ECS is a no-ECS client here; the other classes are as they were.
+  assert.deepEqual(
+    Array.from(w1.clientClass),
+    Array.from(w0.clientClass, (c) => (c === 0 ? 3 : c)),
+  );
+  assert.ok(w1.classShare[3] > 0.8 && w1.classShare[0] === 0 && w0.classShare[3] === 0, `${w0.classShare} / ${w1.classShare}`);
   assert.equal(Array.from(w0.resolverNoEcs).filter((x) => x).length, 0);
   assert.equal(Array.from(w1.resolverNoEcs).filter((x) => x).length, w1.resolverNoEcs.length);
   assert.equal(w1.queryMetro.length, w1.subnetMetro.length + w1.resolverNoEcs.length);
@@ -278,7 +284,7 @@ test('resolvers without ECS: one answer per resolver for all its /24s; the world
   assert.equal(Array.from(half.resolverNoEcs).filter((x) => x).length, Math.round(0.5 * half.resolverNoEcs.length));
   const r0 = runScenario(sc0, { scale: 0.3, policies: ['static'] }).results[0]!;
   const r1 = runScenario(sc1, { scale: 0.3, policies: ['static'] }).results[0]!;
-  assert.deepEqual(r1.arrivals, r0.arrivals);
+  assert.deepEqual(r1.arrivals, [0, r0.arrivals[1], r0.arrivals[2], r0.arrivals[0]], 'the same sessions, the TTL-honouring ones counted as no-ECS');
   // Fewer resolver caches than /24s: fewer cache misses reach the authoritative server.
   // Without ECS a resolver misses its cache at most once per TTL (30 s) over the 65 simulated minutes.
   const nRes = w1.resolverNoEcs.length;
@@ -425,11 +431,26 @@ test('room per instant: the reachable fleet has no room only while both overlapp
     assert.equal(res.eventRoomMs[idx('shed-1')], 10 * 60_000, `${res.policy}: east's event has room but from 40 to 45 min`);
     assert.equal(res.eventSpanMs[idx('west-0')], 10 * 60_000, res.policy);
     assert.equal(res.eventRoomMs[idx('west-0')], 5 * 60_000, `${res.policy}: west's event has room from 45 min`);
-    for (const e of [0, 1]) for (const c of [0, 1, 2]) assert.ok(res.sentWithRoom[e]![c]! <= res.sentToEventRegion[e]![c]!, `${res.policy}: event ${e} class ${c}`);
+    for (const e of [0, 1]) for (const c of [0, 1, 2, 3]) assert.ok(res.sentWithRoom[e]![c]! <= res.sentToEventRegion[e]![c]!, `${res.policy}: event ${e} class ${c}`);
   }
   // Static keeps sending east's clients to east: those sent from 40 to 45 min were sent while
   // the fleet had no room, the rest while it had room.
   const st = rep.results[0]!;
   const e = idx('shed-1');
   assert.ok(st.sentWithRoom[e]![0]! > 0 && st.sentWithRoom[e]![0]! < st.sentToEventRegion[e]![0]!, `static: ${st.sentWithRoom[e]} of ${st.sentToEventRegion[e]} sent with room`);
+});
+
+test('failures on GridSteer\'s own refusal before T are counted per event and class, apart from those on the dark region', (t) => {
+  // Every resolver clamps TTLs to 300 s: a client whose connection the drain ends resolves
+  // again, gets the cached answer naming east, and east's gateway, refusing new streams before
+  // T, refuses it five times: the session fails before the power goes.
+  const rep = runScenario(tinyWith(t, '  clampingResolvers: 1'), { scale: 0.3, policies: ['static', 'gridsteer'] });
+  const [st, gs] = rep.results as [(typeof rep.results)[0], (typeof rep.results)[0]];
+  assert.deepEqual(st.failedRefusedBeforeT[0], [0, 0, 0, 0], 'static has no gateway refusing');
+  assert.deepEqual(st.failedDark[0], st.failed, 'static: every failure is on the dark region');
+  assert.ok(gs.failedRefusedBeforeT[0]![1] > 0, `GridSteer: clamped-resolver sessions failed on its refusal (${gs.failedRefusedBeforeT[0]})`);
+  for (let c = 0; c < 4; c++) assert.ok(gs.failedRefusedBeforeT[0]![c]! + gs.failedDark[0]![c]! <= gs.failed[c]!, `class ${c}: each failure counted once`);
+  const a = evaluateTargets(rep).find((x) => x.id === 'a' && x.class === 'clamped-resolver')!;
+  assert.equal(a.status, 'not met', JSON.stringify(a));
+  assert.equal(a.measured, gs.sentWithRoom[0]![1]! + gs.failedRefusedBeforeT[0]![1]!);
 });

@@ -122,9 +122,9 @@ export const DIST_AFTER_MS = 15 * 60_000;
 /** Histogram resolution of added distance: 1 km bins up to half the Earth's circumference. */
 export const KM_BINS = 20_038;
 
-/** Per client class: [TTL-honouring, clamped-resolver, TTL-ignoring] (world.ts CLASS_*). */
-export type ByClass = [number, number, number];
-const zeros = (): ByClass => [0, 0, 0];
+/** Per client class: [TTL-honouring, clamped-resolver, TTL-ignoring, no-ECS] (world.ts CLASS_*). */
+export type ByClass = [number, number, number, number];
+const zeros = (): ByClass => [0, 0, 0, 0];
 
 /** The gateways' drain-hook deliveries (GridSteer). */
 export interface HookStats {
@@ -245,6 +245,14 @@ export interface PolicyResult {
    * lose power holds the expected demand then). Target (a) judges these.
    */
   sentWithRoom: ByClass[];
+  /** Per event: sessions that failed (every attempt refused) with an attempt on the region while it was dark. */
+  failedDark: ByClass[];
+  /**
+   * Per event: sessions that failed, none of their attempts on the dark region, with an attempt
+   * refused by the region's own gateway from the announcement to T (GridSteer's refuse steps,
+   * while its resolver or connection still named the region).
+   */
+  failedRefusedBeforeT: ByClass[];
   /** Per event: time in the measured part of [T, E), and of it time the reachable fleet had room, ms. */
   eventSpanMs: number[];
   eventRoomMs: number[];
@@ -284,7 +292,8 @@ export interface PolicyResult {
   series: Series;
 }
 
-type Cls = 0 | 1 | 2;
+/** A client class index (world.ts CLASS_*). */
+export type Cls = 0 | 1 | 2 | 3;
 /** A pending session that is a client's retry of a cut session (pFlags bit; the low bits mark events sent to). */
 const RETRY_FLAG = 1 << 30;
 const EV_END = 0;
@@ -454,6 +463,8 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   let pFlags = new Int32Array(pp.size);
   /** Bit e: an attempt went to event e's region while e was in force and the reachable fleet had room at that instant. */
   let pRoom = new Int32Array(pp.size);
+  /** Bit e: an attempt was refused by the gateway of event e's region while it still served, from e's announcement to its T (GridSteer's own refusal). */
+  let pRef = new Int32Array(pp.size);
   const growPend = (n: number) => {
     pClient = growI32(pClient, n);
     pLen = growF64(pLen, n);
@@ -461,6 +472,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     pTries = growI32(pTries, n);
     pFlags = growI32(pFlags, n);
     pRoom = growI32(pRoom, n);
+    pRef = growI32(pRef, n);
   };
 
   // Results.
@@ -487,6 +499,8 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const refusedAttempts = zeros();
   const sentTo: ByClass[] = events.map(zeros);
   const sentRoom: ByClass[] = events.map(zeros);
+  const failedDark: ByClass[] = events.map(zeros);
+  const failedRefused: ByClass[] = events.map(zeros);
   const eventSpanMs = events.map(() => 0);
   const eventRoomMs = events.map(() => 0);
   const startedOn: ByClass[] = events.map(zeros);
@@ -519,7 +533,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       }
     }
   };
-  const kmHist = [0, 1, 2].map(() => new Uint32Array(KM_BINS + 1));
+  const kmHist = [0, 1, 2, 3].map(() => new Uint32Array(KM_BINS + 1));
   const kmSum = zeros();
   const kmCount = zeros();
   const peakUtil = new Array<number>(R).fill(0);
@@ -602,18 +616,24 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     pTries[p] = 0;
     pFlags[p] = 0;
     pRoom[p] = 0;
+    pRef[p] = 0;
     return p;
   };
-  const closePending = (p: number) => {
+  /** A pending session is done: started, or `failed` (every attempt refused). */
+  const closePending = (p: number, failedNow: boolean) => {
     const evBits = pFlags[p]! & ~RETRY_FLAG;
-    if (inWindow(pArr[p]!) && evBits) {
+    if (inWindow(pArr[p]!) && (evBits || pRef[p])) {
       const cls = world.clientClass[pClient[p]!]! as Cls;
-      if (pFlags[p]! & RETRY_FLAG) cutRetry.sentDark[cls]++;
-      else {
+      if (pFlags[p]! & RETRY_FLAG) {
+        if (evBits) cutRetry.sentDark[cls]++;
+      } else {
         for (let e = 0; e < events.length; e++) {
-          if (!(evBits & (1 << e))) continue;
-          sentTo[e]![cls]++;
-          if (pRoom[p]! & (1 << e)) sentRoom[e]![cls]++;
+          const bit = 1 << e;
+          if (evBits & bit) {
+            sentTo[e]![cls]++;
+            if (pRoom[p]! & bit) sentRoom[e]![cls]++;
+            if (failedNow) failedDark[e]![cls]++;
+          } else if (pRef[p]! & bit && failedNow) failedRefused[e]![cls]++;
         }
       }
     }
@@ -623,6 +643,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     const evs = eventsOfRegion[r]!;
     for (let i = 0; i < evs.length; i++) {
       const e = evs[i]!;
+      if (serving[r] && gatewayRefuses[r] && t >= e.announce && t < e.T) pRef[p]! |= 1 << e.idx;
       if (t < e.T || t >= e.E) continue;
       pFlags[p]! |= 1 << e.idx;
       if (roomNow) pRoom[p]! |= 1 << e.idx;
@@ -670,7 +691,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
         else failed[cls]++;
       }
       if (inWindow(t)) series.failed[bucketOf(t)]!++;
-      closePending(p);
+      closePending(p, true);
       return;
     }
     heap.push(t + backoff[tries - 1]!, (p << 2) | EV_RETRY, 0);
@@ -725,7 +746,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       }
     }
     if (inWindow(t)) series.started[bucketOf(t) * R + r]!++;
-    closePending(p);
+    closePending(p, false);
   };
   const attempt = (p: number, t: number) => {
     const c = pClient[p]!;
@@ -1102,6 +1123,8 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     refusedAttempts,
     sentToEventRegion: sentTo,
     sentWithRoom: sentRoom,
+    failedDark,
+    failedRefusedBeforeT: failedRefused,
     eventSpanMs,
     eventRoomMs,
     startedOnEventRegion: startedOn,

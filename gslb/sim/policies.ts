@@ -30,7 +30,7 @@ import { validateSignal } from '../state/signals.js';
 import { drainLeadMs } from '../policy/drain.js';
 import type { Plan, Signal } from '../model/types.js';
 import type { PolicyParams } from './scenario.js';
-import type { World } from './world.js';
+import { CLASS_CLAMPED, type World } from './world.js';
 
 export type PolicyName = 'static' | 'reactive' | 'gridsteer';
 export const POLICY_NAMES: readonly PolicyName[] = ['static', 'reactive', 'gridsteer'];
@@ -425,6 +425,17 @@ export function makePolicy(name: PolicyName, world: World, t0: number): SimPolic
 export function simDrainLeadMs(world: World): number {
   const d = simPlannerSettings(world, world.scenario.policies.gridsteer).drain;
   return drainLeadMs(d, d.ttl0S);
+}
+
+/**
+ * The lead a drain needs for a client class (target (a) and (b) apply from it): the drain lead,
+ * but for clients of clamping resolvers with the clamp's TTL as the resolver floor F (such a
+ * resolver keeps the last answer naming the region that long after the weight reaches 0).
+ */
+export function simClassLeadMs(world: World, cls: number): number {
+  const d = simPlannerSettings(world, world.scenario.policies.gridsteer).drain;
+  if (cls !== CLASS_CLAMPED) return drainLeadMs(d, d.ttl0S);
+  return drainLeadMs({ ...d, resolverFloorS: Math.max(d.resolverFloorS, world.scenario.world.clampTtlS) }, d.ttl0S);
 }
 
 /** The replan time the simulator allows (GridSteer plans at most once per simulated second). */

@@ -7,51 +7,56 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { EventRt, PolicyResult, ThrottleCheck } from './engine.js';
 import type { PolicyName } from './policies.js';
-import { evaluateTargets, renderMarkdown, reportJson, reportJsonText } from './report.js';
+import { evaluateTargets, renderMarkdown, reportJson, reportJsonText, type Target } from './report.js';
 import { escapeXml, renderSvg } from './chart.js';
 import { runScenario, type SimReport } from './run.js';
 import { loadScenario } from './scenario.js';
 import { tempDir, tinyScenario } from './testing.js';
 import type { World } from './world.js';
 
-type R3 = [number, number, number];
+type R4 = [number, number, number, number];
 interface Opts {
-  sent?: R3;
+  sent?: R4;
   /** Of `sent`, those sent while the fleet had room (default: all). */
-  sentRoom?: R3;
+  sentRoom?: R4;
+  /** Failed on the region's own refusal before T. */
+  refused?: R4;
   /** ms of the event with room (default: all 60 minutes). */
   roomMs?: number;
-  started?: R3;
-  cutBefore?: R3;
-  cutAfter?: R3;
-  /** The unavoidable bound (default: cutBefore) and the sessions alive at T without steering (default 1,000 / 100 / 10). */
-  bound?: R3;
-  alive?: R3;
+  started?: R4;
+  cutBefore?: R4;
+  cutAfter?: R4;
+  /** The unavoidable bound (default: cutBefore) and the sessions alive at T without steering (default 1,000 / 100 / 10 / 50). */
+  bound?: R4;
+  alive?: R4;
+  homeArrivals?: R4;
   peak?: number[];
   spillOverMs?: number[];
   noRoomSpillOverMs?: number[];
   throttle?: ThrottleCheck | null;
 }
 function result(policy: PolicyName, o: Opts = {}): PolicyResult {
-  const z = (): R3 => [0, 0, 0];
+  const z = (): R4 => [0, 0, 0, 0];
   const cb = o.cutBefore ?? z();
   const ca = o.cutAfter ?? z();
   return {
     policy,
-    arrivals: [1000, 100, 20],
-    started: [1000, 100, 20],
+    arrivals: [1000, 100, 20, 50],
+    started: [1000, 100, 20, 50],
     failed: z(),
     startedOverCapacity: z(),
-    cut: [cb[0] + ca[0], cb[1] + ca[1], cb[2] + ca[2]],
+    cut: cb.map((x, i) => x + ca[i]!) as R4,
     cutBeforeAnnounce: [cb],
     cutAfterAnnounce: [ca],
     bound: [o.bound ?? cb],
-    aliveAtT: [o.alive ?? [1000, 100, 10]],
-    homeArrivals: [[5000, 500, 100]],
+    aliveAtT: [o.alive ?? [1000, 100, 10, 50]],
+    homeArrivals: [o.homeArrivals ?? [5000, 500, 100, 250]],
     ignoringClients: [20],
     refusedAttempts: z(),
     sentToEventRegion: [o.sent ?? z()],
     sentWithRoom: [o.sentRoom ?? o.sent ?? z()],
+    failedDark: [z()],
+    failedRefusedBeforeT: [o.refused ?? z()],
     eventSpanMs: [60 * 60_000],
     eventRoomMs: [o.roomMs ?? 60 * 60_000],
     startedOnEventRegion: [o.started ?? z()],
@@ -95,56 +100,70 @@ const ev = (kind: 'power-off' | 'throttle', noticeMin: number, share = 1, goesDa
 });
 const LEAD = 10 * MIN;
 const tc = (newConcurrent: number): ThrottleCheck => ({ deadline: T0 + 56_000, spanMs: 50 * MIN, startsAfter: 1000, newConcurrent, capacity: 50, loadAtDeadline: 70, oldLoadAtDeadline: 30, overMsAfter: 20_000 });
+const SHORT: Record<string, string> = { 'TTL-honouring': 'H', 'clamped-resolver': 'C', 'TTL-ignoring': 'I', 'no-ECS': 'N', all: '' };
+/** `a H met`: target, class (H, C, I, N; none for load) and status. */
+const line = (x: Target) => `${x.id}${SHORT[x.class] ? ` ${SHORT[x.class]}` : ''} ${x.status}`;
 
-test('targets (a)–(e): met, not met and n/a by their conditions, each with its figures', () => {
-  // The bound is 100 (started before the announcement); static had 1,000 alive there at T: (b)'s limit is 110 + 1 = 111.
-  const st = result('static', { cutBefore: [100, 10, 5], cutAfter: [900, 90, 5] });
-  const re = (after: number) => result('reactive', { cutBefore: [100, 10, 5], cutAfter: [after, 90, 5] });
-  const gs = (o: Opts) => result('gridsteer', { cutBefore: [100, 10, 5], cutAfter: [5, 9, 5], ...o });
-  type Case = [string, EventRt, PolicyResult[], string[], World?];
+test('targets (a)–(c) per client class, (d), (e): met, not met and n/a by their conditions, each with its figures', () => {
+  // The bound is 100 (started before the announcement); 1,000 were alive there at T: (b)'s limit is 110 + 1 = 111.
+  // Clamped-resolver: bound 10, 100 alive: 11.1. TTL-ignoring: bound 5, 10 alive: 5.51 (20 clients). No-ECS: bound 20, 50 alive: 22.05.
+  // (c) at most reactive − 0.9 × (reactive − bound): TTL-honouring 140 with reactive 500, clamped-resolver 19, TTL-ignoring 5.5, no-ECS 23.
+  const st = result('static', { cutBefore: [100, 10, 5, 20], cutAfter: [900, 90, 5, 30] });
+  const re = (after: number) => result('reactive', { cutBefore: [100, 10, 5, 20], cutAfter: [after, 90, 5, 30] });
+  const gs = (o: Opts) => result('gridsteer', { cutBefore: [100, 10, 5, 20], cutAfter: [5, 1, 0, 2], ...o });
+  const allMet = ['a H met', 'a C met', 'a I met', 'a N met', 'b H met', 'b C met', 'b I met', 'b N met', 'c H met', 'c C met', 'c I met', 'c N met', 'd met'];
+  /** The lines of allMet with `changes` (same target and class) in their place. */
+  const key = (l: string) => l.replace(/ (met|not met|n\/a)$/, '');
+  const but = (...changes: string[]) => allMet.map((l) => changes.find((c) => key(c) === key(l)) ?? l);
+  type Case = [string, EventRt, PolicyResult[], string[]];
   const cases: Case[] = [
-    ['all met (60 min notice)', ev('power-off', 60), [st, re(400), gs({ sent: [0, 3, 2] })], ['a met', 'b met', 'c met', 'd met']],
-    ['one TTL-honouring session sent to the dark region is too many', ev('power-off', 60), [st, re(400), gs({ sent: [1, 0, 0] })], ['a not met', 'b met', 'c met', 'd met']],
-    ['the other classes have no target', ev('power-off', 60), [st, re(400), gs({ sent: [0, 50, 50], cutAfter: [0, 500, 500] })], ['a met', 'b met', 'c met', 'd met']],
-    ['cuts at exactly 1.10 × bound + 0.1 % are met', ev('power-off', 60), [st, re(400), gs({ cutAfter: [11, 0, 0] })], ['a met', 'b met', 'c met', 'd met']],
-    ['one more is not', ev('power-off', 60), [st, re(400), gs({ cutAfter: [12, 0, 0] })], ['a met', 'b not met', 'c met', 'd met']],
-    ['avoided exactly 0.9 × (reactive − bound) is met', ev('power-off', 60), [st, re(400), gs({ cutAfter: [40, 0, 0] })], ['a met', 'b not met', 'c met', 'd met']],
-    ['one cut more is not', ev('power-off', 60), [st, re(400), gs({ cutAfter: [41, 0, 0] })], ['a met', 'b not met', 'c not met', 'd met']],
-    ['less notice than the drain lead: (a), (b), (c) n/a', ev('power-off', 5), [st, re(400), gs({ sent: [7, 0, 0], cutAfter: [300, 0, 0] })], ['a n/a', 'b n/a', 'c n/a', 'd met']],
-    ['30 minutes\' notice: (c) n/a', ev('power-off', 30), [st, re(400), gs({})], ['a met', 'b met', 'c n/a', 'd met']],
-    ['reactive not run: (c) n/a', ev('power-off', 60), [st, gs({})], ['a met', 'b met', 'c n/a', 'd met']],
-    ['reactive cut no more than the bound: (c) n/a', ev('power-off', 60), [st, re(0), gs({})], ['a met', 'b met', 'c n/a', 'd met']],
-    ['without static, (b)\'s allowance is the same (alive at T without steering, whichever policies ran)', ev('power-off', 60), [re(400), gs({ cutAfter: [11, 0, 0] })], ['a met', 'b met', 'c met', 'd met']],
-    ['GridSteer\'s own placement before the announcement does not raise its bound', ev('power-off', 60), [st, re(400), gs({ cutBefore: [150, 10, 5], bound: [100, 10, 5] })], ['a met', 'b not met', 'c not met', 'd met']],
-    ['the region already dark at T (another event in force): (b) n/a, 0 of 0', ev('power-off', 60, 1, false), [st, re(400), gs({ cutBefore: [0, 0, 0], cutAfter: [0, 0, 0], bound: [0, 0, 0], alive: [0, 0, 0] })], ['a met', 'b n/a', 'c n/a', 'd met']],
-    ['nothing alive on the region at T and nothing cut: (b) n/a, 0 of 0', ev('power-off', 60), [st, result('reactive'), gs({ cutBefore: [0, 0, 0], cutAfter: [0, 0, 0], bound: [0, 0, 0], alive: [0, 0, 0] })], ['a met', 'b n/a', 'c n/a', 'd met']],
-    ['the fleet had no room at any instant of the event: (a) n/a', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0], sentRoom: [0, 0, 0], roomMs: 0 })], ['a n/a', 'b met', 'c met', 'd met']],
-    ['room for part of the event: sessions sent while it had none are excused', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0], sentRoom: [0, 0, 0], roomMs: 20 * MIN })], ['a met', 'b met', 'c met', 'd met']],
-    ['… those sent while it had room are not', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0], sentRoom: [1, 0, 0], roomMs: 20 * MIN })], ['a not met', 'b met', 'c met', 'd met']],
-    ['a region over capacity by spill', ev('power-off', 60), [st, re(400), gs({ spillOverMs: [0, 30_000], peak: [0, 1.2] })], ['a met', 'b met', 'c met', 'd not met']],
-    ['over only by spill placed while the fleet had no room: reported, (d) met', ev('power-off', 60), [st, re(400), gs({ noRoomSpillOverMs: [0, 30_000], peak: [0, 1.2] })], ['a met', 'b met', 'c met', 'd met']],
-    ['… and with spill placed while it had room too: (d) not met', ev('power-off', 60), [st, re(400), gs({ spillOverMs: [0, 1_000], noRoomSpillOverMs: [0, 30_000], peak: [0, 1.2] })], ['a met', 'b met', 'c met', 'd not met']],
+    ['all met (60 min notice)', ev('power-off', 60), [st, re(400), gs({ sent: [0, 0, 2, 0] })], allMet],
+    ['one TTL-honouring session sent to the dark region is too many', ev('power-off', 60), [st, re(400), gs({ sent: [1, 0, 0, 0] })], but('a H not met')],
+    ['so is one no-ECS or clamped-resolver session', ev('power-off', 60), [st, re(400), gs({ sent: [0, 1, 0, 1] })], but('a C not met', 'a N not met')],
+    ['TTL-ignoring: up to one per client of the region (20)', ev('power-off', 60), [st, re(400), gs({ sent: [0, 0, 20, 0] })], allMet],
+    ['… one more is not', ev('power-off', 60), [st, re(400), gs({ sent: [0, 0, 21, 0] })], but('a I not met')],
+    ['failed on GridSteer\'s own refusal before T counts in (a), per class', ev('power-off', 60), [st, re(400), gs({ refused: [0, 1, 0, 0] })], but('a C not met')],
+    ['cuts at exactly 1.10 × bound + 0.1 % are met', ev('power-off', 60), [st, re(400), gs({ cutAfter: [11, 1, 0, 2] })], allMet],
+    ['one more is not', ev('power-off', 60), [st, re(400), gs({ cutAfter: [12, 1, 0, 2] })], but('b H not met')],
+    ['per class: clamped-resolver 11.1, no-ECS 22.05', ev('power-off', 60), [st, re(400), gs({ cutAfter: [5, 2, 0, 3] })], but('b C not met', 'b N not met')],
+    ['avoided exactly 0.9 × (reactive − bound) is met', ev('power-off', 60), [st, re(400), gs({ cutAfter: [40, 1, 0, 2] })], but('b H not met')],
+    ['one cut more is not', ev('power-off', 60), [st, re(400), gs({ cutAfter: [41, 1, 0, 2] })], but('b H not met', 'c H not met')],
+    ['less notice than the drain lead: (a), (b), (c) n/a', ev('power-off', 5), [st, re(400), gs({ sent: [7, 0, 0, 0], cutAfter: [300, 0, 0, 0] })], but('a H n/a', 'a C n/a', 'a I n/a', 'a N n/a', 'b H n/a', 'b C n/a', 'b I n/a', 'b N n/a', 'c H n/a', 'c C n/a', 'c I n/a', 'c N n/a')],
+    ['30 minutes\' notice: (c) n/a', ev('power-off', 30), [st, re(400), gs({})], but('c H n/a', 'c C n/a', 'c I n/a', 'c N n/a')],
+    ['reactive not run: (c) n/a', ev('power-off', 60), [st, gs({})], but('c H n/a', 'c C n/a', 'c I n/a', 'c N n/a')],
+    ['reactive cut no more than the bound: (c) n/a', ev('power-off', 60), [st, result('reactive', { cutBefore: [100, 10, 5, 20] }), gs({})], but('c H n/a', 'c C n/a', 'c I n/a', 'c N n/a')],
+    ['without static, (b)\'s allowance is the same (alive at T without steering, whichever policies ran)', ev('power-off', 60), [re(400), gs({ cutAfter: [11, 1, 0, 2] })], allMet],
+    ['GridSteer\'s own placement before the announcement does not raise its bound', ev('power-off', 60), [st, re(400), gs({ cutBefore: [150, 10, 5, 20], bound: [100, 10, 5, 20] })], but('b H not met', 'c H not met')],
+    ['the region already dark at T (another event in force): (b), (c) n/a, 0 of 0', ev('power-off', 60, 1, false), [st, re(400), gs({ cutBefore: [0, 0, 0, 0], cutAfter: [0, 0, 0, 0], bound: [0, 0, 0, 0], alive: [0, 0, 0, 0] })], but('b H n/a', 'b C n/a', 'b I n/a', 'b N n/a', 'c H n/a', 'c C n/a', 'c I n/a', 'c N n/a')],
+    ['nothing alive on the region at T and nothing cut: (b) n/a, 0 of 0', ev('power-off', 60), [st, result('reactive'), gs({ cutBefore: [0, 0, 0, 0], cutAfter: [0, 0, 0, 0], bound: [0, 0, 0, 0], alive: [0, 0, 0, 0] })], but('b H n/a', 'b C n/a', 'b I n/a', 'b N n/a', 'c H n/a', 'c C n/a', 'c I n/a', 'c N n/a')],
+    ['no session of the region\'s clients while dark and none sent: (a) n/a, 0 of 0', ev('power-off', 60), [st, re(400), gs({ homeArrivals: [0, 0, 0, 0] })], but('a H n/a', 'a C n/a', 'a I n/a', 'a N n/a')],
+    ['the fleet had no room at any instant of the event: (a) n/a', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0, 0], sentRoom: [0, 0, 0, 0], roomMs: 0 })], but('a H n/a', 'a C n/a', 'a I n/a', 'a N n/a')],
+    ['room for part of the event: sessions sent while it had none are excused', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0, 0], sentRoom: [0, 0, 0, 0], roomMs: 20 * MIN })], allMet],
+    ['… those sent while it had room are not', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0, 0], sentRoom: [1, 0, 0, 0], roomMs: 20 * MIN })], but('a H not met')],
+    ['a region over capacity by spill', ev('power-off', 60), [st, re(400), gs({ spillOverMs: [0, 30_000], peak: [0, 1.2] })], but('d not met')],
+    ['over only by spill placed while the fleet had no room: reported, (d) met', ev('power-off', 60), [st, re(400), gs({ noRoomSpillOverMs: [0, 30_000], peak: [0, 1.2] })], allMet],
     ['a throttle without notice within its new capacity', ev('throttle', 0, 0.5), [st, gs({ throttle: tc(50) })], ['e met', 'd met']],
     ['… and above it', ev('throttle', 0, 0.5), [st, gs({ throttle: tc(50.5) })], ['e not met', 'd met']],
     ['an announced throttle: (e) n/a', ev('throttle', 20, 0.5), [st, gs({ throttle: null })], ['e n/a', 'd met']],
   ];
-  for (const [what, e, results, want, w] of cases) {
-    const got = evaluateTargets({ world: w ?? world, events: [e], results }, { leadMs: LEAD });
-    assert.deepEqual(
-      got.map((x) => `${x.id} ${x.status}`),
-      want,
-      `${what}: ${JSON.stringify(got, null, 1)}`,
-    );
-    for (const x of got) assert.ok(!/NaN|undefined|Infinity/.test(x.detail), `${what}: ${x.detail}`);
+  for (const [what, e, results, want] of cases) {
+    const got = evaluateTargets({ world, events: [e], results }, { leadMs: LEAD });
+    assert.deepEqual(got.map(line), want, `${what}: ${JSON.stringify(got, null, 1)}`);
+    for (const x of got) {
+      assert.ok(!/NaN|undefined|Infinity/.test(x.why + x.what), `${what}: ${x.why}`);
+      assert.equal(x.event, x.id === 'd' ? null : 'e1', what);
+      // The status follows the figures wherever the target applies.
+      if (x.status !== 'n/a') assert.equal(x.status === 'met', x.measured <= x.bound, `${what}: ${line(x)} ${x.measured} of ${x.bound}`);
+    }
   }
-  const [a, b, c] = evaluateTargets({ world, events: [ev('power-off', 60)], results: [st, re(400), gs({})] }, { leadMs: LEAD });
-  assert.match(a!.detail, /^0 \(clamped-resolver 0, TTL-ignoring 0\)/);
-  assert.match(b!.detail, /105 cut \(100 started before the announcement, 5 after\) against 111 = 1\.10 × 100 \(the unavoidable bound, the same for every policy\) \+ 0\.1 % × 1,000 alive there at T without steering/);
-  assert.match(c!.detail, /reactive 500, GridSteer 105, bound 100: avoided 395 of 400/);
-  assert.deepEqual(
-    evaluateTargets({ world, events: [ev('power-off', 60)], results: [result('static')] }, { leadMs: LEAD }).map((x) => x.status),
-    ['n/a'],
-  );
+  const got = evaluateTargets({ world, events: [ev('power-off', 60)], results: [st, re(400), gs({})] }, { leadMs: LEAD });
+  const pick = (id: string, cls: string) => got.find((x) => x.id === id && x.class === cls)!;
+  assert.match(pick('a', 'TTL-honouring').why, /^0 sent while dark with room, 0 failed on a's refusal before T; the reachable fleet had room throughout/);
+  assert.match(pick('b', 'TTL-honouring').why, /105 cut \(100 started before the announcement, 5 after\) against 111 = 1\.10 × 100 \(the unavoidable bound, the same for every policy\) \+ 0\.1 % × 1,000 alive there at T without steering/);
+  assert.deepEqual([pick('b', 'TTL-honouring').measured, pick('b', 'TTL-honouring').bound], [105, 111]);
+  assert.match(pick('c', 'TTL-honouring').why, /reactive 500, GridSteer 105, bound 100: avoided 395 of 400/);
+  assert.deepEqual([pick('c', 'TTL-honouring').measured, pick('c', 'TTL-honouring').bound], [105, 140], 'at most reactive − 0.9 × (reactive − bound) = 500 − 360');
+  assert.deepEqual(evaluateTargets({ world, events: [ev('power-off', 60)], results: [result('static')] }, { leadMs: LEAD }), [], 'no GridSteer, no targets');
 });
 
 let cached: SimReport | undefined;

@@ -28,22 +28,37 @@
  * - unplaced demand: the plan's `unplaced` (q/s per home) sampled every simulated second.
  */
 import { formatDuration } from './scenario.js';
-import { simDrainLeadMs, POLICY_TITLES, type PolicyName } from './policies.js';
-import type { ByClass, EventRt, PolicyResult } from './engine.js';
+import { simClassLeadMs, simDrainLeadMs, POLICY_TITLES, type PolicyName } from './policies.js';
+import type { ByClass, Cls, EventRt, PolicyResult } from './engine.js';
 import type { SimReport } from './run.js';
-import { CLASS_TITLES } from './world.js';
+import { CLASS_IGNORING, CLASS_TITLES, type ClassName } from './world.js';
 
+export type TargetId = 'a' | 'b' | 'c' | 'd' | 'e';
+export type TargetStatus = 'met' | 'not met' | 'n/a';
+
+/**
+ * One target line (the report contract, docs/simulation.md "The report contract"): met when
+ * `measured` ≤ `bound`; n/a when it cannot apply or its quantity is 0 of 0, `why` saying which.
+ */
 export interface Target {
   /** (a) … (e): the issue's targets. */
-  id: 'a' | 'b' | 'c' | 'd' | 'e';
+  id: TargetId;
+  /** The event's id (events[].id); null for (d) over the part of the window outside every event's span. */
+  event: string | null;
+  /** The client class counted (CLASS_TITLES), or `all` for targets on load ((d), (e)). */
+  class: ClassName | 'all';
+  status: TargetStatus;
+  /** What was measured, and the most it may be. */
+  measured: number;
+  bound: number;
+  /** The figures behind the status, and for n/a why it cannot apply. */
+  why: string;
+  /** The target in words. */
   what: string;
-  status: 'met' | 'not met' | 'n/a';
-  detail: string;
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const pct = (x: number, digits = 0) => `${(x * 100).toFixed(digits)} %`;
-const HONOURING = 0;
 /** q/s with one decimal, two below 0.1 (a trickle is not 0.0). */
 const qps = (x: number) => x.toFixed(x < 0.1 ? 2 : 1);
 
@@ -51,110 +66,146 @@ const qps = (x: number) => x.toFixed(x < 0.1 ? 2 : 1);
  * Cut at event e's T, of class c, under policy x: in all, split by start before and after the
  * announcement; and the unavoidable bound, which is the same for every policy (PolicyResult.bound).
  */
-export function eventCuts(x: PolicyResult, e: number, c: 0 | 1 | 2): { bound: number; before: number; after: number; total: number } {
+export function eventCuts(x: PolicyResult, e: number, c: Cls): { bound: number; before: number; after: number; total: number } {
   const before = x.cutBeforeAnnounce[e]![c];
   const after = x.cutAfterAnnounce[e]![c];
   return { bound: x.bound[e]![c], before, after, total: before + after };
 }
 
+/** Every class index, in CLASS_TITLES order. */
+export const CLASSES: readonly Cls[] = [0, 1, 2, 3];
+const round1 = (x: number) => Math.round(x * 10) / 10;
+/** A bound to one decimal, rounded down (an integer count is then met by it exactly when by the bound itself; 1e-9 absorbs float error). */
+const floor1 = (x: number) => Math.floor(x * 10 + 1e-9) / 10;
+const fmt1 = (x: number) => round1(x).toLocaleString('en-US');
+
 /**
- * The issue's targets for GridSteer (issue 17), checked against the run:
- * (a) per power-off event, TTL-honouring sessions sent to the region while it is dark: 0 —
- *     applies when the notice is at least the drain lead and the fleet has room;
- * (b) per power-off event, TTL-honouring cuts ≤ 1.10 × that class's unavoidable bound + 0.1 %
- *     of the class's sessions alive on the region at T without steering (static geo's cut,
- *     else GridSteer's own) — applies when the notice is at least the drain lead;
- * (c) per power-off event with ≥ 50 minutes' notice, TTL-honouring: (reactive − GridSteer) ≥
- *     0.9 × (reactive − bound), the bound being GridSteer's;
+ * The targets for GridSteer (issues 17 and 30), checked against the run. Per power-off event
+ * and per client class c (its lead L(c): the drain lead, with the clamp's TTL as the resolver
+ * floor for clamped resolvers — simClassLeadMs):
+ * (a) sessions sent to the region while it is dark and the reachable fleet had room at that
+ *     instant, plus sessions that failed on the region's own gateway refusing them before T:
+ *     0 (TTL-ignoring: at most one per TTL-ignoring client of the region's with a session while
+ *     it is dark — such a client keeps its address until a refusal breaks it) — applies when
+ *     the notice is at least L(c);
+ * (b) sessions cut ≤ 1.10 × the unavoidable bound + 0.1 % of the sessions alive on the region
+ *     at T without steering (both the same for every policy: PolicyResult.bound) — applies when
+ *     the notice is at least L(c) and the region goes dark at the event's T;
+ * (c) with ≥ 50 minutes' notice and reactive failover run: GridSteer's cuts ≤ reactive's −
+ *     0.9 × (reactive's − the bound), i.e. it avoids 90 % of what reactive cuts above the bound.
  * (d) no region over capacity by spill while the fleet has room;
  * (e) per throttle without notice: the region's new sessions from T + reaction time to E amount
- *     to at most its new capacity (starts × mean session length ÷ span); load over capacity
- *     from sessions already there is reported alongside.
- * `leadMs` overrides the drain lead (tests with worlds built by hand).
+ *     to at most its new capacity (starts × mean session length ÷ span).
+ * `leadMs` overrides the drain lead of every class (tests with worlds built by hand).
  */
 export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'results'>, o: { leadMs?: number } = {}): Target[] {
   const gs = rep.results.find((r) => r.policy === 'gridsteer');
   const re = rep.results.find((r) => r.policy === 'reactive');
   const out: Target[] = [];
   const ids = rep.world.regions.map((r) => r.id);
-  if (!gs) return [{ id: 'a', what: 'GridSteer targets', status: 'n/a', detail: 'GridSteer was not run' }];
-  const lead = o.leadMs ?? simDrainLeadMs(rep.world);
+  if (!gs) return [];
   const notice = (e: EventRt) => e.T - e.learn;
   for (const e of rep.events) {
     const id = ids[e.region]!;
-    const nTxt = `notice ${formatDuration(notice(e))}, drain lead ${formatDuration(lead)}`;
     if (e.kind !== 'power-off') {
       const tc = gs.throttleChecks[e.idx];
-      const what = `(e) ${id} throttled without notice (${e.id}): its new sessions within its new capacity from T + ${formatDuration((tc?.deadline ?? e.T) - e.T)}`;
+      const what = `(e) ${id} throttled without notice: its new sessions within its new capacity from T + ${formatDuration((tc?.deadline ?? e.T) - e.T)}`;
+      const base = { id: 'e' as const, event: e.id, class: 'all' as const, what };
       if (!tc) {
-        out.push({ id: 'e', what, status: 'n/a', detail: `${e.id} was announced ${formatDuration(notice(e))} ahead` });
+        out.push({ ...base, status: 'n/a', measured: 0, bound: 0, why: `${e.id} was announced ${formatDuration(e.T - e.announce)} ahead` });
         continue;
       }
       if (tc.spanMs <= 0) {
-        out.push({ id: 'e', what, status: 'n/a', detail: 'the event ends (or the window does) before the deadline' });
+        out.push({ ...base, status: 'n/a', measured: 0, bound: 0, why: 'the event ends (or the window does) before the deadline: 0 of 0' });
         continue;
       }
       out.push({
-        id: 'e',
-        what,
+        ...base,
         status: tc.newConcurrent <= tc.capacity ? 'met' : 'not met',
-        detail: `${fmt(tc.startsAfter)} sessions started there in ${formatDuration(tc.spanMs)}: ${fmt(tc.newConcurrent)} concurrent for a capacity of ${fmt(tc.capacity)} (${pct(tc.newConcurrent / tc.capacity)}); reported separately: at the deadline its load was ${fmt(tc.loadAtDeadline)}, ${fmt(tc.oldLoadAtDeadline)} of it sessions started before T, and it was over capacity for ${formatDuration(tc.overMsAfter)} after the deadline`,
+        measured: round1(tc.newConcurrent),
+        bound: round1(tc.capacity),
+        why: `${fmt(tc.startsAfter)} sessions started there in ${formatDuration(tc.spanMs)}: ${fmt(tc.newConcurrent)} concurrent for a capacity of ${fmt(tc.capacity)} (${pct(tc.newConcurrent / tc.capacity)}); reported separately: at the deadline its load was ${fmt(tc.loadAtDeadline)}, ${fmt(tc.oldLoadAtDeadline)} of it sessions started before T, and it was over capacity for ${formatDuration(tc.overMsAfter)} after the deadline`,
       });
       continue;
     }
-    // Room is judged per instant: a session sent to the dark region is excused only if the
-    // reachable fleet had no room at the instant it was sent (engine.ts, roomNow).
-    const sent = gs.sentToEventRegion[e.idx]!;
-    const withRoom = gs.sentWithRoom[e.idx]!;
-    const span = gs.eventSpanMs[e.idx]!;
-    const roomMs = gs.eventRoomMs[e.idx]!;
-    const roomTxt = roomMs === span ? `the reachable fleet had room throughout ${e.id}` : `the reachable fleet had room for ${formatDuration(roomMs)} of ${formatDuration(span)} of ${e.id}; ${fmt(sent[0] - withRoom[0])} TTL-honouring sessions were sent there while it had none`;
-    const aWhat = `(a) TTL-honouring sessions sent to ${id} while ${e.id} has it dark and the fleet has room: 0`;
-    const aFig = `${fmt(withRoom[0])} (clamped-resolver ${fmt(withRoom[1])}, TTL-ignoring ${fmt(withRoom[2])})`;
-    if (notice(e) < lead) out.push({ id: 'a', what: aWhat, status: 'n/a', detail: `${nTxt}: less notice than the lead; measured ${aFig}` });
-    else if (roomMs === 0) out.push({ id: 'a', what: aWhat, status: 'n/a', detail: `the reachable fleet had no room at any instant of ${e.id} (${formatDuration(span)}); sent while it had none: ${fmt(sent[0])} TTL-honouring` });
-    else out.push({ id: 'a', what: aWhat, status: withRoom[0] === 0 ? 'met' : 'not met', detail: `${aFig}; ${nTxt}; ${roomTxt}` });
+    const mine: Target[] = [];
+    for (const c of CLASSES) {
+      const cls = CLASS_TITLES[c];
+      const lead = o.leadMs ?? simClassLeadMs(rep.world, c);
+      const nTxt = `notice ${formatDuration(notice(e))}, ${cls} lead ${formatDuration(lead)}`;
+      const short = notice(e) < lead;
+      const base = { event: e.id, class: cls };
 
-    const c = eventCuts(gs, e.idx, HONOURING);
-    const alive = gs.aliveAtT[e.idx]![HONOURING];
-    const limit = 1.1 * c.bound + 0.001 * alive;
-    const bWhat = `(b) TTL-honouring sessions cut at ${id} (${e.id}) ≤ 1.10 × bound + 0.1 % of those alive there at T`;
-    const bFig = `${fmt(c.total)} cut (${fmt(c.before)} started before the announcement, ${fmt(c.after)} after) against ${(Math.round(limit * 10) / 10).toLocaleString('en-US')} = 1.10 × ${fmt(c.bound)} (the unavoidable bound, the same for every policy) + 0.1 % × ${fmt(alive)} alive there at T without steering`;
-    const darkBy = rep.events.find((x) => x.kind === 'power-off' && x.region === e.region && x.idx !== e.idx && x.T <= e.T && x.E >= e.T);
-    if (!e.goesDark) out.push({ id: 'b', what: bWhat, status: 'n/a', detail: `${id} was already dark at ${e.id}'s T${darkBy ? ` (${darkBy.id} in force)` : ''}: nothing is cut then (0 of 0); measured ${fmt(c.total)}` });
-    else if (alive === 0 && c.total === 0) out.push({ id: 'b', what: bWhat, status: 'n/a', detail: `no TTL-honouring session alive on ${id} at T without steering, none cut (0 of 0)` });
-    else if (notice(e) < lead) out.push({ id: 'b', what: bWhat, status: 'n/a', detail: `${nTxt}: less notice than the lead; measured ${bFig}` });
-    else out.push({ id: 'b', what: bWhat, status: c.total <= limit ? 'met' : 'not met', detail: bFig });
+      // (a) Room is judged per instant: a session sent to the dark region is excused only if the
+      // reachable fleet had no room at the instant it was sent (engine.ts, roomNow).
+      const sent = gs.sentToEventRegion[e.idx]![c];
+      const withRoom = gs.sentWithRoom[e.idx]![c];
+      const refused = gs.failedRefusedBeforeT[e.idx]![c];
+      const span = gs.eventSpanMs[e.idx]!;
+      const roomMs = gs.eventRoomMs[e.idx]!;
+      const aMeasured = withRoom + refused;
+      const aBound = c === CLASS_IGNORING ? gs.ignoringClients[e.idx]! : 0;
+      const aWhat = `(a) ${cls} sessions sent to ${id} while it is dark and the fleet has room, or failed on its gateway's refusal before T: ${c === CLASS_IGNORING ? 'at most one per TTL-ignoring client of its own with a session then' : '0'}`;
+      const roomTxt = roomMs === span ? 'the reachable fleet had room throughout' : `the reachable fleet had room for ${formatDuration(roomMs)} of ${formatDuration(span)}; ${fmt(sent - withRoom)} sent while it had none (not counted)`;
+      const aFig = `${fmt(withRoom)} sent while dark with room, ${fmt(refused)} failed on ${id}'s refusal before T${c === CLASS_IGNORING ? ` (${fmt(aBound)} TTL-ignoring clients of ${id}'s with a session while it is dark)` : ''}; ${roomTxt}`;
+      const homeArr = gs.homeArrivals[e.idx]![c];
+      if (short) mine.push({ ...base, id: 'a', what: aWhat, status: 'n/a', measured: aMeasured, bound: aBound, why: `${nTxt}: less notice than the lead; measured ${aFig}` });
+      else if (roomMs === 0 && refused === 0) mine.push({ ...base, id: 'a', what: aWhat, status: 'n/a', measured: aMeasured, bound: aBound, why: `the reachable fleet had no room at any instant of ${e.id} (${formatDuration(span)}); ${fmt(sent)} sent while it had none` });
+      else if (homeArr === 0 && aMeasured === 0) mine.push({ ...base, id: 'a', what: aWhat, status: 'n/a', measured: 0, bound: aBound, why: `no ${cls} session of ${id}'s own clients while it is dark, none sent there or refused (0 of 0)` });
+      else mine.push({ ...base, id: 'a', what: aWhat, status: aMeasured <= aBound ? 'met' : 'not met', measured: aMeasured, bound: aBound, why: `${aFig}; ${nTxt}` });
 
-    const cWhat = `(c) TTL-honouring cuts avoided against reactive failover at ${id} (${e.id}) ≥ 0.9 × (reactive − bound)`;
-    if (!e.goesDark) out.push({ id: 'c', what: cWhat, status: 'n/a', detail: `${id} was already dark at ${e.id}'s T: nothing is cut then (0 of 0)` });
-    else if (notice(e) < 50 * 60_000) out.push({ id: 'c', what: cWhat, status: 'n/a', detail: `notice ${formatDuration(notice(e))} < 50m` });
-    else if (!re) out.push({ id: 'c', what: cWhat, status: 'n/a', detail: 'reactive failover was not run' });
-    else {
-      const r = eventCuts(re, e.idx, HONOURING);
-      const avoidable = r.total - c.bound;
-      if (avoidable <= 0) out.push({ id: 'c', what: cWhat, status: 'n/a', detail: `reactive cut ${fmt(r.total)}, no more than the bound ${fmt(c.bound)}` });
+      // (b) Cuts against the one bound.
+      const k = eventCuts(gs, e.idx, c);
+      const alive = gs.aliveAtT[e.idx]![c];
+      const limit = floor1(1.1 * k.bound + 0.001 * alive);
+      const bWhat = `(b) ${cls} sessions cut at ${id} ≤ 1.10 × the unavoidable bound + 0.1 % of those alive there at T`;
+      const bFig = `${fmt(k.total)} cut (${fmt(k.before)} started before the announcement, ${fmt(k.after)} after) against ${fmt1(limit)} = 1.10 × ${fmt(k.bound)} (the unavoidable bound, the same for every policy) + 0.1 % × ${fmt(alive)} alive there at T without steering`;
+      const darkBy = rep.events.find((x) => x.kind === 'power-off' && x.region === e.region && x.idx !== e.idx && x.T <= e.T && x.E >= e.T);
+      const already = `${id} was already dark at ${e.id}'s T${darkBy ? ` (${darkBy.id} in force)` : ''}: nothing is cut then (0 of 0)`;
+      const bBase = { ...base, id: 'b' as const, what: bWhat, measured: k.total, bound: limit };
+      if (!e.goesDark) mine.push({ ...bBase, status: 'n/a', why: `${already}; measured ${fmt(k.total)}` });
+      else if (alive === 0 && k.total === 0) mine.push({ ...bBase, status: 'n/a', why: `no ${cls} session alive on ${id} at T without steering, none cut (0 of 0)` });
+      else if (short) mine.push({ ...bBase, status: 'n/a', why: `${nTxt}: less notice than the lead; measured ${bFig}` });
+      else mine.push({ ...bBase, status: k.total <= limit ? 'met' : 'not met', why: bFig });
+
+      // (c) Against reactive failover: avoid 90 % of what it cuts above the bound.
+      const cWhat = `(c) ${cls} cuts at ${id} ≤ reactive's − 0.9 × (reactive's − the bound)`;
+      const cBase = { ...base, id: 'c' as const, what: cWhat, measured: k.total };
+      if (!e.goesDark) mine.push({ ...cBase, status: 'n/a', bound: 0, why: already });
+      else if (notice(e) < 50 * 60_000) mine.push({ ...cBase, status: 'n/a', bound: 0, why: `notice ${formatDuration(notice(e))} < 50m` });
+      else if (!re) mine.push({ ...cBase, status: 'n/a', bound: 0, why: 'reactive failover was not run' });
       else {
-        const avoided = r.total - c.total;
-        out.push({
-          id: 'c',
-          what: cWhat,
-          status: avoided >= 0.9 * avoidable ? 'met' : 'not met',
-          detail: `reactive ${fmt(r.total)}, GridSteer ${fmt(c.total)}, bound ${fmt(c.bound)}: avoided ${fmt(avoided)} of ${fmt(avoidable)} (${pct(avoided / avoidable, 1)}; ${pct(1 - c.total / r.total, 1)} fewer cuts, ${pct(1 - c.bound / r.total, 1)} at the bound)`,
-        });
+        const r = eventCuts(re, e.idx, c);
+        const avoidable = r.total - k.bound;
+        const cBound = floor1(r.total - 0.9 * avoidable);
+        if (avoidable <= 0) mine.push({ ...cBase, status: 'n/a', bound: r.total, why: `reactive cut ${fmt(r.total)}, no more than the bound ${fmt(k.bound)}: nothing to avoid (0 of 0)` });
+        else {
+          const avoided = r.total - k.total;
+          mine.push({
+            ...cBase,
+            status: k.total <= cBound ? 'met' : 'not met',
+            bound: cBound,
+            why: `reactive ${fmt(r.total)}, GridSteer ${fmt(k.total)}, bound ${fmt(k.bound)}: avoided ${fmt(avoided)} of ${fmt(avoidable)} (${pct(avoided / avoidable, 1)}; ${pct(1 - k.total / r.total, 1)} fewer cuts, ${pct(1 - k.bound / r.total, 1)} at the bound)`,
+          });
+        }
       }
     }
+    // Target by target, each in class order.
+    out.push(...mine.sort((x, y) => x.id.localeCompare(y.id)));
   }
   const over = gs.spillOverMs.map((ms, r) => ({ ms, r })).filter((x) => x.ms > 0);
   out.push({
     id: 'd',
+    event: null,
+    class: 'all',
     what: '(d) no region over capacity by spill while the fleet has room',
     status: over.length === 0 ? 'met' : 'not met',
-    detail:
+    measured: over.reduce((a, x) => a + x.ms, 0) / 1000,
+    bound: 0,
+    why:
       over.length === 0
         ? `highest peak ${pct(Math.max(...gs.peakUtil))}${noRoomWords(gs, ids)}`
-        : over.map((x) => `${ids[x.r]} over by spill for ${formatDuration(x.ms)}, by up to ${pct(gs.spillOverPeak[x.r]!, 1)} of its capacity (peak ${pct(gs.peakUtil[x.r]!)}, ${pct(gs.peakSpillShare[x.r]!)} of it spill)`).join('; ') +
-          noRoomWords(gs, ids),
+        : over.map((x) => `${ids[x.r]} over by spill for ${formatDuration(x.ms)}, by up to ${pct(gs.spillOverPeak[x.r]!, 1)} of its capacity (peak ${pct(gs.peakUtil[x.r]!)}, ${pct(gs.peakSpillShare[x.r]!)} of it spill)`).join('; ') + noRoomWords(gs, ids),
   });
   return out;
 }
@@ -207,7 +258,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
   const cyc = sc.world.dailyCycle;
   const hk = sc.policies.gridsteer.hook;
   L.push(
-    `${fmt(w.subnetMetro.length)} client /24s in ${w.metros.length} metros, ${w.clientsPerSubnet} clients each; ${fmt(w.resolverClamps.length)} resolvers, ${pct(sc.world.clampingResolvers)} of which clamp TTLs up to ${sc.world.clampTtlS} s and ${pct(sc.world.noEcsResolvers)} send no ECS (one answer, for the resolver's location, cached for every /24 behind it); ${pct(sc.world.ttlIgnoringClients)} of clients ignore TTLs. Demand by class: TTL-honouring ${pct(w.classShare[0], 1)}, clamped-resolver ${pct(w.classShare[1], 1)}, TTL-ignoring ${pct(w.classShare[2], 1)}. Mean session ${(w.meanLengthMs / 1000).toFixed(1)} s, so ${fmt(w.expectedConcurrent)} concurrent sessions are expected on average; the fleet's capacity is ${sc.world.fleetHeadroom} × that, shared by capacity units. Regions from \`${sc.regionsFrom}\`.`,
+    `${fmt(w.subnetMetro.length)} client /24s in ${w.metros.length} metros, ${w.clientsPerSubnet} clients each; ${fmt(w.resolverClamps.length)} resolvers, ${pct(sc.world.clampingResolvers)} of which clamp TTLs up to ${sc.world.clampTtlS} s and ${pct(sc.world.noEcsResolvers)} send no ECS (one answer, for the resolver's location, cached for every /24 behind it); ${pct(sc.world.ttlIgnoringClients)} of clients ignore TTLs. Demand by class: ${CLASS_TITLES.map((c, i) => `${c} ${pct(w.classShare[i]!, 1)}`).join(', ')}. Mean session ${(w.meanLengthMs / 1000).toFixed(1)} s, so ${fmt(w.expectedConcurrent)} concurrent sessions are expected on average; the fleet's capacity is ${sc.world.fleetHeadroom} × that, shared by capacity units. Regions from \`${sc.regionsFrom}\`.`,
     '',
     `${cr.share > 0 ? `Clients retry ${pct(cr.share)} of cut sessions ${formatDuration(cr.delayMs)} after the cut, resolving again.` : 'Cut sessions are not retried.'} ${cyc.amplitude > 0 ? `Demand follows a daily cycle: ± ${pct(cyc.amplitude)} around its mean, peaking at ${cyc.peakHour} h local solar time in each metro.` : 'Demand is flat over the day.'} Reactive failover's checks fail ${sc.policies.reactive.check === 'load' ? 'while a region is dark or loaded above its capacity' : 'while one of its events is in force'}. GridSteer's drain hook: ${hk.enabled ? `${hk.delayMs === 0 && hk.failureRate === 0 ? 'every call delivered within the simulated second' : `delivered ${formatDuration(hk.delayMs)} after a successful attempt, ${pct(hk.failureRate)} of attempts failing (${hk.retries} retries from ${hk.retryBaseMs < 1000 ? `${hk.retryBaseMs}ms` : formatDuration(hk.retryBaseMs)}, doubling)`}; the gateway refuses new streams from the plan's refuse steps${hk.refuse ? '' : ' (off here)'} and ${hk.progressiveGoaway ? 'sends GOAWAY to every connection progressively up to a step\'s goawayBy when the plan gives one' : 'sends GOAWAY by share only (progressive GOAWAY off)'}.` : 'none (the gateways do nothing).'}`,
     '',
@@ -218,7 +269,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
     L.push(`| ${w.regions[r]!.id} | ${w.regions[r]!.capacityUnits} | ${fmt(w.capacity[r]!)} | ${fmt(w.expectedHomeConcurrent[r]!)} | ${pct(w.expectedHomeConcurrent[r]! / w.capacity[r]!)} |`);
   }
 
-  const classTable = (cls: 0 | 1 | 2) => {
+  const classTable = (cls: Cls) => {
     L.push('', `### ${CLASS_TITLES[cls]} clients`, '', ...header('sessions'));
     const row = (name: string, f: (x: PolicyResult) => string) => L.push(`| ${name} | ${results.map(f).join(' | ')} |`);
     row('arrived', (x) => fmt(x.arrivals[cls]));
@@ -227,6 +278,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
       if (e.kind === 'power-off') {
         row(`sent to ${id} while ${e.id} has it dark`, (x) => fmt(x.sentToEventRegion[e.idx]![cls]));
         row(`… of them while the reachable fleet had room (at that instant)`, (x) => fmt(x.sentWithRoom[e.idx]![cls]));
+        row(`failed with an attempt on ${id} while dark / failed on its gateway's refusal before T`, (x) => `${fmt(x.failedDark[e.idx]![cls])} / ${fmt(x.failedRefusedBeforeT[e.idx]![cls])}`);
         row(`cut at ${id} when ${e.id} took its power`, (x) => fmt(eventCuts(x, e.idx, cls).total));
         row(`… the **unavoidable bound** (the same for every policy)`, (x) => fmt(eventCuts(x, e.idx, cls).bound));
         row(`… cut: started before / after the announcement`, (x) => `${fmt(eventCuts(x, e.idx, cls).before)} / ${fmt(eventCuts(x, e.idx, cls).after)}`);
@@ -243,9 +295,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
     row(`added distance of the event regions' clients, mean / p95 (km)`, (x) => `${fmt(x.addedKm.mean[cls])} / ${fmt(x.addedKm.p95[cls])}`);
   };
   L.push('', '## Results');
-  classTable(0);
-  classTable(1);
-  classTable(2);
+  for (const c of CLASSES) classTable(c);
   L.push('', '### Whole fleet', '', ...header(''));
   const gsOnly = (f: (x: PolicyResult) => string) => results.map((x) => (x.policy === 'gridsteer' ? f(x) : '–')).join(' | ');
   L.push(`| DNS answers computed (resolver cache misses) | ${results.map((x) => fmt(x.dnsQueries)).join(' | ')} |`);
@@ -309,7 +359,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
   }
 
   L.push('', '## Targets (GridSteer)', '');
-  for (const t of evaluateTargets(rep)) L.push(`- **${t.status}**: ${t.what} — ${t.detail}`);
+  for (const t of evaluateTargets(rep)) L.push(`- **${t.status}**: ${t.what}${t.event ? ` (${t.event})` : ''} — measured ${fmt1(t.measured)}, at most ${fmt1(t.bound)}: ${t.why}`);
   if (o.chart) {
     L.push('', '## Traffic share per region', '', `![Share of sessions started per region, per minute, one panel per policy](${o.chart})`, '');
     L.push('Each panel stacks, per minute, the share of sessions that started on each region; grey is sessions that failed (every attempt refused). The dashed line is the load on the event region as a share of its normal capacity. Framed in red: the event (T to E); dotted red: the announcement.');
@@ -320,11 +370,11 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
 
 /** One line per policy for a terminal: the headline figures (per class: TTL-honouring/clamped/ignoring). */
 export function summaryLines(rep: SimReport): string[] {
-  const c3 = (x: ByClass) => `${fmt(x[0])}/${fmt(x[1])}/${fmt(x[2])}`;
+  const c3 = (x: ByClass) => x.map(fmt).join('/');
   return rep.results.map((x) => {
     const sent = rep.events.map((e) => c3(x.sentToEventRegion[e.idx]!)).join(',');
     const bound = rep.events.filter((e) => e.kind === 'power-off').map((e) => c3(x.bound[e.idx]!)).join(',');
-    return `${POLICY_TITLES[x.policy as PolicyName].padEnd(17)} sent-to-dark ${sent}  cut ${c3(x.cut)} (bound ${bound || '–'})  failed ${c3(x.failed)}  over-capacity starts ${c3(x.startedOverCapacity)}  peak ${pct(Math.max(...x.peakUtil))}  (TTL-honouring/clamped/ignoring)`;
+    return `${POLICY_TITLES[x.policy as PolicyName].padEnd(17)} sent-to-dark ${sent}  cut ${c3(x.cut)} (bound ${bound || '–'})  failed ${c3(x.failed)}  over-capacity starts ${c3(x.startedOverCapacity)}  peak ${pct(Math.max(...x.peakUtil))}  (${CLASS_TITLES.join('/')})`;
   });
 }
 
