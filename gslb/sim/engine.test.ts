@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { loadScenario } from './scenario.js';
 import { buildWorld } from './world.js';
-import { runPolicy, timeline } from './engine.js';
+import { judgeSpill, runPolicy, timeline, type SpillSpan } from './engine.js';
 import type { SimPolicy } from './policies.js';
 import { runScenario, type SimReport } from './run.js';
 import { tempDir, tinyScenario } from './testing.js';
@@ -398,23 +398,49 @@ test('unplaced demand: the plan\'s field sampled each second; its series adds up
   assert.ok(u.peakAt >= rep.timeline.windowStart && u.peakAt < rep.timeline.windowEnd);
 });
 
-test('spill placed while the fleet had no room: reported apart once room returns, not judged as over capacity by spill', (t) => {
-  // Headroom 1.3: from east's announcement to its end the rest holds 0.87 × the demand (no
-  // room), so whatever spills then had nowhere else to go; its sessions outlive the event.
+test('judgeSpill: spill over capacity is judged every second, less the load the reachable fleet could not hold', () => {
+  // [what, load, own clients' load, capacity, reachable, spill excess per region, overflow, judged]
+  type Case = [string, number[], number[], number[], number[], number[], number, number];
+  const cases: Case[] = [
+    ['a over by 10 of spill, b with room: all of it judged', [110, 50], [90, 50], [100, 100], [1, 1], [10, 0], 0, 10],
+    ['a over by its own clients only: nothing judged', [110, 50], [110, 50], [100, 100], [1, 1], [0, 0], 0, 0],
+    ['the excess laid to spill first (spill 5 of an excess of 10)', [110, 50], [105, 50], [100, 100], [1, 1], [5, 0], 0, 5],
+    ['the fleet over in all by 15: a\'s 10 of spill is what it could not hold, none judged', [110, 105], [90, 105], [100, 100], [1, 1], [10, 0], 15, 0],
+    ['a over by 30 of spill, b with 10 to spare: 10 judged (b\'s room), 20 unplaced', [130, 90], [90, 90], [100, 100], [1, 1], [30, 0], 20, 10],
+    ['a region announced to lose power is not room, and spill over its capacity is judged whatever the overflow', [110, 50, 40], [100, 50, 30], [100, 40, 30], [1, 1, 0], [10, 0, 10], 20, 10],
+    ['dark (capacity 0, load 0): nothing', [0, 50], [0, 50], [0, 100], [1, 1], [0, 0], 0, 0],
+  ];
+  for (const [what, load, home, cap, reach, ex, overflow, judged] of cases) {
+    const spillEx = new Float64Array(load.length);
+    assert.deepEqual(judgeSpill(load, home, cap, reach, spillEx), { overflow, judged }, what);
+    assert.deepEqual(Array.from(spillEx), ex, what);
+  }
+});
+
+test('spill judged over the whole window, per span: what reactive failover leaves on full neighbours after the event is judged; the spans cover the window once', (t) => {
+  // Headroom 1.3: from east's announcement to its end the rest holds 0.87 × the demand, so the
+  // fleet overflows (unplaced, not judged); once east is back, spill still on full neighbours
+  // while east has room is judged (before issue 30 it was excused as placed while there was none).
   const rep = runScenario(tinyWith(t, '  fleetHeadroom: 1.3'), { scale: 0.3, policies: ['reactive', 'gridsteer'] });
   const R = rep.world.regions.length;
   const e = rep.events[0]!;
   for (const res of rep.results) {
+    assert.equal(res.spillSpans.length, 2);
+    const [ev, rest] = res.spillSpans as [SpillSpan, SpillSpan];
+    assert.equal(ev.spanMs + rest.spanMs, rep.timeline.windowEnd - rep.timeline.windowStart, `${res.policy}: one event: its span and the rest make the window`);
+    assert.equal(ev.spanMs, Math.min(rep.timeline.windowEnd, e.E + 15 * 60_000) - e.announce);
+    for (const sp of res.spillSpans) {
+      assert.ok(sp.judgedMs <= sp.spanMs && sp.overflowMs <= sp.spanMs, res.policy);
+      for (let r = 0; r < R; r++) assert.ok(sp.regionMs[r]! <= sp.judgedMs, `${res.policy} ${r}`);
+    }
     for (let r = 0; r < R; r++) {
-      assert.ok(res.spillOverMs[r]! + res.noRoomSpillOverMs[r]! <= res.overCapacityMs[r]!, `${res.policy} ${r}: each second counted once, and only over capacity`);
-      assert.ok(res.noRoomSpillOverPeak[r]! <= Math.max(0, res.peakUtil[r]! - 1) + 1e-9, `${res.policy} ${r}: part of the excess`);
-      // Room returns at the event's end and the window ends 15 minutes later: nothing counted
-      // while there was none.
-      assert.ok(res.noRoomSpillOverMs[r]! <= rep.timeline.windowEnd - e.E + (e.announce - rep.timeline.windowStart), `${res.policy} ${r}`);
+      assert.ok(res.spillOverMs[r]! <= res.overCapacityMs[r]!, `${res.policy} ${r}: over by spill is over`);
+      assert.ok(res.spillOverPeak[r]! <= Math.max(0, res.peakUtil[r]! - 1) + 1e-9, `${res.policy} ${r}: part of the excess`);
     }
   }
   const re = rep.results[0]!;
-  assert.ok(re.noRoomSpillOverMs.some((ms) => ms > 0), `reactive: its spill during the event stays on full neighbours after it (${JSON.stringify(re.noRoomSpillOverMs)}, over ${JSON.stringify(re.overCapacityMs)})`);
+  assert.ok(re.spillSpans[0]!.overflowMs > 0, `reactive: the fleet overflows during the event (${JSON.stringify(re.spillSpans[0])})`);
+  assert.ok(re.spillSpans[0]!.judgedMs > 0, `reactive: its spill stays on full neighbours after the event while east has room (${JSON.stringify(re.spillSpans[0])})`);
 });
 
 test('room per instant: the reachable fleet has no room only while both overlapping events are in force, not for all of each', (t) => {

@@ -170,6 +170,56 @@ export interface ThrottleCheck {
   overMsAfter: number;
 }
 
+/**
+ * Spill over capacity in a span of the window, judged every simulated second (target d). At
+ * each second: a region's spill excess is min(load from clients of other homes, load −
+ * capacity) when over capacity; the fleet's **overflow** O is how far the reachable regions' load
+ * (those not announced to lose power) exceeds their capacity — demand the fleet could not hold,
+ * which should have been refused (left unplaced), not judged as spill; and the **judged** excess
+ * J = max(0, the reachable regions' spill excess − O) + the spill excess of regions announced to
+ * lose power. J > 0 means a region was over capacity by spill while the fleet had room
+ * elsewhere (J is at most the capacity left unused on other regions).
+ */
+export interface SpillSpan {
+  /** Measured seconds of the span, ms; of them with J > 0, and J's highest value (sessions) and as a share of the reachable capacity then. */
+  spanMs: number;
+  judgedMs: number;
+  judgedPeak: number;
+  judgedPeakShare: number;
+  /** Per region: time it was over capacity by spill while J > 0, and the highest min(its spill excess, J) ÷ its capacity. */
+  regionMs: number[];
+  regionPeak: number[];
+  /** Time with overflow O > 0, its highest value (sessions) and share of the reachable capacity, and its integral (session-seconds). */
+  overflowMs: number;
+  overflowPeak: number;
+  overflowPeakShare: number;
+  overflowSessionS: number;
+}
+
+/**
+ * One second of target (d) (SpillSpan): per region its spill excess, min(load − own clients'
+ * load, load − capacity) when over capacity (written to `spillEx`); the overflow O, the reachable
+ * regions' load above their capacity; and the judged excess J = max(0, their spill excess − O) +
+ * the spill excess of the regions not reachable (announced to lose power).
+ */
+export function judgeSpill(load: ArrayLike<number>, loadHome: ArrayLike<number>, capacity: ArrayLike<number>, reachable: ArrayLike<number>, spillEx: Float64Array): { overflow: number; judged: number } {
+  let capReach = 0;
+  let loadReach = 0;
+  let spillReach = 0;
+  let spillElse = 0;
+  for (let r = 0; r < load.length; r++) {
+    const ex = load[r]! > capacity[r]! ? Math.max(0, Math.min(load[r]! - loadHome[r]!, load[r]! - capacity[r]!)) : 0;
+    spillEx[r] = ex;
+    if (reachable[r]) {
+      capReach += capacity[r]!;
+      loadReach += load[r]!;
+      spillReach += ex;
+    } else spillElse += ex;
+  }
+  const overflow = Math.max(0, loadReach - capReach);
+  return { overflow, judged: Math.max(0, spillReach - overflow) + spillElse };
+}
+
 /** The plan's unplaced demand over the window (GridSteer), sampled every simulated second. */
 export interface UnplacedStats {
   /** Highest total (q/s, every home) and its instant. */
@@ -267,20 +317,17 @@ export interface PolicyResult {
   /** Per region: the share of the load at its peak that came from clients of other homes (spill). */
   peakSpillShare: number[];
   /**
-   * Per region, while the reachable fleet had room (the regions not announced to lose power
-   * hold the expected demand now): time over capacity by spill on connections opened while the
-   * fleet had room (ms), and the highest excess due to it — min(that spill, load − capacity) —
-   * ÷ capacity. Target (d).
+   * Per region, over the whole window: time over capacity by spill while the fleet had room
+   * elsewhere (SpillSpan: J > 0) and the highest part of J it carried, min(its spill excess, J)
+   * ÷ its capacity. Target (d), summed over the spans.
    */
   spillOverMs: number[];
   spillOverPeak: number[];
   /**
-   * The same for spill on connections opened while the fleet had no room (it had nowhere else
-   * to go) and still there after room returned, counted only when the spill above explains none of the
-   * excess: min(that spill, load − capacity − the spill above) ÷ capacity. Reported, not judged.
+   * Target (d) per span, sampled every simulated second: spans[e] is event e's, from its
+   * announcement (or T) to 15 minutes after its end; spans[events.length] the rest of the window.
    */
-  noRoomSpillOverMs: number[];
-  noRoomSpillOverPeak: number[];
+  spillSpans: SpillSpan[];
   /** Per event: for a throttle without notice, target (e)'s measures; null otherwise. */
   throttleChecks: (ThrottleCheck | null)[];
   cutRetry: CutRetryStats;
@@ -370,15 +417,10 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const load = new Float64Array(R);
   /** Load from the region's own clients (its home's). */
   const loadHome = new Float64Array(R);
-  /** Per region: load from clients of other homes on connections opened on answers given while the reachable fleet had no room (see `roomNow`). */
-  const loadSpillNoRoom = new Float64Array(R);
   /**
-   * Whether the reachable fleet has room now (the regions not announced to lose power hold the
-   * expected demand), updated every tick. Spill on a connection opened while it has none is load
-   * the fleet had nowhere else to put: the connection and its sessions stay on their region after
-   * room returns (a client reuses its open connection without resolving again; only its gateway's
-   * GOAWAY would move it), and target (d) does not judge it (it is reported apart, like a
-   * throttled region's sessions already there).
+   * Whether the reachable fleet has room now (the capacity in force of the regions not announced
+   * to lose power holds the expected demand now), updated every tick: target (a) excuses
+   * sessions sent to a dark region while it has none.
    */
   let roomNow = true;
   const capacityNow = Float64Array.from(world.capacity);
@@ -398,15 +440,9 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   // Clients, resolver caches: one per (resolver, /24) with ECS, one per resolver without (query origin q, see SimPolicy.answer).
   const curConn = new Int32Array(C).fill(-1);
   const sticky = new Int32Array(C).fill(-1);
-  /** 1: the answer a TTL-ignoring client sticks to was given while the reachable fleet had no room. */
-  const stickyNoRoom = new Uint8Array(C);
   const Q = world.queryMetro.length;
   const cacheExp = new Float64Array(Q);
   const cacheRegion = new Int32Array(Q).fill(-1);
-  /** 1: the cached answer was given while the reachable fleet had no room (`roomNow`). */
-  const cacheNoRoom = new Uint8Array(Q);
-  /** Whether the answer `resolve` returned last was given while the fleet had no room: a connection opened on it inherits it. */
-  let answerNoRoom = 0;
   const clampMs = w.clampTtlS * 1000;
 
   // Connections.
@@ -417,8 +453,6 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   let cIdle = new Float64Array(cp.size);
   let cState = new Uint8Array(cp.size); // 0 free, 1 open, 2 draining (GOAWAY sent)
   let cPos = new Int32Array(cp.size);
-  /** 1: opened on a DNS answer given while the reachable fleet had no room (`roomNow`): it had nowhere else with room. */
-  let cNoRoom = new Uint8Array(cp.size);
   const growConns = (n: number) => {
     cClient = growI32(cClient, n);
     cRegion = growI32(cRegion, n);
@@ -426,7 +460,6 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     cIdle = growF64(cIdle, n);
     cState = growU8(cState, n);
     cPos = growI32(cPos, n);
-    cNoRoom = growU8(cNoRoom, n);
   };
   const regionConns: Int32Array<ArrayBuffer>[] = Array.from({ length: R }, () => new Int32Array(256));
   const regionConnN = new Int32Array(R);
@@ -542,8 +575,9 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const overMs = new Array<number>(R).fill(0);
   const spillOverMs = new Array<number>(R).fill(0);
   const spillOverPeak = new Array<number>(R).fill(0);
-  const noRoomSpillOverMs = new Array<number>(R).fill(0);
-  const noRoomSpillOverPeak = new Array<number>(R).fill(0);
+  const spillSpans: SpillSpan[] = [...events, null].map(() => ({ spanMs: 0, judgedMs: 0, judgedPeak: 0, judgedPeakShare: 0, regionMs: new Array<number>(R).fill(0), regionPeak: new Array<number>(R).fill(0), overflowMs: 0, overflowPeak: 0, overflowPeakShare: 0, overflowSessionS: 0 }));
+  const spillEx = new Float64Array(R);
+  const reachable = new Uint8Array(R);
   const cutRetry: CutRetryStats = { retried: zeros(), started: zeros(), failed: zeros(), sentDark: zeros() };
   const hook: HookStats = { calls: 0, delivered: 0, late: 0, failedAttempts: 0, gaveUp: 0, abandoned: 0, maxLagMs: 0, sumLagMs: 0 };
   const unplaced: UnplacedStats = { peakQps: 0, peakAt: 0, seconds: 0, queries: 0, flips: 0, changes: 0 };
@@ -573,14 +607,13 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   };
 
   // --- connections -------------------------------------------------------------------
-  const openConn = (c: number, r: number, t: number, noRoom = 0): number => {
+  const openConn = (c: number, r: number, t: number): number => {
     const k = cp.alloc(growConns);
     cClient[k] = c;
     cRegion[k] = r;
     cActive[k] = 0;
     cIdle[k] = t;
     cState[k] = 1;
-    cNoRoom[k] = noRoom;
     let list = regionConns[r]!;
     if (regionConnN[r] === list.length) regionConns[r] = list = growI32(list, list.length * 2);
     cPos[k] = regionConnN[r]!;
@@ -650,10 +683,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     }
   };
   const resolve = (c: number, t: number): number => {
-    if (world.clientIgnoresTtl[c] && sticky[c]! >= 0) {
-      answerNoRoom = stickyNoRoom[c]!;
-      return sticky[c]!;
-    }
+    if (world.clientIgnoresTtl[c] && sticky[c]! >= 0) return sticky[c]!;
     const s = (c / K) | 0;
     const res = world.subnetResolver[s]!;
     // A resolver without ECS asks once for all its /24s (origin S + resolver) and caches one answer.
@@ -668,13 +698,8 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       if (world.resolverClamps[res] && ttlMs < clampMs) ttlMs = clampMs;
       cacheExp[q] = t + ttlMs;
       cacheRegion[q] = r;
-      cacheNoRoom[q] = roomNow ? 0 : 1;
     }
-    answerNoRoom = cacheNoRoom[q]!;
-    if (world.clientIgnoresTtl[c]) {
-      sticky[c] = r;
-      stickyNoRoom[c] = answerNoRoom;
-    }
+    if (world.clientIgnoresTtl[c]) sticky[c] = r;
     return r;
   };
   const refuse = (p: number, t: number) => {
@@ -704,13 +729,8 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     if (retry && inWindow(pArr[p]!)) cutRetry.started[cls]++;
     if (measured && load[r]! >= capacityNow[r]!) overCap[cls]++;
     const home = homeOf(c) === r ? 1 : 0;
-    // Spill on a connection opened on an answer given while the fleet had no room: that answer
-    // had nowhere else (DNS places connections — a cached answer or an open connection is not
-    // placed again — so the placement is the answer's, when it was given).
-    const noRoom = home === 0 && cNoRoom[k] === 1 ? 1 : 0;
     load[r]!++;
     loadHome[r]! += home;
-    loadSpillNoRoom[r]! += noRoom;
     notePeak(r, t);
     cActive[k]!++;
     const sess = sp.alloc(growSess);
@@ -720,7 +740,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     sLive[sess] = 1;
     sStart[sess] = startAt;
     sEnd[sess] = t + pLen[p]!;
-    sHome[sess] = home | (noRoom << 1);
+    sHome[sess] = home;
     heap.push(t + pLen[p]!, (sess << 2) | EV_END, ++sGen[sess]!);
     for (let i = 0; i < throttleChecks.length; i++) {
       const tc = throttleChecks[i];
@@ -776,7 +796,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       refuse(p, t);
       return;
     }
-    startSession(p, openConn(c, r, t, answerNoRoom), r, t);
+    startSession(p, openConn(c, r, t), r, t);
   };
 
   const endSession = (sess: number, t: number) => {
@@ -784,8 +804,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     sLive[sess] = 0;
     const r = sRegion[sess]!;
     load[r]!--;
-    loadHome[r]! -= sHome[sess]! & 1;
-    loadSpillNoRoom[r]! -= sHome[sess]! >> 1;
+    loadHome[r]! -= sHome[sess]!;
     const k = sConn[sess]!;
     if (--cActive[k]! === 0) {
       cIdle[k] = t;
@@ -836,8 +855,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
         }
         sLive[sess] = 0;
         load[r]!--;
-        loadHome[r]! -= sHome[sess]! & 1;
-        loadSpillNoRoom[r]! -= sHome[sess]! >> 1;
+        loadHome[r]! -= sHome[sess]!;
         cActive[sConn[sess]!]!--;
         sp.free.push(sess);
       }
@@ -1015,6 +1033,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       for (let r = 0; r < R; r++) {
         let announcedDark = false;
         for (const e of events) if (e.kind === 'power-off' && e.region === r && t >= e.announce && t < e.E) announcedDark = true;
+        reachable[r] = announcedDark ? 0 : 1;
         if (!announcedDark) capNow += capacityNow[r]!;
       }
       roomNow = capNow >= world.expectedConcurrent * demandFactor(world, t);
@@ -1025,25 +1044,49 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
           eventSpanMs[e.idx]! += TICK_MS;
           if (room) eventRoomMs[e.idx]! += TICK_MS;
         }
+        // Target (d), every second (SpillSpan): spill is the top layer of a region's load (all of
+        // the excess it can explain is laid to it); the fleet's overflow O excuses as much of the
+        // reachable regions' spill excess as the fleet could not hold.
         for (let r = 0; r < R; r++) {
-          if (load[r]! > capacityNow[r]!) {
-            overMs[r] = overMs[r]! + TICK_MS;
-            // Spill counted as the top layer of the load (all of the excess it can explain is
-            // laid to it): first what came on connections opened on answers given while the fleet had room
-            // (judged by target d), then on those opened while it had none (reported apart).
-            const excess = load[r]! - capacityNow[r]!;
-            const spillRoom = load[r]! - loadHome[r]! - loadSpillNoRoom[r]!;
-            const spillOver = Math.min(spillRoom, excess);
-            const legacyOver = Math.min(loadSpillNoRoom[r]!, excess - Math.max(0, spillOver));
-            if (room && spillOver > 0) {
-              spillOverMs[r] = spillOverMs[r]! + TICK_MS;
-              if (capacityNow[r]! > 0) spillOverPeak[r] = Math.max(spillOverPeak[r]!, spillOver / capacityNow[r]!);
-            } else if (room && legacyOver > 0) {
-              noRoomSpillOverMs[r] = noRoomSpillOverMs[r]! + TICK_MS;
-              if (capacityNow[r]! > 0) noRoomSpillOverPeak[r] = Math.max(noRoomSpillOverPeak[r]!, legacyOver / capacityNow[r]!);
+          if (load[r]! > capacityNow[r]!) overMs[r] = overMs[r]! + TICK_MS;
+          notePeak(r, t);
+        }
+        const { overflow, judged } = judgeSpill(load, loadHome, capacityNow, reachable, spillEx);
+        let inSpan = false;
+        const noteSpan = (sp: SpillSpan) => {
+          sp.spanMs += TICK_MS;
+          if (overflow > 0) {
+            sp.overflowMs += TICK_MS;
+            sp.overflowSessionS += (overflow * TICK_MS) / 1000;
+            if (overflow > sp.overflowPeak) {
+              sp.overflowPeak = overflow;
+              sp.overflowPeakShare = capNow > 0 ? overflow / capNow : 1;
             }
           }
-          notePeak(r, t);
+          if (judged <= 0) return;
+          sp.judgedMs += TICK_MS;
+          if (judged > sp.judgedPeak) {
+            sp.judgedPeak = judged;
+            sp.judgedPeakShare = capNow > 0 ? judged / capNow : 1;
+          }
+          for (let r = 0; r < R; r++) {
+            if (spillEx[r]! <= 0) continue;
+            sp.regionMs[r]! += TICK_MS;
+            sp.regionPeak[r] = Math.max(sp.regionPeak[r]!, Math.min(spillEx[r]!, judged) / capacityNow[r]!);
+          }
+        };
+        for (const e of events) {
+          if (t < Math.min(e.announce, e.T) || t >= e.E + DIST_AFTER_MS) continue;
+          inSpan = true;
+          noteSpan(spillSpans[e.idx]!);
+        }
+        if (!inSpan) noteSpan(spillSpans[events.length]!);
+        if (judged > 0) {
+          for (let r = 0; r < R; r++) {
+            if (spillEx[r]! <= 0) continue;
+            spillOverMs[r] = spillOverMs[r]! + TICK_MS;
+            spillOverPeak[r] = Math.max(spillOverPeak[r]!, Math.min(spillEx[r]!, judged) / capacityNow[r]!);
+          }
         }
         for (let i = 0; i < throttleChecks.length; i++) {
           const tc = throttleChecks[i];
@@ -1140,8 +1183,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     peakSpillShare: peakSpill,
     spillOverMs,
     spillOverPeak,
-    noRoomSpillOverMs,
-    noRoomSpillOverPeak,
+    spillSpans,
     throttleChecks: throttleChecks.map((tc) => (tc ? { ...tc, newConcurrent: tc.spanMs > 0 ? (tc.startsAfter * world.meanLengthMs) / tc.spanMs : 0 } : null)),
     cutRetry,
     hook,

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { EventRt, PolicyResult, ThrottleCheck } from './engine.js';
+import type { EventRt, PolicyResult, SpillSpan, ThrottleCheck } from './engine.js';
 import type { PolicyName } from './policies.js';
 import { evaluateTargets, renderMarkdown, reportJson, reportJsonText, type Target } from './report.js';
 import { escapeXml, renderSvg } from './chart.js';
@@ -31,9 +31,15 @@ interface Opts {
   alive?: R4;
   homeArrivals?: R4;
   peak?: number[];
-  spillOverMs?: number[];
-  noRoomSpillOverMs?: number[];
+  /** (d): seconds over by spill while the fleet had room elsewhere, in the event's span and outside it; and the fleet's overflow in the event's span. */
+  judgedMs?: number;
+  outsideJudgedMs?: number;
+  overflowMs?: number;
   throttle?: ThrottleCheck | null;
+}
+/** A span of target (d): `judgedMs` over by spill at b (20 sessions, 20 % of its capacity) while the fleet had room elsewhere, `overflowMs` with 30 sessions it could not hold. */
+function span(judgedMs: number, overflowMs: number, spanMs: number): SpillSpan {
+  return { spanMs, judgedMs, judgedPeak: judgedMs ? 20 : 0, judgedPeakShare: judgedMs ? 0.1 : 0, regionMs: [0, judgedMs], regionPeak: [0, judgedMs ? 0.2 : 0], overflowMs, overflowPeak: overflowMs ? 30 : 0, overflowPeakShare: overflowMs ? 0.15 : 0, overflowSessionS: (30 * overflowMs) / 1000 };
 }
 function result(policy: PolicyName, o: Opts = {}): PolicyResult {
   const z = (): R4 => [0, 0, 0, 0];
@@ -65,10 +71,9 @@ function result(policy: PolicyName, o: Opts = {}): PolicyResult {
     peakAt: [0, 0],
     overCapacityMs: (o.peak ?? [0.5, 0.5]).map((u) => (u > 1 ? 60_000 : 0)),
     peakSpillShare: [0, 0.5],
-    spillOverMs: o.spillOverMs ?? [0, 0],
-    spillOverPeak: (o.spillOverMs ?? [0, 0]).map((ms) => (ms > 0 ? 0.2 : 0)),
-    noRoomSpillOverMs: o.noRoomSpillOverMs ?? [0, 0],
-    noRoomSpillOverPeak: (o.noRoomSpillOverMs ?? [0, 0]).map((ms) => (ms > 0 ? 0.1 : 0)),
+    spillOverMs: [0, (o.judgedMs ?? 0) + (o.outsideJudgedMs ?? 0)],
+    spillOverPeak: [0, (o.judgedMs ?? 0) + (o.outsideJudgedMs ?? 0) > 0 ? 0.2 : 0],
+    spillSpans: [span(o.judgedMs ?? 0, o.overflowMs ?? 0, 90 * 60_000), span(o.outsideJudgedMs ?? 0, 0, 30 * 60_000)],
     throttleChecks: [o.throttle ?? null],
     cutRetry: { retried: z(), started: z(), failed: z(), sentDark: z() },
     hook: { calls: 0, delivered: 0, late: 0, failedAttempts: 0, gaveUp: 0, abandoned: 0, maxLagMs: 0, sumLagMs: 0 },
@@ -111,7 +116,7 @@ test('targets (a)–(c) per client class, (d), (e): met, not met and n/a by thei
   const st = result('static', { cutBefore: [100, 10, 5, 20], cutAfter: [900, 90, 5, 30] });
   const re = (after: number) => result('reactive', { cutBefore: [100, 10, 5, 20], cutAfter: [after, 90, 5, 30] });
   const gs = (o: Opts) => result('gridsteer', { cutBefore: [100, 10, 5, 20], cutAfter: [5, 1, 0, 2], ...o });
-  const allMet = ['a H met', 'a C met', 'a I met', 'a N met', 'b H met', 'b C met', 'b I met', 'b N met', 'c H met', 'c C met', 'c I met', 'c N met', 'd met'];
+  const allMet = ['a H met', 'a C met', 'a I met', 'a N met', 'b H met', 'b C met', 'b I met', 'b N met', 'c H met', 'c C met', 'c I met', 'c N met', 'd met', 'd met'];
   /** The lines of allMet with `changes` (same target and class) in their place. */
   const key = (l: string) => l.replace(/ (met|not met|n\/a)$/, '');
   const but = (...changes: string[]) => allMet.map((l) => changes.find((c) => key(c) === key(l)) ?? l);
@@ -140,18 +145,19 @@ test('targets (a)–(c) per client class, (d), (e): met, not met and n/a by thei
     ['the fleet had no room at any instant of the event: (a) n/a', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0, 0], sentRoom: [0, 0, 0, 0], roomMs: 0 })], but('a H n/a', 'a C n/a', 'a I n/a', 'a N n/a')],
     ['room for part of the event: sessions sent while it had none are excused', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0, 0], sentRoom: [0, 0, 0, 0], roomMs: 20 * MIN })], allMet],
     ['… those sent while it had room are not', ev('power-off', 60), [st, re(400), gs({ sent: [9, 0, 0, 0], sentRoom: [1, 0, 0, 0], roomMs: 20 * MIN })], but('a H not met')],
-    ['a region over capacity by spill', ev('power-off', 60), [st, re(400), gs({ spillOverMs: [0, 30_000], peak: [0, 1.2] })], but('d not met')],
-    ['over only by spill placed while the fleet had no room: reported, (d) met', ev('power-off', 60), [st, re(400), gs({ noRoomSpillOverMs: [0, 30_000], peak: [0, 1.2] })], allMet],
-    ['a throttle without notice within its new capacity', ev('throttle', 0, 0.5), [st, gs({ throttle: tc(50) })], ['e met', 'd met']],
-    ['… and above it', ev('throttle', 0, 0.5), [st, gs({ throttle: tc(50.5) })], ['e not met', 'd met']],
-    ['an announced throttle: (e) n/a', ev('throttle', 20, 0.5), [st, gs({ throttle: null })], ['e n/a', 'd met']],
+    ['a region over capacity by spill while the fleet had room elsewhere, in the event\'s span', ev('power-off', 60), [st, re(400), gs({ judgedMs: 1000, peak: [0, 1.2] })], [...allMet.slice(0, -2), 'd not met', 'd met']],
+    ['… outside every event\'s span', ev('power-off', 60), [st, re(400), gs({ outsideJudgedMs: 30_000, peak: [0, 1.2] })], [...allMet.slice(0, -2), 'd met', 'd not met']],
+    ['the fleet\'s overflow alone (demand it could not hold) is reported as unplaced, not judged', ev('power-off', 60), [st, re(400), gs({ overflowMs: 600_000, peak: [0, 1.2] })], allMet],
+    ['a throttle without notice within its new capacity', ev('throttle', 0, 0.5), [st, gs({ throttle: tc(50) })], ['e met', 'd met', 'd met']],
+    ['… and above it', ev('throttle', 0, 0.5), [st, gs({ throttle: tc(50.5) })], ['e not met', 'd met', 'd met']],
+    ['an announced throttle: (e) n/a', ev('throttle', 20, 0.5), [st, gs({ throttle: null })], ['e n/a', 'd met', 'd met']],
   ];
   for (const [what, e, results, want] of cases) {
     const got = evaluateTargets({ world, events: [e], results }, { leadMs: LEAD });
     assert.deepEqual(got.map(line), want, `${what}: ${JSON.stringify(got, null, 1)}`);
     for (const x of got) {
       assert.ok(!/NaN|undefined|Infinity/.test(x.why + x.what), `${what}: ${x.why}`);
-      assert.equal(x.event, x.id === 'd' ? null : 'e1', what);
+      assert.equal(x.event, x === got[got.length - 1] ? null : 'e1', `${what}: the last line is (d) outside every event's span`);
       // The status follows the figures wherever the target applies.
       if (x.status !== 'n/a') assert.equal(x.status === 'met', x.measured <= x.bound, `${what}: ${line(x)} ${x.measured} of ${x.bound}`);
     }
@@ -163,6 +169,9 @@ test('targets (a)–(c) per client class, (d), (e): met, not met and n/a by thei
   assert.deepEqual([pick('b', 'TTL-honouring').measured, pick('b', 'TTL-honouring').bound], [105, 111]);
   assert.match(pick('c', 'TTL-honouring').why, /reactive 500, GridSteer 105, bound 100: avoided 395 of 400/);
   assert.deepEqual([pick('c', 'TTL-honouring').measured, pick('c', 'TTL-honouring').bound], [105, 140], 'at most reactive − 0.9 × (reactive − bound) = 500 − 360');
+  const d = evaluateTargets({ world, events: [ev('power-off', 60)], results: [st, re(400), gs({ judgedMs: 5000, overflowMs: 600_000 })] }, { leadMs: LEAD })[12]!;
+  assert.deepEqual([d.id, d.event, d.status, d.measured, d.bound], ['d', 'e1', 'not met', 5, 0]);
+  assert.match(d.why, /for 5s of 1h30m, up to 20 sessions \(10\.0 % of the reachable capacity\): b 5s, up to 20\.0 % of its capacity; unplaced \(not judged: .*\) for 10m, up to 30 sessions \(15\.0 % of its capacity\), 5 session-hours/);
   assert.deepEqual(evaluateTargets({ world, events: [ev('power-off', 60)], results: [result('static')] }, { leadMs: LEAD }), [], 'no GridSteer, no targets');
 });
 

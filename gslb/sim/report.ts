@@ -29,7 +29,7 @@
  */
 import { formatDuration } from './scenario.js';
 import { simClassLeadMs, simDrainLeadMs, POLICY_TITLES, type PolicyName } from './policies.js';
-import type { ByClass, Cls, EventRt, PolicyResult } from './engine.js';
+import { DIST_AFTER_MS, type ByClass, type Cls, type EventRt, type PolicyResult } from './engine.js';
 import type { SimReport } from './run.js';
 import { CLASS_IGNORING, CLASS_TITLES, type ClassName } from './world.js';
 
@@ -112,11 +112,11 @@ export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'resul
       const what = `(e) ${id} throttled without notice: its new sessions within its new capacity from T + ${formatDuration((tc?.deadline ?? e.T) - e.T)}`;
       const base = { id: 'e' as const, event: e.id, class: 'all' as const, what };
       if (!tc) {
-        out.push({ ...base, status: 'n/a', measured: 0, bound: 0, why: `${e.id} was announced ${formatDuration(e.T - e.announce)} ahead` });
+        out.push({ ...base, status: 'n/a', measured: 0, bound: 0, why: `${e.id} was announced ${formatDuration(e.T - e.announce)} ahead` }, spillTarget(gs, e.idx, e, ids));
         continue;
       }
       if (tc.spanMs <= 0) {
-        out.push({ ...base, status: 'n/a', measured: 0, bound: 0, why: 'the event ends (or the window does) before the deadline: 0 of 0' });
+        out.push({ ...base, status: 'n/a', measured: 0, bound: 0, why: 'the event ends (or the window does) before the deadline: 0 of 0' }, spillTarget(gs, e.idx, e, ids));
         continue;
       }
       out.push({
@@ -126,6 +126,7 @@ export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'resul
         bound: round1(tc.capacity),
         why: `${fmt(tc.startsAfter)} sessions started there in ${formatDuration(tc.spanMs)}: ${fmt(tc.newConcurrent)} concurrent for a capacity of ${fmt(tc.capacity)} (${pct(tc.newConcurrent / tc.capacity)}); reported separately: at the deadline its load was ${fmt(tc.loadAtDeadline)}, ${fmt(tc.oldLoadAtDeadline)} of it sessions started before T, and it was over capacity for ${formatDuration(tc.overMsAfter)} after the deadline`,
       });
+      out.push(spillTarget(gs, e.idx, e, ids));
       continue;
     }
     const mine: Target[] = [];
@@ -191,30 +192,37 @@ export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'resul
       }
     }
     // Target by target, each in class order.
-    out.push(...mine.sort((x, y) => x.id.localeCompare(y.id)));
+    out.push(...mine.sort((x, y) => x.id.localeCompare(y.id)), spillTarget(gs, e.idx, e, ids));
   }
-  const over = gs.spillOverMs.map((ms, r) => ({ ms, r })).filter((x) => x.ms > 0);
-  out.push({
-    id: 'd',
-    event: null,
-    class: 'all',
-    what: '(d) no region over capacity by spill while the fleet has room',
-    status: over.length === 0 ? 'met' : 'not met',
-    measured: over.reduce((a, x) => a + x.ms, 0) / 1000,
-    bound: 0,
-    why:
-      over.length === 0
-        ? `highest peak ${pct(Math.max(...gs.peakUtil))}${noRoomWords(gs, ids)}`
-        : over.map((x) => `${ids[x.r]} over by spill for ${formatDuration(x.ms)}, by up to ${pct(gs.spillOverPeak[x.r]!, 1)} of its capacity (peak ${pct(gs.peakUtil[x.r]!)}, ${pct(gs.peakSpillShare[x.r]!)} of it spill)`).join('; ') + noRoomWords(gs, ids),
-  });
+  out.push(spillTarget(gs, rep.events.length, null, ids));
   return out;
 }
 
-/** Over capacity, once room returned, by spill on connections opened on answers given while the fleet had none: reported beside (d), not judged. */
-function noRoomWords(gs: PolicyResult, ids: string[]): string {
-  const left = gs.noRoomSpillOverMs.map((ms, r) => ({ ms, r })).filter((x) => x.ms > 0);
-  if (left.length === 0) return '';
-  return `; not judged: over capacity after room returned by spill on connections opened on answers given while the fleet had none: ${left.map((x) => `${ids[x.r]} ${formatDuration(x.ms)} (up to ${pct(gs.noRoomSpillOverPeak[x.r]!, 1)})`).join(', ')}`;
+/** Where a span of target (d) runs, in words. */
+function spanWords(e: EventRt | undefined): string {
+  return e ? `from ${e.id}'s announcement${e.announce > e.T ? ' (T)' : ''} to ${formatDuration(DIST_AFTER_MS)} after its end` : 'outside every event\'s span';
+}
+
+/**
+ * Target (d) over one span (PolicyResult.spillSpans): no second with a region over capacity by
+ * spill while the fleet had room elsewhere. The fleet's overflow (load the reachable fleet could
+ * not hold) is reported beside it as unplaced, not judged.
+ */
+function spillTarget(gs: PolicyResult, span: number, e: EventRt | null, ids: string[]): Target {
+  const sp = gs.spillSpans[span]!;
+  const what = `(d) no region over capacity by spill while the fleet has room elsewhere, ${spanWords(e ?? undefined)}`;
+  const base = { id: 'd' as const, event: e ? e.id : null, class: 'all' as const, what, measured: sp.judgedMs / 1000, bound: 0 };
+  const unplaced =
+    sp.overflowMs > 0
+      ? `unplaced (not judged: the reachable fleet's load above its capacity, which it could not hold) for ${formatDuration(sp.overflowMs)}, up to ${fmt(sp.overflowPeak)} sessions (${pct(sp.overflowPeakShare, 1)} of its capacity), ${fmt(sp.overflowSessionS / 3600)} session-hours`
+      : 'nothing unplaced (the reachable fleet held its load throughout)';
+  if (sp.spanMs === 0) return { ...base, status: 'n/a', why: 'the span is outside the measured window (0 of 0)' };
+  const regions = sp.regionMs.map((ms, r) => ({ ms, r })).filter((x) => x.ms > 0);
+  const judged =
+    sp.judgedMs === 0
+      ? `no second of ${formatDuration(sp.spanMs)} over capacity by spill while the fleet had room elsewhere`
+      : `over capacity by spill while the fleet had room elsewhere for ${formatDuration(sp.judgedMs)} of ${formatDuration(sp.spanMs)}, up to ${fmt(sp.judgedPeak)} sessions (${pct(sp.judgedPeakShare, 1)} of the reachable capacity): ${regions.map((x) => `${ids[x.r]} ${formatDuration(x.ms)}, up to ${pct(sp.regionPeak[x.r]!, 1)} of its capacity`).join(', ')}`;
+  return { ...base, status: sp.judgedMs === 0 ? 'met' : 'not met', why: `${judged}; ${unplaced}` };
 }
 
 const utc = (t: number) => new Date(t).toISOString().slice(11, 16);
@@ -315,17 +323,22 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
   }
   L.push(
     '',
-    'Over capacity **by spill** while the reachable fleet had room (the regions not announced to lose power hold the expected demand): load above capacity with clients of other homes on the region, on connections opened on answers given while the fleet had room; the highest excess they caused, min(that spill, load − capacity) ÷ capacity. In brackets, not judged by (d): the time over capacity, once room had returned, explained only by spill on connections opened on answers given while the fleet had none (those answers had nowhere else with room; a resolver keeps an answer for its TTL and a client its open connection without resolving again, so only the gateway\'s GOAWAY would move it):',
+    'Over capacity **by spill** while the fleet had room elsewhere, sampled every second over the whole window (target d): load above capacity with clients of other homes on the region, at seconds when the spill excess of the regions not announced to lose power was more than the load they could not hold between them (their overflow: demand the fleet could not hold, reported as unplaced below, not judged); the highest part of the judged excess the region carried, ÷ its capacity:',
     '',
     ...header('region'),
   );
   for (let r = 0; r < R; r++) {
     const cell = (x: PolicyResult) => {
-      const judged = x.spillOverMs[r]! > 0 ? `**${formatDuration(x.spillOverMs[r]!)}**, up to ${pct(x.spillOverPeak[r]!, 1)}` : '0s';
-      const left = x.noRoomSpillOverMs[r]! > 0 ? ` (${formatDuration(x.noRoomSpillOverMs[r]!)}, up to ${pct(x.noRoomSpillOverPeak[r]!, 1)})` : '';
-      return judged + left;
+      return x.spillOverMs[r]! > 0 ? `**${formatDuration(x.spillOverMs[r]!)}**, up to ${pct(x.spillOverPeak[r]!, 1)}` : '0s';
     };
     L.push(`| ${w.regions[r]!.id} | ${results.map(cell).join(' | ')} |`);
+  }
+
+  L.push('', '### Demand the fleet could not hold (unplaced: the reachable fleet\'s load above its capacity)', '', ...header('span'));
+  for (let i = 0; i <= rep.events.length; i++) {
+    const sp = (x: PolicyResult) => x.spillSpans[i]!;
+    const cell = (x: PolicyResult) => (sp(x).overflowMs > 0 ? `${formatDuration(sp(x).overflowMs)}, up to ${fmt(sp(x).overflowPeak)} sessions (${pct(sp(x).overflowPeakShare, 1)}); ${fmt(sp(x).overflowSessionS / 3600)} session-hours` : '–');
+    L.push(`| ${spanWords(rep.events[i])} | ${results.map(cell).join(' | ')} |`);
   }
 
   const gs = results.find((x) => x.policy === 'gridsteer');
