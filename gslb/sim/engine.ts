@@ -33,7 +33,7 @@
  *   split into own clients and spill; GridSteer's plan's unplaced demand is sampled each second.
  */
 import type { Signal } from '../model/types.js';
-import { makePolicy, throttleReactionMs, type PolicyName, type SimPolicy, type WorldState } from './policies.js';
+import { capReactionMs, makePolicy, type PolicyName, type SimPolicy, type WorldState } from './policies.js';
 import { EventHeap } from './heap.js';
 import { Rng } from './rng.js';
 import type { Scenario } from './scenario.js';
@@ -151,23 +151,34 @@ export interface CutRetryStats {
   sentDark: ByClass;
 }
 
-/** A region throttled without notice (target e): how it went from the deadline to the end. */
-export interface ThrottleCheck {
-  /** T + one scrape interval + 10 s + max(TTL0, F) + replan time, ms epoch. */
-  deadline: number;
-  /** The measured span after it: [deadline, min(E, window end)), ms. */
+/**
+ * A partial cap (a throttle event: demand response, an import limit, throttled GPUs) and
+ * target (e): whether the region's simulated load held the capped level from T (or from when
+ * the policy could act) to E. Sessions started on the region from `free` on are the policy's
+ * choice: free = the instant anyone could learn of the cap (the announcement when GridSteer is
+ * told, else T) + its reaction time (capReactionMs). From `from` = max(T, free) to E, every
+ * simulated second with the load above the capacity in force and sessions started from `free`
+ * on the region is a second the level did not hold: the judged excess is min(load − capacity,
+ * those sessions). Sessions started before `free` (no steering could have moved them) are
+ * reported, not judged.
+ */
+export interface CapCheck {
+  free: number;
+  from: number;
+  /** The measured part of [from, E), ms. */
   spanMs: number;
-  /** Sessions started on the region in that span (all classes). */
-  startsAfter: number;
-  /** Concurrent sessions those starts amount to (starts × mean length ÷ span). */
-  newConcurrent: number;
-  /** The region's capacity after the throttle. */
+  /** The level: the region's capacity with the cap in force. */
   capacity: number;
-  /** At the deadline: load on the region, and of it sessions started before T (already there). */
-  loadAtDeadline: number;
-  oldLoadAtDeadline: number;
-  /** Time over capacity in the span, ms. */
-  overMsAfter: number;
+  /** Seconds with a judged excess, ms; its highest value ÷ the capacity in force then. */
+  overMs: number;
+  peakExcess: number;
+  /** Seconds over capacity at all in the span, ms (sessions started before `free` included). */
+  overAnyMs: number;
+  /** At `from` (or the window's start): load on the region, and of it sessions started from `free` on. */
+  loadAtFrom: number;
+  newLoadAtFrom: number;
+  /** Sessions started on the region in the span (all classes). */
+  startsAfter: number;
 }
 
 /**
@@ -328,8 +339,8 @@ export interface PolicyResult {
    * announcement (or T) to 15 minutes after its end; spans[events.length] the rest of the window.
    */
   spillSpans: SpillSpan[];
-  /** Per event: for a throttle without notice, target (e)'s measures; null otherwise. */
-  throttleChecks: (ThrottleCheck | null)[];
+  /** Per event: for a throttle (a partial cap), target (e)'s measures; null for a power-off. */
+  capChecks: (CapCheck | null)[];
   cutRetry: CutRetryStats;
   hook: HookStats;
   unplaced: UnplacedStats;
@@ -581,14 +592,24 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const cutRetry: CutRetryStats = { retried: zeros(), started: zeros(), failed: zeros(), sentDark: zeros() };
   const hook: HookStats = { calls: 0, delivered: 0, late: 0, failedAttempts: 0, gaveUp: 0, abandoned: 0, maxLagMs: 0, sumLagMs: 0 };
   const unplaced: UnplacedStats = { peakQps: 0, peakAt: 0, seconds: 0, queries: 0, flips: 0, changes: 0 };
-  const reactMs = throttleReactionMs(world);
-  const throttleChecks: (ThrottleCheck | null)[] = events.map((e) => {
-    if (e.kind !== 'throttle' || e.announce < e.T) return null;
-    const deadline = e.T + reactMs;
-    const to = Math.min(e.E, tl.windowEnd);
-    return { deadline, spanMs: Math.max(0, to - Math.max(deadline, tl.windowStart)), startsAfter: 0, newConcurrent: 0, capacity: world.capacity[e.region]! * (1 - e.share), loadAtDeadline: 0, oldLoadAtDeadline: 0, overMsAfter: 0 };
+  const capChecks: (CapCheck | null)[] = events.map((e) => {
+    if (e.kind !== 'throttle') return null;
+    const free = e.learn + capReactionMs(world, sc.events[e.idx]!.facts.length > 0);
+    const from = Math.max(e.T, free);
+    const spanMs = Math.max(0, Math.min(e.E, tl.windowEnd) - Math.max(from, tl.windowStart));
+    return { free, from, spanMs, capacity: world.capacity[e.region]! * (1 - e.share), overMs: 0, peakExcess: 0, overAnyMs: 0, loadAtFrom: 0, newLoadAtFrom: 0, startsAfter: 0 };
   });
-  const throttleSeen = new Uint8Array(events.length);
+  /** Per partial cap: live sessions on its region started from its `free` on. */
+  const capNew = new Float64Array(events.length);
+  const capSeen = new Uint8Array(events.length);
+  /** A session started at `start` on region r arrives (d = 1) or leaves (d = −1): the partial caps of r it counts for. */
+  const capCount = (r: number, start: number, d: number) => {
+    const evs = eventsOfRegion[r]!;
+    for (let i = 0; i < evs.length; i++) {
+      const cc = capChecks[evs[i]!.idx];
+      if (cc && start >= cc.free) capNew[evs[i]!.idx]! += d;
+    }
+  };
   let dnsQueries = 0;
   let goaways = 0;
   const nearestKm = new Float64Array(world.metros.length);
@@ -742,9 +763,10 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     sEnd[sess] = t + pLen[p]!;
     sHome[sess] = home;
     heap.push(t + pLen[p]!, (sess << 2) | EV_END, ++sGen[sess]!);
-    for (let i = 0; i < throttleChecks.length; i++) {
-      const tc = throttleChecks[i];
-      if (tc && events[i]!.region === r && t >= tc.deadline && t >= tl.windowStart && t < Math.min(events[i]!.E, tl.windowEnd)) tc.startsAfter++;
+    capCount(r, startAt, 1);
+    for (let i = 0; i < capChecks.length; i++) {
+      const cc = capChecks[i];
+      if (cc && events[i]!.region === r && t >= cc.from && t >= tl.windowStart && t < Math.min(events[i]!.E, tl.windowEnd)) cc.startsAfter++;
     }
     if (measured) {
       started[cls]++;
@@ -805,6 +827,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     const r = sRegion[sess]!;
     load[r]!--;
     loadHome[r]! -= sHome[sess]!;
+    capCount(r, sStart[sess]!, -1);
     const k = sConn[sess]!;
     if (--cActive[k]! === 0) {
       cIdle[k] = t;
@@ -856,6 +879,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
         sLive[sess] = 0;
         load[r]!--;
         loadHome[r]! -= sHome[sess]!;
+        capCount(r, sStart[sess]!, -1);
         cActive[sConn[sess]!]!--;
         sp.free.push(sess);
       }
@@ -1088,16 +1112,24 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
             spillOverPeak[r] = Math.max(spillOverPeak[r]!, Math.min(spillEx[r]!, judged) / capacityNow[r]!);
           }
         }
-        for (let i = 0; i < throttleChecks.length; i++) {
-          const tc = throttleChecks[i];
-          if (!tc) continue;
+        for (let i = 0; i < capChecks.length; i++) {
+          const cc = capChecks[i];
           const e = events[i]!;
-          if (t >= tc.deadline && !throttleSeen[i]) {
-            throttleSeen[i] = 1;
-            tc.loadAtDeadline = load[e.region]!;
-            for (let sess = 0; sess < sp.next; sess++) if (sLive[sess] && sRegion[sess] === e.region && sStart[sess]! < e.T) tc.oldLoadAtDeadline++;
+          if (!cc || t < cc.from || t >= e.E) continue;
+          const r = e.region;
+          if (!capSeen[i]) {
+            capSeen[i] = 1;
+            cc.loadAtFrom = load[r]!;
+            cc.newLoadAtFrom = capNew[i]!;
           }
-          if (t >= tc.deadline && t < e.E && load[e.region]! > capacityNow[e.region]!) tc.overMsAfter += TICK_MS;
+          const excess = load[r]! - capacityNow[r]!;
+          if (excess <= 0) continue;
+          cc.overAnyMs += TICK_MS;
+          const judged = Math.min(excess, capNew[i]!);
+          if (judged > 0) {
+            cc.overMs += TICK_MS;
+            cc.peakExcess = Math.max(cc.peakExcess, judged / capacityNow[r]!);
+          }
         }
         const un = policy.unplaced();
         if (un) {
@@ -1184,7 +1216,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     spillOverMs,
     spillOverPeak,
     spillSpans,
-    throttleChecks: throttleChecks.map((tc) => (tc ? { ...tc, newConcurrent: tc.spanMs > 0 ? (tc.startsAfter * world.meanLengthMs) / tc.spanMs : 0 } : null)),
+    capChecks,
     cutRetry,
     hook,
     unplaced,

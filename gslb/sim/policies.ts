@@ -442,11 +442,12 @@ export function simClassLeadMs(world: World, cls: number): number {
 export const REPLAN_MS = 1000;
 
 /**
- * For a throttle without notice: how long after T GridSteer may take before the region's share
- * of new sessions is within its new capacity: one scrape interval + 10 s + max(TTL0, F) + the
- * replan time, ms.
+ * For a partial cap (target e): how long after it could learn of the cap GridSteer may take
+ * before the region's new sessions are its choice: max(TTL0, F) + the replan time (answers given
+ * before are cached that long), and when it is not told (`told` false: a throttle it sees only in
+ * its scrapes, learnt at T) one scrape interval + 10 s before that, ms.
  */
-export function throttleReactionMs(world: World): number {
+export function capReactionMs(world: World, told: boolean): number {
   const d = simPlannerSettings(world, world.scenario.policies.gridsteer).drain;
-  return world.scenario.world.scrapeIntervalMs + 10_000 + Math.max(d.ttl0S, d.resolverFloorS) * 1000 + REPLAN_MS;
+  return (told ? 0 : world.scenario.world.scrapeIntervalMs + 10_000) + Math.max(d.ttl0S, d.resolverFloorS) * 1000 + REPLAN_MS;
 }

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { EventRt, PolicyResult, SpillSpan, ThrottleCheck } from './engine.js';
+import type { CapCheck, EventRt, PolicyResult, SpillSpan } from './engine.js';
 import type { PolicyName } from './policies.js';
 import { evaluateTargets, renderMarkdown, reportJson, reportJsonText, type Target } from './report.js';
 import { escapeXml, renderSvg } from './chart.js';
@@ -35,7 +35,7 @@ interface Opts {
   judgedMs?: number;
   outsideJudgedMs?: number;
   overflowMs?: number;
-  throttle?: ThrottleCheck | null;
+  cap?: CapCheck | null;
 }
 /** A span of target (d): `judgedMs` over by spill at b (20 sessions, 20 % of its capacity) while the fleet had room elsewhere, `overflowMs` with 30 sessions it could not hold. */
 function span(judgedMs: number, overflowMs: number, spanMs: number): SpillSpan {
@@ -74,7 +74,7 @@ function result(policy: PolicyName, o: Opts = {}): PolicyResult {
     spillOverMs: [0, (o.judgedMs ?? 0) + (o.outsideJudgedMs ?? 0)],
     spillOverPeak: [0, (o.judgedMs ?? 0) + (o.outsideJudgedMs ?? 0) > 0 ? 0.2 : 0],
     spillSpans: [span(o.judgedMs ?? 0, o.overflowMs ?? 0, 90 * 60_000), span(o.outsideJudgedMs ?? 0, 0, 30 * 60_000)],
-    throttleChecks: [o.throttle ?? null],
+    capChecks: [o.cap ?? null],
     cutRetry: { retried: z(), started: z(), failed: z(), sentDark: z() },
     hook: { calls: 0, delivered: 0, late: 0, failedAttempts: 0, gaveUp: 0, abandoned: 0, maxLagMs: 0, sumLagMs: 0 },
     unplaced: { peakQps: 0, peakAt: 0, seconds: 0, queries: 0, flips: 0, changes: 0 },
@@ -104,7 +104,11 @@ const ev = (kind: 'power-off' | 'throttle', noticeMin: number, share = 1, goesDa
   distTo: 1,
 });
 const LEAD = 10 * MIN;
-const tc = (newConcurrent: number): ThrottleCheck => ({ deadline: T0 + 56_000, spanMs: 50 * MIN, startsAfter: 1000, newConcurrent, capacity: 50, loadAtDeadline: 70, oldLoadAtDeadline: 30, overMsAfter: 20_000 });
+/** A partial cap learnt at `learnMin` before T, judged from max(T, learn + 56 s): over its level with new sessions on it for `overMs`. */
+const cc = (overMs: number, spanMs = 60 * MIN - 56_000, learnMin = 0): CapCheck => {
+  const free = T0 - learnMin * MIN + 56_000;
+  return { free, from: Math.max(T0, free), spanMs, capacity: 50, overMs, peakExcess: overMs ? 0.04 : 0, overAnyMs: overMs + 20_000, loadAtFrom: 70, newLoadAtFrom: 40, startsAfter: 1000 };
+};
 const SHORT: Record<string, string> = { 'TTL-honouring': 'H', 'clamped-resolver': 'C', 'TTL-ignoring': 'I', 'no-ECS': 'N', all: '' };
 /** `a H met`: target, class (H, C, I, N; none for load) and status. */
 const line = (x: Target) => `${x.id}${SHORT[x.class] ? ` ${SHORT[x.class]}` : ''} ${x.status}`;
@@ -148,9 +152,10 @@ test('targets (a)–(c) per client class, (d), (e): met, not met and n/a by thei
     ['a region over capacity by spill while the fleet had room elsewhere, in the event\'s span', ev('power-off', 60), [st, re(400), gs({ judgedMs: 1000, peak: [0, 1.2] })], [...allMet.slice(0, -2), 'd not met', 'd met']],
     ['… outside every event\'s span', ev('power-off', 60), [st, re(400), gs({ outsideJudgedMs: 30_000, peak: [0, 1.2] })], [...allMet.slice(0, -2), 'd met', 'd not met']],
     ['the fleet\'s overflow alone (demand it could not hold) is reported as unplaced, not judged', ev('power-off', 60), [st, re(400), gs({ overflowMs: 600_000, peak: [0, 1.2] })], allMet],
-    ['a throttle without notice within its new capacity', ev('throttle', 0, 0.5), [st, gs({ throttle: tc(50) })], ['e met', 'd met', 'd met']],
-    ['… and above it', ev('throttle', 0, 0.5), [st, gs({ throttle: tc(50.5) })], ['e not met', 'd met', 'd met']],
-    ['an announced throttle: (e) n/a', ev('throttle', 20, 0.5), [st, gs({ throttle: null })], ['e n/a', 'd met', 'd met']],
+    ['a throttle without notice: its level held from T + 56 s (over only with sessions started before)', ev('throttle', 0, 0.5), [st, gs({ cap: cc(0) })], ['e met', 'd met', 'd met']],
+    ['… one second over it with sessions started after', ev('throttle', 0, 0.5), [st, gs({ cap: cc(1000) })], ['e not met', 'd met', 'd met']],
+    ['an announced cap (demand response, an import limit): judged from T', ev('throttle', 20, 0.5), [st, gs({ cap: cc(5000, 60 * MIN, 20) })], ['e not met', 'd met', 'd met']],
+    ['a cap that ends before the policy could act: (e) n/a, 0 of 0', ev('throttle', 0, 0.5), [st, gs({ cap: cc(0, 0) })], ['e n/a', 'd met', 'd met']],
   ];
   for (const [what, e, results, want] of cases) {
     const got = evaluateTargets({ world, events: [e], results }, { leadMs: LEAD });
@@ -169,6 +174,10 @@ test('targets (a)–(c) per client class, (d), (e): met, not met and n/a by thei
   assert.deepEqual([pick('b', 'TTL-honouring').measured, pick('b', 'TTL-honouring').bound], [105, 111]);
   assert.match(pick('c', 'TTL-honouring').why, /reactive 500, GridSteer 105, bound 100: avoided 395 of 400/);
   assert.deepEqual([pick('c', 'TTL-honouring').measured, pick('c', 'TTL-honouring').bound], [105, 140], 'at most reactive − 0.9 × (reactive − bound) = 500 − 360');
+  const e = evaluateTargets({ world, events: [ev('throttle', 20, 0.5)], results: [gs({ cap: cc(5000, 60 * MIN, 20) })] }, { leadMs: LEAD })[0]!;
+  assert.deepEqual([e.id, e.event, e.class, e.status, e.measured, e.bound], ['e', 'e1', 'all', 'not met', 5, 0]);
+  assert.match(e.what, /^\(e\) a's capped level \(50 % of its capacity: 50 sessions\) held on its load from T to the cap's end$/);
+  assert.match(e.why, /^sessions started there from T − 19m4s on \(56s after anyone could learn of the cap, at T − 20m\) are the policy's; over its level with such sessions on it for 5s of 1h, by up to 4\.0 % of its capacity then; reported, not judged: over capacity at all for 25s, its load at T 70 \(30 of it sessions started before T − 19m4s\)/);
   const d = evaluateTargets({ world, events: [ev('power-off', 60)], results: [st, re(400), gs({ judgedMs: 5000, overflowMs: 600_000 })] }, { leadMs: LEAD })[12]!;
   assert.deepEqual([d.id, d.event, d.status, d.measured, d.bound], ['d', 'e1', 'not met', 5, 0]);
   assert.match(d.why, /for 5s of 1h30m, up to 20 sessions \(10\.0 % of the reachable capacity\): b 5s, up to 20\.0 % of its capacity; unplaced \(not judged: .*\) for 10m, up to 30 sessions \(15\.0 % of its capacity\), 5 session-hours/);

@@ -29,7 +29,7 @@
  */
 import { formatDuration } from './scenario.js';
 import { simClassLeadMs, simDrainLeadMs, POLICY_TITLES, type PolicyName } from './policies.js';
-import { DIST_AFTER_MS, type ByClass, type Cls, type EventRt, type PolicyResult } from './engine.js';
+import { DIST_AFTER_MS, type ByClass, type CapCheck, type Cls, type EventRt, type PolicyResult } from './engine.js';
 import type { SimReport } from './run.js';
 import { CLASS_IGNORING, CLASS_TITLES, type ClassName } from './world.js';
 
@@ -93,9 +93,11 @@ const fmt1 = (x: number) => round1(x).toLocaleString('en-US');
  *     the notice is at least L(c) and the region goes dark at the event's T;
  * (c) with ≥ 50 minutes' notice and reactive failover run: GridSteer's cuts ≤ reactive's −
  *     0.9 × (reactive's − the bound), i.e. it avoids 90 % of what reactive cuts above the bound.
- * (d) no region over capacity by spill while the fleet has room;
- * (e) per throttle without notice: the region's new sessions from T + reaction time to E amount
- *     to at most its new capacity (starts × mean session length ÷ span).
+ * (d) per event's span (announcement to 15 minutes after E) and for the rest of the window: no
+ *     second with a region over capacity by spill while the fleet had room elsewhere (SpillSpan);
+ *     what the fleet could not hold is reported beside it as unplaced;
+ * (e) per partial cap (every throttle event, told or not): the capped level held on the
+ *     region's simulated load from max(T, when the policy could act) to E (CapCheck).
  * `leadMs` overrides the drain lead of every class (tests with worlds built by hand).
  */
 export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'results'>, o: { leadMs?: number } = {}): Target[] {
@@ -108,25 +110,7 @@ export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'resul
   for (const e of rep.events) {
     const id = ids[e.region]!;
     if (e.kind !== 'power-off') {
-      const tc = gs.throttleChecks[e.idx];
-      const what = `(e) ${id} throttled without notice: its new sessions within its new capacity from T + ${formatDuration((tc?.deadline ?? e.T) - e.T)}`;
-      const base = { id: 'e' as const, event: e.id, class: 'all' as const, what };
-      if (!tc) {
-        out.push({ ...base, status: 'n/a', measured: 0, bound: 0, why: `${e.id} was announced ${formatDuration(e.T - e.announce)} ahead` }, spillTarget(gs, e.idx, e, ids));
-        continue;
-      }
-      if (tc.spanMs <= 0) {
-        out.push({ ...base, status: 'n/a', measured: 0, bound: 0, why: 'the event ends (or the window does) before the deadline: 0 of 0' }, spillTarget(gs, e.idx, e, ids));
-        continue;
-      }
-      out.push({
-        ...base,
-        status: tc.newConcurrent <= tc.capacity ? 'met' : 'not met',
-        measured: round1(tc.newConcurrent),
-        bound: round1(tc.capacity),
-        why: `${fmt(tc.startsAfter)} sessions started there in ${formatDuration(tc.spanMs)}: ${fmt(tc.newConcurrent)} concurrent for a capacity of ${fmt(tc.capacity)} (${pct(tc.newConcurrent / tc.capacity)}); reported separately: at the deadline its load was ${fmt(tc.loadAtDeadline)}, ${fmt(tc.oldLoadAtDeadline)} of it sessions started before T, and it was over capacity for ${formatDuration(tc.overMsAfter)} after the deadline`,
-      });
-      out.push(spillTarget(gs, e.idx, e, ids));
+      out.push(capTarget(gs.capChecks[e.idx]!, e, id), spillTarget(gs, e.idx, e, ids));
       continue;
     }
     const mine: Target[] = [];
@@ -196,6 +180,28 @@ export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'resul
   }
   out.push(spillTarget(gs, rep.events.length, null, ids));
   return out;
+}
+
+/**
+ * Target (e) for one partial cap (PolicyResult.capChecks): the capped level held on the
+ * region's simulated load from max(T, free) to E, judged every second; sessions started before
+ * `free` (no steering could have moved them) are reported, not judged.
+ */
+function capTarget(cc: CapCheck, e: EventRt, id: string): Target {
+  const at = (t: number) => (t === e.T ? 'T' : `T ${t < e.T ? '−' : '+'} ${formatDuration(Math.abs(t - e.T))}`);
+  const what = `(e) ${id}'s capped level (${pct(1 - e.share)} of its capacity: ${fmt(cc.capacity)} sessions) held on its load from ${at(cc.from)} to the cap's end`;
+  const base = { id: 'e' as const, event: e.id, class: 'all' as const, what, measured: cc.overMs / 1000, bound: 0 };
+  const learnt = `sessions started there from ${at(cc.free)} on (${formatDuration(cc.free - e.learn)} after anyone could learn of the cap, at ${at(e.learn)}) are the policy's`;
+  if (cc.spanMs <= 0) return { ...base, status: 'n/a', why: `the cap ends (or the window does) before ${at(cc.from)}: 0 of 0` };
+  const judged =
+    cc.overMs === 0
+      ? `never over its level with such sessions on it in ${formatDuration(cc.spanMs)}`
+      : `over its level with such sessions on it for ${formatDuration(cc.overMs)} of ${formatDuration(cc.spanMs)}, by up to ${pct(cc.peakExcess, 1)} of its capacity then`;
+  return {
+    ...base,
+    status: cc.overMs === 0 ? 'met' : 'not met',
+    why: `${learnt}; ${judged}; reported, not judged: over capacity at all for ${formatDuration(cc.overAnyMs)}, its load at ${at(cc.from)} ${fmt(cc.loadAtFrom)} (${fmt(cc.loadAtFrom - cc.newLoadAtFrom)} of it sessions started before ${at(cc.free)}), ${fmt(cc.startsAfter)} sessions started there in the span`,
+  };
 }
 
 /** Where a span of target (d) runs, in words. */
