@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { CapCheck, EventRt, PolicyResult, SpillSpan } from './engine.js';
 import type { PolicyName } from './policies.js';
-import { evaluateTargets, renderMarkdown, reportJson, reportJsonText, type Target } from './report.js';
+import { contractProblems, evaluateTargets, renderMarkdown, reportJson, reportJsonText, type Target } from './report.js';
 import { escapeXml, renderSvg } from './chart.js';
 import { runScenario, type SimReport } from './run.js';
 import { loadScenario } from './scenario.js';
@@ -230,6 +230,37 @@ test('the Markdown report has the events, the world, both traffic classes, peaks
   );
   // Every row of the per-class tables has one cell per policy.
   for (const line of md.split('\n').filter((l) => l.startsWith('| sent to east'))) assert.equal(line.split('|').length, 2 + 1 + 3, line);
+});
+
+test('the report contract: the JSON twin of a run keeps it, and each way of breaking it is found', (t) => {
+  const rep = tinyRun(t);
+  const json = JSON.parse(reportJsonText(rep)) as { targets: Record<string, unknown>[]; events: { id: string; counts: Record<string, unknown>; shared: unknown }[]; classes: string[] };
+  assert.deepEqual(contractProblems(json), []);
+  // 1 power-off event: (a), (b), (c) for each of 4 classes, its (d), and (d) outside its span.
+  assert.equal(json.targets.length, 3 * 4 + 2);
+  assert.deepEqual(Object.keys(json.events[0]!.counts), ['static', 'reactive', 'gridsteer']);
+  const shared = json.events[0]!.shared as { byClass: Record<string, { bound: number }> };
+  assert.equal(shared.byClass['TTL-honouring']!.bound, rep.results[0]!.bound[0]![0]);
+  const broken: [string, (j: typeof json) => void, RegExp][] = [
+    ['a field missing', (j) => delete j.targets[0]!.why, /targets\/0/],
+    ['an unknown status', (j) => (j.targets[0]!.status = 'ok'), /targets\/0\/status/],
+    ['met although measured > bound', (j) => Object.assign(j.targets[0]!, { status: 'met', measured: 3, bound: 2 }), /met with 3 against 2/],
+    ['not met although measured ≤ bound', (j) => Object.assign(j.targets[0]!, { status: 'not met', measured: 2, bound: 2 }), /not met with 2 against 2/],
+    ['an event not in events[]', (j) => (j.targets[0]!.event = 'nope'), /no event nope/],
+    ['a (b) line missing', (j) => j.targets.splice(j.targets.findIndex((x) => x.id === 'b'), 1), /0 lines of \(b\)/],
+    ['a line twice', (j) => j.targets.push({ ...j.targets[0]! }), /2 lines of \(a\)/],
+    ['(d) outside the events missing', (j) => j.targets.pop(), /\(d\) for outside every event/],
+    ['load counted per class', (j) => (j.targets[j.targets.length - 1]!.class = 'TTL-honouring'), /\(d\) and \(e\) all/],
+    ['a policy\'s counts missing', (j) => delete j.events[0]!.counts.reactive, /no reactive/],
+    ['a class\'s counts missing', (j) => delete (j.events[0]!.counts.static as Record<string, unknown>)['no-ECS'], /events\/0\/counts\/static/],
+    ['the classes renamed', (j) => (j.classes[3] = 'no-ecs'), /classes/],
+  ];
+  for (const [what, f, want] of broken) {
+    const j = structuredClone(json);
+    f(j);
+    const got = contractProblems(j);
+    assert.ok(got.some((x) => want.test(x)), `${what}: ${JSON.stringify(got)}`);
+  }
 });
 
 test('the SVG: well formed, one panel per policy, legend, axes, event window', (t) => {

@@ -27,6 +27,8 @@
  *   lose power (from the announcement to the event's end) holds the expected demand.
  * - unplaced demand: the plan's `unplaced` (q/s per home) sampled every simulated second.
  */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import { formatDuration } from './scenario.js';
 import { simClassLeadMs, simDrainLeadMs, POLICY_TITLES, type PolicyName } from './policies.js';
 import { DIST_AFTER_MS, type ByClass, type CapCheck, type Cls, type EventRt, type PolicyResult } from './engine.js';
@@ -377,8 +379,26 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
     }
   }
 
-  L.push('', '## Targets (GridSteer)', '');
-  for (const t of evaluateTargets(rep)) L.push(`- **${t.status}**: ${t.what}${t.event ? ` (${t.event})` : ''} — measured ${fmt1(t.measured)}, at most ${fmt1(t.bound)}: ${t.why}`);
+  const vs = versusReactive(rep);
+  if (vs.length > 0) {
+    L.push('', '## GridSteer against reactive failover', '', 'Sessions cut at T, per power-off event: in all and per client class; **GridSteer cut more** flags any line where it cut more than reactive failover.', '', '| event | class | reactive failover | GridSteer | GridSteer against reactive |', '| --- | --- | ---: | ---: | --- |');
+    const words = (g: number, r: number) => (g > r ? `**GridSteer cut more** (${fmt(g - r)} more)` : r === 0 ? 'both 0' : `${pct(1 - g / r, 1)} fewer`);
+    for (const v of vs) {
+      L.push(`| ${v.event} | all | ${fmt(v.reactive)} | ${fmt(v.gridsteer)} | ${words(v.gridsteer, v.reactive)} |`);
+      for (const c of CLASS_TITLES) L.push(`| ${v.event} | ${c} | ${fmt(v.byClass[c].reactive)} | ${fmt(v.byClass[c].gridsteer)} | ${words(v.byClass[c].gridsteer, v.byClass[c].reactive)} |`);
+    }
+  }
+
+  L.push('', '## Targets (GridSteer)', '', 'Each line is met when what was measured is at most its bound, per event and client class (load: `all`); n/a says why it cannot apply. The definitions are in docs/simulation.md (the targets and the report contract).');
+  const targets = evaluateTargets(rep);
+  const groups = [...rep.events.map((e) => e.id), null];
+  for (const g of groups) {
+    const mine = targets.filter((t) => t.event === g);
+    if (mine.length === 0) continue;
+    const e = rep.events.find((x) => x.id === g);
+    L.push('', `### ${e ? `${e.id} (${w.regions[e.region]!.id}, ${e.kind === 'power-off' ? 'power-off' : `cap: ${pct(e.share)} of GPUs lost`})` : 'Outside every event\'s span'}`, '', '| target | class | status | measured | at most | why |', '| --- | --- | --- | ---: | ---: | --- |');
+    for (const t of mine) L.push(`| ${t.what.replace(/\|/g, '\\|')} | ${t.class} | **${t.status}** | ${fmt1(t.measured)} | ${fmt1(t.bound)} | ${t.why.replace(/\|/g, '\\|')} |`);
+  }
   if (o.chart) {
     L.push('', '## Traffic share per region', '', `![Share of sessions started per region, per minute, one panel per policy](${o.chart})`, '');
     L.push('Each panel stacks, per minute, the share of sessions that started on each region; grey is sessions that failed (every attempt refused). The dashed line is the load on the event region as a share of its normal capacity. Framed in red: the event (T to E); dotted red: the announcement.');
@@ -395,6 +415,179 @@ export function summaryLines(rep: SimReport): string[] {
     const bound = rep.events.filter((e) => e.kind === 'power-off').map((e) => c3(x.bound[e.idx]!)).join(',');
     return `${POLICY_TITLES[x.policy as PolicyName].padEnd(17)} sent-to-dark ${sent}  cut ${c3(x.cut)} (bound ${bound || '–'})  failed ${c3(x.failed)}  over-capacity starts ${c3(x.startedOverCapacity)}  peak ${pct(Math.max(...x.peakUtil))}  (${CLASS_TITLES.join('/')})`;
   });
+}
+
+/** One event's per-class counts under policy x (the report contract's events[].counts[policy][class]). */
+function classCounts(x: PolicyResult, e: EventRt, c: Cls): EventClassCounts {
+  const k = eventCuts(x, e.idx, c);
+  return {
+    sentWhileDark: x.sentToEventRegion[e.idx]![c],
+    sentWithRoom: x.sentWithRoom[e.idx]![c],
+    startedThere: x.startedOnEventRegion[e.idx]![c],
+    failedDark: x.failedDark[e.idx]![c],
+    failedRefusedBeforeT: x.failedRefusedBeforeT[e.idx]![c],
+    cut: k.total,
+    cutBeforeAnnouncement: k.before,
+    cutAfterAnnouncement: k.after,
+  };
+}
+
+/** The contract's counts of one event and class under one policy. */
+export interface EventClassCounts {
+  /** Sessions with an attempt on the region while the event was in force; of them while the fleet had room then. */
+  sentWhileDark: number;
+  sentWithRoom: number;
+  /** Sessions started on the region while the event was in force (a throttled region still serves). */
+  startedThere: number;
+  /** Failed with an attempt on the dark region; failed on its gateway's refusal before T (and not on it dark). */
+  failedDark: number;
+  failedRefusedBeforeT: number;
+  /** Cut at T, and split by start at the announcement. */
+  cut: number;
+  cutBeforeAnnouncement: number;
+  cutAfterAnnouncement: number;
+}
+
+/** GridSteer's cuts against reactive failover's at one power-off event, per class and in all; `gridsteerCutMore` flags GridSteer cutting more. */
+export interface VersusReactive {
+  event: string;
+  gridsteer: number;
+  reactive: number;
+  gridsteerCutMore: boolean;
+  byClass: Record<ClassName, { gridsteer: number; reactive: number; gridsteerCutMore: boolean }>;
+}
+
+/** GridSteer against reactive failover, per power-off event that cuts (both run), in events' order. */
+export function versusReactive(rep: Pick<SimReport, 'events' | 'results'>): VersusReactive[] {
+  const gs = rep.results.find((r) => r.policy === 'gridsteer');
+  const re = rep.results.find((r) => r.policy === 'reactive');
+  if (!gs || !re) return [];
+  return rep.events
+    .filter((e) => e.kind === 'power-off' && e.goesDark)
+    .map((e) => {
+      const byClass = Object.fromEntries(
+        CLASSES.map((c) => {
+          const g = eventCuts(gs, e.idx, c).total;
+          const r = eventCuts(re, e.idx, c).total;
+          return [CLASS_TITLES[c], { gridsteer: g, reactive: r, gridsteerCutMore: g > r }];
+        }),
+      ) as VersusReactive['byClass'];
+      const g = CLASSES.reduce<number>((a, c) => a + eventCuts(gs, e.idx, c).total, 0);
+      const r = CLASSES.reduce<number>((a, c) => a + eventCuts(re, e.idx, c).total, 0);
+      return { event: e.id, gridsteer: g, reactive: r, gridsteerCutMore: g > r, byClass };
+    });
+}
+
+/** One event of the JSON twin: what it is, its policy-independent figures per class, and every policy's counts per class. */
+function eventJson(rep: SimReport, e: EventRt): unknown {
+  const w = rep.world;
+  const iso = (t: number) => new Date(t).toISOString();
+  const byClass = <T>(f: (c: Cls) => T) => Object.fromEntries(CLASSES.map((c) => [CLASS_TITLES[c], f(c)]));
+  const first = rep.results[0];
+  return {
+    id: e.id,
+    region: w.regions[e.region]!.id,
+    kind: e.kind,
+    share: e.share,
+    announce: iso(e.announce),
+    learn: iso(e.learn),
+    T: iso(e.T),
+    E: iso(e.E),
+    noticeMs: e.T - e.announce,
+    goesDark: e.goesDark,
+    // The same under every policy (the sessions and their clients are shared).
+    shared: first
+      ? {
+          ignoringClients: first.ignoringClients[e.idx]!,
+          byClass: byClass((c) => ({ bound: first.bound[e.idx]![c], aliveAtT: first.aliveAtT[e.idx]![c], homeArrivals: first.homeArrivals[e.idx]![c] })),
+        }
+      : null,
+    counts: Object.fromEntries(rep.results.map((x) => [x.policy, byClass((c) => classCounts(x, e, c))])),
+    room: first ? { spanMs: first.eventSpanMs[e.idx]!, roomMs: first.eventRoomMs[e.idx]! } : null,
+    versusReactive: versusReactive(rep).find((v) => v.event === e.id) ?? null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// The report contract (docs/simulation.md "The report contract"): what the JSON twin promises
+// to readers of targets[] and events[], as a schema and the rules a schema cannot say.
+
+const Count = Type.Integer({ minimum: 0 });
+const ClassKey = Type.Union(CLASS_TITLES.map((c) => Type.Literal(c)));
+/** One entry of targets[]. */
+export const TargetContract = Type.Object(
+  {
+    id: Type.Union(['a', 'b', 'c', 'd', 'e'].map((x) => Type.Literal(x)), { description: 'the target\'s letter' }),
+    event: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'the id of the event in events[]; null: (d) outside every event\'s span' }),
+    class: Type.Union([ClassKey, Type.Literal('all')], { description: 'the client class counted; all for targets on load ((d), (e))' }),
+    status: Type.Union([Type.Literal('met'), Type.Literal('not met'), Type.Literal('n/a')]),
+    measured: Type.Number({ minimum: 0 }),
+    bound: Type.Number({ minimum: 0 }),
+    why: Type.String({ minLength: 1 }),
+    what: Type.String({ minLength: 1 }),
+  },
+  { additionalProperties: false },
+);
+const CountsContract = Type.Object(
+  { sentWhileDark: Count, sentWithRoom: Count, startedThere: Count, failedDark: Count, failedRefusedBeforeT: Count, cut: Count, cutBeforeAnnouncement: Count, cutAfterAnnouncement: Count },
+  { additionalProperties: false },
+);
+const ByClassOf = (t: TSchema) => Type.Object(Object.fromEntries(CLASS_TITLES.map((c) => [c, t])), { additionalProperties: false });
+/** One entry of events[]: the event, its policy-independent figures per class, and every policy's counts per class. */
+export const EventContract = Type.Object({
+  id: Type.String({ minLength: 1 }),
+  region: Type.String({ minLength: 1 }),
+  kind: Type.Union([Type.Literal('power-off'), Type.Literal('throttle')]),
+  goesDark: Type.Boolean(),
+  shared: Type.Union([Type.Object({ ignoringClients: Count, byClass: ByClassOf(Type.Object({ bound: Count, aliveAtT: Count, homeArrivals: Count }, { additionalProperties: false })) }), Type.Null()]),
+  counts: Type.Record(Type.String(), ByClassOf(CountsContract)),
+});
+/** The parts of the JSON twin the contract covers (the rest — results[], the series — is every figure as the engine gives it). */
+export const ReportContract = Type.Object({
+  classes: Type.Array(Type.String()),
+  events: Type.Array(EventContract),
+  results: Type.Array(Type.Object({ policy: Type.String() })),
+  targets: Type.Array(TargetContract),
+});
+
+/**
+ * Every way `json` (a parsed JSON twin) breaks the report contract, in words; [] when it keeps
+ * it. The schema, then what it cannot say: the classes are CLASS_TITLES; every target names an
+ * event of events[] (or null for (d) outside the events' spans); a target that applies is met
+ * exactly when measured ≤ bound; each power-off event has one (a), (b) and (c) per class, each
+ * throttle one (e), each event one (d), and there is one (d) with event null; (a)–(c) count a
+ * class, (d) and (e) all; every event has counts for every policy of results[].
+ */
+export function contractProblems(json: unknown): string[] {
+  const errs = [...Value.Errors(ReportContract, json)].map((e) => `${e.path || '/'}: ${e.message}`);
+  if (errs.length > 0) return errs;
+  const j = json as Static<typeof ReportContract>;
+  const out: string[] = [];
+  if (JSON.stringify(j.classes) !== JSON.stringify(CLASS_TITLES)) out.push(`classes: ${JSON.stringify(j.classes)}, not ${JSON.stringify(CLASS_TITLES)}`);
+  const ids = new Set(j.events.map((e) => e.id));
+  j.targets.forEach((t, i) => {
+    const at = `targets[${i}] (${t.id} ${t.event ?? 'null'} ${t.class})`;
+    if (t.event !== null && !ids.has(t.event)) out.push(`${at}: no event ${t.event} in events[]`);
+    if (t.event === null && t.id !== 'd') out.push(`${at}: only (d) may have event null`);
+    if ((t.id === 'd' || t.id === 'e') !== (t.class === 'all')) out.push(`${at}: (a)–(c) count a client class, (d) and (e) all`);
+    if (t.status !== 'n/a' && (t.status === 'met') !== t.measured <= t.bound) out.push(`${at}: ${t.status} with ${t.measured} against ${t.bound}`);
+  });
+  if (!j.results.some((r) => r.policy === 'gridsteer')) {
+    if (j.targets.length > 0) out.push('targets: GridSteer was not run, so there are none to check');
+    return out;
+  }
+  const count = (id: string, event: string | null, cls: string) => j.targets.filter((t) => t.id === id && t.event === event && t.class === cls).length;
+  const want = (n: number, id: string, event: string | null, cls: string) => {
+    if (n !== 1) out.push(`targets: ${n} lines of (${id}) for ${event ?? 'outside every event'}, ${cls}; want 1`);
+  };
+  for (const e of j.events) {
+    if (e.kind === 'power-off') for (const id of ['a', 'b', 'c']) for (const c of CLASS_TITLES) want(count(id, e.id, c), id, e.id, c);
+    else want(count('e', e.id, 'all'), 'e', e.id, 'all');
+    want(count('d', e.id, 'all'), 'd', e.id, 'all');
+    for (const r of j.results) if (!e.counts[r.policy]) out.push(`events[${e.id}].counts: no ${r.policy}`);
+  }
+  want(count('d', null, 'all'), 'd', null, 'all');
+  return out;
 }
 
 /** reportJson as text: indented, with each list of numbers on one line. */
@@ -419,7 +612,7 @@ export function reportJson(rep: SimReport, o: { command?: string } = {}): unknow
       expectedConcurrent: Math.round(w.expectedConcurrent),
       classShare: w.classShare.map((x) => Math.round(x * 10000) / 10000),
     },
-    events: rep.events.map((e) => ({ id: e.id, region: w.regions[e.region]!.id, kind: e.kind, share: e.share, announce: new Date(e.announce).toISOString(), T: new Date(e.T).toISOString(), E: new Date(e.E).toISOString(), noticeMs: e.T - e.announce })),
+    events: rep.events.map((e) => eventJson(rep, e)),
     results: rep.results.map((x) => {
       const { series, ...rest } = x;
       return {
