@@ -4,7 +4,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { CapCheck, EventRt, PolicyResult, SpillSpan } from './engine.js';
 import type { PolicyName } from './policies.js';
 import { contractProblems, evaluateTargets, renderMarkdown, reportJson, reportJsonText, type Target } from './report.js';
@@ -261,6 +263,13 @@ test('the report contract: the JSON twin of a run keeps it, and each way of brea
     const got = contractProblems(j);
     assert.ok(got.some((x) => want.test(x)), `${what}: ${JSON.stringify(got)}`);
   }
+});
+
+test('the bundled reports in docs/simulation/ keep the report contract (regenerate them when it changes)', () => {
+  const dir = fileURLToPath(new URL('../../../docs/simulation/', import.meta.url));
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+  assert.ok(files.length >= 6, `${files.length} reports in ${dir}`);
+  for (const f of files) assert.deepEqual(contractProblems(JSON.parse(readFileSync(join(dir, f), 'utf8'))), [], f);
 });
 
 test('the SVG: well formed, one panel per policy, legend, axes, event window', (t) => {
