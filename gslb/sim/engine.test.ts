@@ -415,6 +415,10 @@ test('judgeSpill: spill over capacity is judged every second, less the load the 
     assert.deepEqual(judgeSpill(load, home, cap, reach, spillEx), { overflow, judged }, what);
     assert.deepEqual(Array.from(spillEx), ex, what);
   }
+  // Spill a partial cap found on the region (started before it could be acted on) is excused: of a's 20 of spill, 15 leave 5 of its excess of 10, 20 leave none.
+  const spillEx = new Float64Array(2);
+  assert.deepEqual(judgeSpill([110, 50], [90, 50], [100, 100], [1, 1], spillEx, [15, 0]), { overflow: 0, judged: 5 });
+  assert.deepEqual(judgeSpill([110, 50], [90, 50], [100, 100], [1, 1], spillEx, [20, 0]), { overflow: 0, judged: 0 });
 });
 
 test('spill judged over the whole window, per span: what reactive failover leaves on full neighbours after the event is judged; the spans cover the window once', (t) => {

@@ -209,17 +209,19 @@ export interface SpillSpan {
 
 /**
  * One second of target (d) (SpillSpan): per region its spill excess, min(load − own clients'
- * load, load − capacity) when over capacity (written to `spillEx`); the overflow O, the reachable
- * regions' load above their capacity; and the judged excess J = max(0, their spill excess − O) +
- * the spill excess of the regions not reachable (announced to lose power).
+ * load − excused spill, load − capacity) when over capacity (written to `spillEx`); the
+ * overflow O, the reachable regions' load above their capacity; and the judged excess J =
+ * max(0, their spill excess − O) + the spill excess of the regions not reachable (announced to
+ * lose power). `excused`: per region, spill that a partial cap in force found there (started
+ * before the cap's `free`, CapCheck): no steering could have kept it off, as target (e) says.
  */
-export function judgeSpill(load: ArrayLike<number>, loadHome: ArrayLike<number>, capacity: ArrayLike<number>, reachable: ArrayLike<number>, spillEx: Float64Array): { overflow: number; judged: number } {
+export function judgeSpill(load: ArrayLike<number>, loadHome: ArrayLike<number>, capacity: ArrayLike<number>, reachable: ArrayLike<number>, spillEx: Float64Array, excused?: ArrayLike<number>): { overflow: number; judged: number } {
   let capReach = 0;
   let loadReach = 0;
   let spillReach = 0;
   let spillElse = 0;
   for (let r = 0; r < load.length; r++) {
-    const ex = load[r]! > capacity[r]! ? Math.max(0, Math.min(load[r]! - loadHome[r]!, load[r]! - capacity[r]!)) : 0;
+    const ex = load[r]! > capacity[r]! ? Math.max(0, Math.min(load[r]! - loadHome[r]! - (excused?.[r] ?? 0), load[r]! - capacity[r]!)) : 0;
     spillEx[r] = ex;
     if (reachable[r]) {
       capReach += capacity[r]!;
@@ -599,15 +601,20 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     const spanMs = Math.max(0, Math.min(e.E, tl.windowEnd) - Math.max(from, tl.windowStart));
     return { free, from, spanMs, capacity: world.capacity[e.region]! * (1 - e.share), overMs: 0, peakExcess: 0, overAnyMs: 0, loadAtFrom: 0, newLoadAtFrom: 0, startsAfter: 0 };
   });
-  /** Per partial cap: live sessions on its region started from its `free` on. */
+  /** Per partial cap: live sessions on its region started from its `free` on; live sessions of other homes (spill) started before. */
   const capNew = new Float64Array(events.length);
+  const capOldSpill = new Float64Array(events.length);
+  /** Per region, this second: the spill a cap in force found there (the largest of its caps'), excused by target (d). */
+  const capExcused = new Float64Array(R);
   const capSeen = new Uint8Array(events.length);
-  /** A session started at `start` on region r arrives (d = 1) or leaves (d = −1): the partial caps of r it counts for. */
-  const capCount = (r: number, start: number, d: number) => {
+  /** A session started at `start` on region r (of its own clients: `home` 1) arrives (d = 1) or leaves (d = −1): the partial caps of r it counts for. */
+  const capCount = (r: number, start: number, home: number, d: number) => {
     const evs = eventsOfRegion[r]!;
     for (let i = 0; i < evs.length; i++) {
       const cc = capChecks[evs[i]!.idx];
-      if (cc && start >= cc.free) capNew[evs[i]!.idx]! += d;
+      if (!cc) continue;
+      if (start >= cc.free) capNew[evs[i]!.idx]! += d;
+      else if (!home) capOldSpill[evs[i]!.idx]! += d;
     }
   };
   let dnsQueries = 0;
@@ -763,7 +770,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     sEnd[sess] = t + pLen[p]!;
     sHome[sess] = home;
     heap.push(t + pLen[p]!, (sess << 2) | EV_END, ++sGen[sess]!);
-    capCount(r, startAt, 1);
+    capCount(r, startAt, home, 1);
     for (let i = 0; i < capChecks.length; i++) {
       const cc = capChecks[i];
       if (cc && events[i]!.region === r && t >= cc.from && t >= tl.windowStart && t < Math.min(events[i]!.E, tl.windowEnd)) cc.startsAfter++;
@@ -827,7 +834,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     const r = sRegion[sess]!;
     load[r]!--;
     loadHome[r]! -= sHome[sess]!;
-    capCount(r, sStart[sess]!, -1);
+    capCount(r, sStart[sess]!, sHome[sess]!, -1);
     const k = sConn[sess]!;
     if (--cActive[k]! === 0) {
       cIdle[k] = t;
@@ -879,7 +886,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
         sLive[sess] = 0;
         load[r]!--;
         loadHome[r]! -= sHome[sess]!;
-        capCount(r, sStart[sess]!, -1);
+        capCount(r, sStart[sess]!, sHome[sess]!, -1);
         cActive[sConn[sess]!]!--;
         sp.free.push(sess);
       }
@@ -1075,7 +1082,12 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
           if (load[r]! > capacityNow[r]!) overMs[r] = overMs[r]! + TICK_MS;
           notePeak(r, t);
         }
-        const { overflow, judged } = judgeSpill(load, loadHome, capacityNow, reachable, spillEx);
+        capExcused.fill(0);
+        for (let i = 0; i < capChecks.length; i++) {
+          const e = events[i]!;
+          if (capChecks[i] && t >= e.T && t < e.E) capExcused[e.region] = Math.max(capExcused[e.region]!, capOldSpill[i]!);
+        }
+        const { overflow, judged } = judgeSpill(load, loadHome, capacityNow, reachable, spillEx, capExcused);
         let inSpan = false;
         const noteSpan = (sp: SpillSpan) => {
           sp.spanMs += TICK_MS;

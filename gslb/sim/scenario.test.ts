@@ -4,6 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { durationMs, formatDuration, loadScenario, parsePath, ScenarioError, type ScenarioEvent, type ScenarioIssue, type ScenarioOverride } from './scenario.js';
@@ -29,6 +30,8 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
     ['overlapping-neighbours.yaml', 'us-tx', 'power-off', 60 * 60_000, 'grid-emergency'],
     ['tight-fleet.yaml', 'us-tx', 'power-off', 45 * 60_000, 'grid-emergency'],
     ['long-notice.yaml', 'us-va', 'power-off', 75 * 60_000, 'load-shed'],
+    ['demand-response.yaml', 'us-va', 'throttle', 2 * 3_600_000, 'simple'],
+    ['heat-dome.yaml', 'us-tx', 'power-off', 60 * 60_000, 'grid-emergency'],
   ];
   for (const [file, region, effect, notice, type] of cases) {
     const sc = loadScenario(join(BUNDLED, file));
@@ -48,6 +51,23 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
     }
     assert.equal(sc.name, file.replace('.yaml', ''));
   }
+  // Issue 30's heat dome: a power-off and two derates without notice, all three in force together.
+  const heat = loadScenario(join(BUNDLED, 'heat-dome.yaml'));
+  assert.deepEqual(
+    heat.events.map((e) => [e.region, e.effect.kind, e.facts.length]),
+    [
+      ['us-tx', 'power-off', 1],
+      ['us-va', 'throttle', 0],
+      ['ca-ab', 'throttle', 0],
+    ],
+  );
+  const inForce = (t: number) => heat.events.filter((e) => t >= e.atMs && t < e.atMs + e.durationMs).length;
+  assert.equal(inForce(heat.events[2]!.atMs), 3, 'all three overlap');
+  // Every bundled scenario file is in the table above and in bench/scenarios/README.md.
+  const files = readdirSync(BUNDLED).filter((f) => f.endsWith('.yaml')).sort();
+  assert.deepEqual(files, cases.map((c) => c[0]).sort());
+  const readme = readFileSync(join(BUNDLED, 'README.md'), 'utf8');
+  for (const f of files) assert.ok(readme.includes(`(${f})`), `${f} in bench/scenarios/README.md`);
   const aeso = loadScenario(join(BUNDLED, 'aeso-load-shed.yaml'));
   assert.match(aeso.events[0]!.facts[0]!.source, /^openadr3\//);
   // Issue 17's correlated events: us-va dark 20 minutes into us-tx's hour, with 30 minutes' notice; about 1.1 × demand left with both dark.
