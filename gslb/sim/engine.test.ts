@@ -484,3 +484,39 @@ test('failures on GridSteer\'s own refusal before T are counted per event and cl
   assert.equal(a.status, 'not met', JSON.stringify(a));
   assert.equal(a.measured, gs.sentWithRoom[0]![1]! + gs.failedRefusedBeforeT[0]![1]!);
 });
+
+test('a claim with no physical effect: the region serves at full capacity throughout, GridSteer steers away on the facts alone, only (d) is judged', (t) => {
+  const dir = tempDir(t, { 'claim.yaml': tinyScenario().replace('effect: { kind: power-off }', 'effect: { kind: none }') });
+  const claim = runScenario(loadScenario(join(dir, 'claim.yaml')), { scale: 0.3 });
+  const east = claim.world.regionIndex.get('east')!;
+  const R = claim.world.regions.length;
+  const [st, re, gs] = claim.results as [(typeof claim.results)[0], (typeof claim.results)[0], (typeof claim.results)[0]];
+  for (const res of claim.results) {
+    assert.deepEqual(res.cut, [0, 0, 0, 0], `${res.policy}: nothing is cut`);
+    assert.deepEqual(res.failed, [0, 0, 0, 0], `${res.policy}: nothing fails`);
+    for (let b = 0; b < res.series.n; b++) assert.ok(Math.abs(res.series.capacity[b * R + east]! - claim.world.capacity[east]!) < 1e-9, `${res.policy} bucket ${b}: full capacity`);
+  }
+  // Static and reactive (by load) do not know of it; GridSteer, told, takes east's clients elsewhere.
+  assert.deepEqual(re.startedOnEventRegion, st.startedOnEventRegion, 'reactive sees nothing wrong');
+  assert.ok(gs.startedOnEventRegion[0]![0]! < 0.5 * st.startedOnEventRegion[0]![0]!, `GridSteer started ${gs.startedOnEventRegion[0]} on east, static ${st.startedOnEventRegion[0]}`);
+  assert.ok(gs.addedKm.mean[0]! > 0);
+  assert.deepEqual(
+    evaluateTargets(claim).map((x) => `${x.id} ${x.event}`),
+    ['d shed-1', 'd null'],
+  );
+});
+
+test('resolvers without ECS far from their clients: some sit in another metro, and GridSteer\'s and static geo\'s answers follow the resolver', (t) => {
+  const near = buildWorld(tinyWith(t, '  noEcsResolvers: 1'), 1, 0.3);
+  const far = buildWorld(tinyWith(t, '  noEcsResolvers: 1\n  noEcsDistant: 1'), 1, 0.3);
+  const none = buildWorld(tinyWith(t, '  noEcsResolvers: 1\n  noEcsDistant: 0'), 1, 0.3);
+  assert.deepEqual(none.resolverMetro, near.resolverMetro, 'noEcsDistant 0: the world it was');
+  assert.deepEqual(far.subnetAddr, near.subnetAddr);
+  assert.deepEqual(far.clientClass, near.clientClass);
+  const S = far.subnetMetro.length;
+  let moved = 0;
+  for (let s = 0; s < S; s++) if (far.resolverMetro[far.subnetResolver[s]!] !== far.subnetMetro[s]) moved++;
+  assert.ok(moved > 0.3 * S, `${moved} of ${S} /24s behind a resolver in another metro`);
+  for (let i = 0; i < far.resolverMetro.length; i++) assert.equal(far.queryMetro[S + i], far.resolverMetro[i], 'a query without ECS is placed at its resolver');
+  assert.ok(Array.from(near.subnetMetro).every((m, s) => near.resolverMetro[near.subnetResolver[s]!] === m), 'by default every resolver sits in its clients\' metro');
+});

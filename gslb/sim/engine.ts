@@ -67,7 +67,9 @@ export interface EventRt {
   idx: number;
   id: string;
   region: number;
-  kind: 'power-off' | 'throttle';
+  /** none: a claim with no physical effect (GridSteer is told; the region is as it was). */
+  kind: 'power-off' | 'throttle' | 'none';
+  /** The share of GPUs lost (a throttle); 1 for a power-off, 0 for none. */
   share: number;
   announce: number;
   /**
@@ -104,7 +106,7 @@ export function eventsOf(world: World): EventRt[] {
       id: e.id,
       region: world.regionIndex.get(e.region)!,
       kind: e.effect.kind,
-      share: e.effect.kind === 'throttle' ? e.effect.share : 1,
+      share: e.effect.kind === 'throttle' ? e.effect.share : e.effect.kind === 'power-off' ? 1 : 0,
       announce,
       learn: e.facts.length > 0 ? Math.min(announce, T) : T,
       T,
@@ -447,7 +449,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     capacityNow,
     throttled,
     probed,
-    eventActive: (r, t) => eventsOfRegion[r]!.some((e) => t >= e.T && t < e.E),
+    eventActive: (r, t) => eventsOfRegion[r]!.some((e) => e.kind !== 'none' && t >= e.T && t < e.E),
   };
 
   // Clients, resolver caches: one per (resolver, /24) with ECS, one per resolver without (query origin q, see SimPolicy.answer).
@@ -851,7 +853,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     for (const e of eventsOfRegion[r]!) {
       if (t < e.T || t >= e.E) continue;
       if (e.kind === 'power-off') dark = true;
-      else thr = Math.max(thr, e.share);
+      else if (e.kind === 'throttle') thr = Math.max(thr, e.share);
     }
     serving[r] = dark ? 0 : 1;
     throttled[r] = thr;

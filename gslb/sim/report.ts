@@ -111,8 +111,13 @@ export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'resul
   const notice = (e: EventRt) => e.T - e.learn;
   for (const e of rep.events) {
     const id = ids[e.region]!;
-    if (e.kind !== 'power-off') {
+    if (e.kind === 'throttle') {
       out.push(capTarget(gs.capChecks[e.idx]!, e, id), spillTarget(gs, e.idx, e, ids));
+      continue;
+    }
+    // A claim with no physical effect: nothing goes dark or is capped; only spill is judged (what it costs is in the figures: where the region's clients went, how far).
+    if (e.kind === 'none') {
+      out.push(spillTarget(gs, e.idx, e, ids));
       continue;
     }
     const mine: Target[] = [];
@@ -206,6 +211,11 @@ function capTarget(cc: CapCheck, e: EventRt, id: string): Target {
   };
 }
 
+/** An event's effect on its region, in words. */
+export function effectWords(e: Pick<EventRt, 'kind' | 'share'>): string {
+  return e.kind === 'power-off' ? 'no power: stops serving' : e.kind === 'throttle' ? `throttle: ${pct(e.share)} of GPUs lost` : 'no physical effect: a claim only';
+}
+
 /** Where a span of target (d) runs, in words. */
 function spanWords(e: EventRt | undefined): string {
   return e ? `from ${e.id}'s announcement${e.announce > e.T ? ' (T)' : ''} to ${formatDuration(DIST_AFTER_MS)} after its end` : 'outside every event\'s span';
@@ -242,7 +252,7 @@ const rel = (t: number, T: number) => {
 function eventRow(rep: SimReport, e: EventRt): string {
   const sc = rep.scenario.events[e.idx]!;
   const told = sc.facts.length === 0 ? 'nothing: its own scrapes and probes only' : sc.facts.map((f) => `${f.kind} ${String(f.value.type ?? '')}${f.value.level !== undefined ? ` level ${String(f.value.level)}` : ''} from ${f.source}`).join('; ');
-  const effect = e.kind === 'power-off' ? 'no power: stops serving' : `throttle: ${pct(e.share)} of GPUs lost`;
+  const effect = effectWords(e);
   const announced = sc.noticeMs > 0 ? `${rel(e.announce, e.T)} (${utc(e.announce)})` : 'at T (no notice)';
   return `| ${e.id} | ${rep.world.regions[e.region]!.id} | ${effect} | ${announced} | ${utc(e.T)} | ${utc(e.E)} | ${told} |`;
 }
@@ -396,7 +406,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
     const mine = targets.filter((t) => t.event === g);
     if (mine.length === 0) continue;
     const e = rep.events.find((x) => x.id === g);
-    L.push('', `### ${e ? `${e.id} (${w.regions[e.region]!.id}, ${e.kind === 'power-off' ? 'power-off' : `cap: ${pct(e.share)} of GPUs lost`})` : 'Outside every event\'s span'}`, '', '| target | class | status | measured | at most | why |', '| --- | --- | --- | ---: | ---: | --- |');
+    L.push('', `### ${e ? `${e.id} (${w.regions[e.region]!.id}, ${effectWords(e)})` : 'Outside every event\'s span'}`, '', '| target | class | status | measured | at most | why |', '| --- | --- | --- | ---: | ---: | --- |');
     for (const t of mine) L.push(`| ${t.what.replace(/\|/g, '\\|')} | ${t.class} | **${t.status}** | ${fmt1(t.measured)} | ${fmt1(t.bound)} | ${t.why.replace(/\|/g, '\\|')} |`);
   }
   if (o.chart) {
@@ -537,7 +547,7 @@ const ByClassOf = (t: TSchema) => Type.Object(Object.fromEntries(CLASS_TITLES.ma
 export const EventContract = Type.Object({
   id: Type.String({ minLength: 1 }),
   region: Type.String({ minLength: 1 }),
-  kind: Type.Union([Type.Literal('power-off'), Type.Literal('throttle')]),
+  kind: Type.Union([Type.Literal('power-off'), Type.Literal('throttle'), Type.Literal('none')]),
   goesDark: Type.Boolean(),
   shared: Type.Union([Type.Object({ ignoringClients: Count, byClass: ByClassOf(Type.Object({ bound: Count, aliveAtT: Count, homeArrivals: Count }, { additionalProperties: false })) }), Type.Null()]),
   counts: Type.Record(Type.String(), ByClassOf(CountsContract)),
@@ -582,7 +592,8 @@ export function contractProblems(json: unknown): string[] {
   };
   for (const e of j.events) {
     if (e.kind === 'power-off') for (const id of ['a', 'b', 'c']) for (const c of CLASS_TITLES) want(count(id, e.id, c), id, e.id, c);
-    else want(count('e', e.id, 'all'), 'e', e.id, 'all');
+    else if (e.kind === 'throttle') want(count('e', e.id, 'all'), 'e', e.id, 'all');
+    else if (j.targets.some((t) => t.event === e.id && t.id !== 'd')) out.push(`targets: ${e.id} has no physical effect: (d) only`);
     want(count('d', e.id, 'all'), 'd', e.id, 'all');
     for (const r of j.results) if (!e.counts[r.policy]) out.push(`events[${e.id}].counts: no ${r.policy}`);
   }

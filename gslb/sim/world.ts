@@ -36,6 +36,7 @@ export const STREAM_POLICY = 4;
 export const STREAM_HOOK = 5;
 export const STREAM_CUT_RETRY = 6;
 export const STREAM_CYCLE = 7;
+export const STREAM_NOISE = 8;
 
 export interface World {
   scenario: Scenario;
@@ -203,6 +204,11 @@ export function buildWorld(sc: Scenario, seed: number, scale: number): World {
   const resolverAddr = new Uint32Array(nRes);
   if (w.noEcsResolvers > 0) {
     for (let i = 0; i < nRes; i++) resolverAddr[i] = freshSlash24();
+  }
+  // Resolvers without ECS far from their clients (drawn after the rest: without them the world is as it was).
+  if (w.noEcsDistant > 0) {
+    const byDemand = new Alias(Array.from(metroWeight));
+    for (let i = 0; i < nRes; i++) if (resolverNoEcs[i] && rng.next() < w.noEcsDistant) resolverMetro[i] = byDemand.sample(rng);
   }
   const queryMetro = new Int32Array(S + nRes);
   queryMetro.set(subnetMetro, 0);
