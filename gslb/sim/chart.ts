@@ -119,7 +119,7 @@ export function renderSvg(rep: SimReport): string {
     const width = (text: string) => 7 * text.length;
     const announcedAt = new Set<number>();
     for (const e of rep.events) {
-      const label = `${rep.world.regions[e.region]!.id}: ${e.kind === 'power-off' ? 'no power' : `${Math.round(e.share * 100)} % throttled`}`;
+      const label = `${rep.world.regions[e.region]!.id}: ${e.kind === 'power-off' ? 'no power' : e.kind === 'throttle' ? `${Math.round(e.share * 100)} % throttled` : 'claimed only'}`;
       const lx = x(e.T) + 4;
       out.push(`<text x="${f1(lx)}" y="${place(lx, lx + width(label))}" fill="#000" stroke="#fff" stroke-width="3" paint-order="stroke">${escapeXml(label)}</text>`);
       if (e.announce < e.T && e.announce >= t0 && !announcedAt.has(e.announce)) {

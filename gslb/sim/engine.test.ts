@@ -8,10 +8,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { loadScenario } from './scenario.js';
 import { buildWorld } from './world.js';
-import { runPolicy, timeline } from './engine.js';
+import { judgeSpill, runPolicy, timeline, type SpillSpan } from './engine.js';
 import type { SimPolicy } from './policies.js';
 import { runScenario, type SimReport } from './run.js';
 import { tempDir, tinyScenario } from './testing.js';
+import { evaluateTargets } from './report.js';
 
 function tiny(t: { after(fn: () => void): void }, extra = '') {
   const dir = tempDir(t, { 'tiny.yaml': tinyScenario(extra) });
@@ -72,22 +73,22 @@ test('a tiny scenario end to end: the counts add up and each policy behaves as m
   const arrivals = rep.results[0]!.arrivals;
   for (const r of rep.results) {
     assert.deepEqual(r.arrivals, arrivals, `${r.policy}: the same sessions arrive under every policy`);
-    for (const c of [0, 1, 2] as const) {
+    for (const c of [0, 1, 2, 3] as const) {
       const done = r.started[c] + r.failed[c];
       // A session still retrying at the window's end is neither: at most a few seconds' worth.
       assert.ok(done <= r.arrivals[c] && r.arrivals[c] - done <= 0.002 * r.arrivals[c] + 5, `${r.policy} class ${c}: ${done} of ${r.arrivals[c]}`);
     }
     const startedInSeries = r.series.started.reduce((s, x) => s + x, 0);
     // The series counts starts in the window (including retried sessions that arrived in the warm-up).
-    assert.ok(Math.abs(startedInSeries - (r.started[0] + r.started[1] + r.started[2])) <= 0.01 * startedInSeries, `${r.policy}: series ${startedInSeries}`);
+    assert.ok(Math.abs(startedInSeries - sum3of(r.started)) <= 0.01 * startedInSeries, `${r.policy}: series ${startedInSeries}`);
   }
   const st = total(rep, 'static');
   const re = total(rep, 'reactive');
   const gs = total(rep, 'gridsteer');
-  const sent = (r: typeof st) => r.sentToEventRegion[0]![0] + r.sentToEventRegion[0]![1] + r.sentToEventRegion[0]![2];
+  const sent = (r: typeof st) => sum3of(r.sentToEventRegion[0]!);
   // Static keeps sending the dark region's clients there: every one of those sessions fails.
   assert.ok(sent(st) > 100, `static sent ${sent(st)}`);
-  assert.ok(st.failed[0] + st.failed[1] + st.failed[2] >= 0.9 * sent(st));
+  assert.ok(sum3of(st.failed) >= 0.9 * sent(st));
   assert.equal(st.addedKm.mean[0], 0, 'static always serves from the nearest region');
   assert.equal(st.goaways, 0);
   // Reactive notices within checks × interval + TTL: far fewer, but some.
@@ -95,11 +96,23 @@ test('a tiny scenario end to end: the counts add up and each policy behaves as m
   assert.ok(re.addedKm.mean[0] > 0);
   // GridSteer, told 20 minutes ahead, drains before T.
   assert.ok(sent(gs) < sent(re), `GridSteer sent ${sent(gs)}, reactive ${sent(re)}`);
-  assert.ok(gs.cut[0] + gs.cut[1] + gs.cut[2] < re.cut[0] + re.cut[1] + re.cut[2], `GridSteer cut ${gs.cut}, reactive ${re.cut}`);
+  assert.ok(sum3of(gs.cut) < sum3of(re.cut), `GridSteer cut ${gs.cut}, reactive ${re.cut}`);
   assert.ok(gs.goaways > 0, 'the drain hook sent GOAWAYs');
   assert.ok(gs.plans > 100, `plans ${gs.plans}`);
   // Static and reactive cut the same sessions: both leave the region full until T.
   assert.deepEqual(st.cut, re.cut);
+  // The unavoidable bound and the sessions alive at T without steering are the same under every
+  // policy, and are what static geo (no steering) has on the region at T: its cut started before
+  // the announcement, and its whole cut.
+  for (const res of rep.results) {
+    assert.deepEqual(res.bound, st.bound, `${res.policy}: the same bound`);
+    assert.deepEqual(res.aliveAtT, st.aliveAtT, `${res.policy}: the same sessions alive at T`);
+    assert.deepEqual(res.homeArrivals, st.homeArrivals, res.policy);
+    assert.deepEqual(res.ignoringClients, st.ignoringClients, res.policy);
+  }
+  assert.deepEqual(st.bound, st.cutBeforeAnnounce, 'static: bound = its cut started before the announcement');
+  assert.deepEqual(st.aliveAtT[0], st.cut, 'static: alive at T = its cut');
+  assert.ok(st.bound[0]![0] > 0 && st.bound[0]![0] < st.aliveAtT[0]![0], `bound ${st.bound[0]}, alive ${st.aliveAtT[0]}`);
   // The region's load is 0 from T to E in the series, under every policy.
   const T = sc.epoch + sc.events[0]!.atMs;
   const r = rep.world.regionIndex.get('east')!;
@@ -140,7 +153,7 @@ test('a throttle: capacity halves at T; static overloads the region for the whol
   const east = rep.world.regionIndex.get('east')!;
   const homeUtil = rep.world.expectedHomeConcurrent[east]! / rep.world.capacity[east]!;
   assert.ok(homeUtil > 0.5, `the test needs east loaded above half its capacity (${homeUtil})`);
-  for (const r of rep.results) assert.deepEqual(r.cut, [0, 0, 0], `${r.policy}: a throttle cuts nothing`);
+  for (const r of rep.results) assert.deepEqual(r.cut, [0, 0, 0, 0], `${r.policy}: a throttle cuts nothing`);
   const [st, gs] = rep.results as [(typeof rep.results)[0], (typeof rep.results)[0]];
   // With half its capacity left, the region's own clients load it at about 2 × homeUtil.
   assert.ok(st.peakUtil[east]! > 1.5 * homeUtil, `static peak ${st.peakUtil[east]} (home utilisation ${homeUtil})`);
@@ -177,12 +190,11 @@ test('the unavoidable bound: cuts split by session start at the announcement, ha
       for (let b = from; b < to; b++) n += res.series.started[b * R + east]!;
       return n;
     };
-    const sum3 = (x: number[]) => x[0]! + x[1]! + x[2]!;
-    const before = sum3(res.cutBeforeAnnounce[0]!);
-    const after = sum3(res.cutAfterAnnounce[0]!);
+    const before = sum3of(res.cutBeforeAnnounce[0]!);
+    const after = sum3of(res.cutAfterAnnounce[0]!);
     assert.deepEqual(
       res.cut,
-      [0, 1, 2].map((c) => res.cutBeforeAnnounce[0]![c]! + res.cutAfterAnnounce[0]![c]!),
+      [0, 1, 2, 3].map((c) => res.cutBeforeAnnounce[0]![c]! + res.cutAfterAnnounce[0]![c]!),
       `${res.policy}: before + after = cut, per class`,
     );
     assert.equal(after, starts(10, 30), `${res.policy}: cut after the announcement = sessions started on east in [announcement, T)`);
@@ -195,8 +207,9 @@ test('the unavoidable bound: cuts split by session start at the announcement, ha
   assert.ok(sum3of(gs!.cutAfterAnnounce[0]!) < sum3of(st!.cutAfterAnnounce[0]!) / 2, 'GridSteer starts fewer sessions on east after the announcement');
 });
 
+/** The sum over every client class. */
 function sum3of(x: number[]): number {
-  return x[0]! + x[1]! + x[2]!;
+  return x.reduce((a, b) => a + b, 0);
 }
 
 test('overlapping events on one region: dark from the first T to the last E, cut once', (t) => {
@@ -220,7 +233,17 @@ test('overlapping events on one region: dark from the first T to the last E, cut
   }
   const evIdx = (id: string) => rep.events.findIndex((e) => e.id === id);
   assert.ok(sum3of(res.cutBeforeAnnounce[evIdx('shed-0')]!) + sum3of(res.cutAfterAnnounce[evIdx('shed-0')]!) > 0, 'shed-0 cuts');
-  assert.deepEqual([...res.cutBeforeAnnounce[evIdx('shed-1')]!, ...res.cutAfterAnnounce[evIdx('shed-1')]!], [0, 0, 0, 0, 0, 0], 'shed-1 begins while east is already dark');
+  assert.deepEqual([...res.cutBeforeAnnounce[evIdx('shed-1')]!, ...res.cutAfterAnnounce[evIdx('shed-1')]!], [0, 0, 0, 0, 0, 0, 0, 0], 'shed-1 begins while east is already dark');
+  assert.deepEqual(
+    rep.events.map((e) => [e.id, e.goesDark]),
+    [
+      ['shed-0', true],
+      ['hot-0', false],
+      ['shed-1', false],
+    ],
+  );
+  assert.deepEqual(res.bound[evIdx('shed-1')], [0, 0, 0, 0], 'no bound for an event that cuts nothing');
+  assert.deepEqual(res.bound[evIdx('shed-0')], res.cutBeforeAnnounce[evIdx('shed-0')], 'static: the bound is its cut before the announcement');
 });
 
 test('cut sessions retried by their clients: counted apart from arrivals, re-resolving', (t) => {
@@ -231,8 +254,8 @@ test('cut sessions retried by their clients: counted apart from arrivals, re-res
     assert.deepEqual(res.arrivals, b.arrivals, `${res.policy}: retries are not arrivals`);
     assert.deepEqual(res.cut, b.cut, `${res.policy}: the same sessions are cut`);
     assert.deepEqual(res.cutRetry.retried, res.cut, `${res.policy}: share 1: every cut session is retried`);
-    for (const c of [0, 1, 2]) assert.ok(res.cutRetry.started[c]! + res.cutRetry.failed[c]! <= res.cutRetry.retried[c]!, `${res.policy} class ${c}`);
-    assert.deepEqual(b.cutRetry.retried, [0, 0, 0], 'share 0: none');
+    for (const c of [0, 1, 2, 3]) assert.ok(res.cutRetry.started[c]! + res.cutRetry.failed[c]! <= res.cutRetry.retried[c]!, `${res.policy} class ${c}`);
+    assert.deepEqual(b.cutRetry.retried, [0, 0, 0, 0], 'share 0: none');
   });
   // Static sends the retries back to the dark region: they fail; GridSteer's answers place them.
   const [st, gs] = rep.results;
@@ -247,7 +270,12 @@ test('resolvers without ECS: one answer per resolver for all its /24s; the world
   const w0 = buildWorld(sc0, 1, 0.3);
   const w1 = buildWorld(sc1, 1, 0.3);
   assert.deepEqual(w1.subnetAddr, w0.subnetAddr);
-  assert.deepEqual(w1.clientClass, w0.clientClass);
+  // Every TTL-honouring client of the world with ECS is a no-ECS client here; the other classes are as they were.
+  assert.deepEqual(
+    Array.from(w1.clientClass),
+    Array.from(w0.clientClass, (c) => (c === 0 ? 3 : c)),
+  );
+  assert.ok(w1.classShare[3] > 0.8 && w1.classShare[0] === 0 && w0.classShare[3] === 0, `${w0.classShare} / ${w1.classShare}`);
   assert.equal(Array.from(w0.resolverNoEcs).filter((x) => x).length, 0);
   assert.equal(Array.from(w1.resolverNoEcs).filter((x) => x).length, w1.resolverNoEcs.length);
   assert.equal(w1.queryMetro.length, w1.subnetMetro.length + w1.resolverNoEcs.length);
@@ -256,7 +284,7 @@ test('resolvers without ECS: one answer per resolver for all its /24s; the world
   assert.equal(Array.from(half.resolverNoEcs).filter((x) => x).length, Math.round(0.5 * half.resolverNoEcs.length));
   const r0 = runScenario(sc0, { scale: 0.3, policies: ['static'] }).results[0]!;
   const r1 = runScenario(sc1, { scale: 0.3, policies: ['static'] }).results[0]!;
-  assert.deepEqual(r1.arrivals, r0.arrivals);
+  assert.deepEqual(r1.arrivals, [0, r0.arrivals[1], r0.arrivals[2], r0.arrivals[0]], 'the same sessions, the TTL-honouring ones counted as no-ECS');
   // Fewer resolver caches than /24s: fewer cache misses reach the authoritative server.
   // Without ECS a resolver misses its cache at most once per TTL (30 s) over the 65 simulated minutes.
   const nRes = w1.resolverNoEcs.length;
@@ -370,21 +398,125 @@ test('unplaced demand: the plan\'s field sampled each second; its series adds up
   assert.ok(u.peakAt >= rep.timeline.windowStart && u.peakAt < rep.timeline.windowEnd);
 });
 
-test('spill placed while the fleet had no room: reported apart once room returns, not judged as over capacity by spill', (t) => {
-  // Headroom 1.3: from east's announcement to its end the rest holds 0.87 × the demand (no
-  // room), so whatever spills then had nowhere else to go; its sessions outlive the event.
+test('judgeSpill: spill over capacity is judged every second, less the load the reachable fleet could not hold', () => {
+  // [what, load, own clients' load, capacity, reachable, spill excess per region, overflow, judged]
+  type Case = [string, number[], number[], number[], number[], number[], number, number];
+  const cases: Case[] = [
+    ['a over by 10 of spill, b with room: all of it judged', [110, 50], [90, 50], [100, 100], [1, 1], [10, 0], 0, 10],
+    ['a over by its own clients only: nothing judged', [110, 50], [110, 50], [100, 100], [1, 1], [0, 0], 0, 0],
+    ['the excess laid to spill first (spill 5 of an excess of 10)', [110, 50], [105, 50], [100, 100], [1, 1], [5, 0], 0, 5],
+    ['the fleet over in all by 15: a\'s 10 of spill is what it could not hold, none judged', [110, 105], [90, 105], [100, 100], [1, 1], [10, 0], 15, 0],
+    ['a over by 30 of spill, b with 10 to spare: 10 judged (b\'s room), 20 unplaced', [130, 90], [90, 90], [100, 100], [1, 1], [30, 0], 20, 10],
+    ['a region announced to lose power is not room, and spill over its capacity is judged whatever the overflow', [110, 50, 40], [100, 50, 30], [100, 40, 30], [1, 1, 0], [10, 0, 10], 20, 10],
+    ['dark (capacity 0, load 0): nothing', [0, 50], [0, 50], [0, 100], [1, 1], [0, 0], 0, 0],
+  ];
+  for (const [what, load, home, cap, reach, ex, overflow, judged] of cases) {
+    const spillEx = new Float64Array(load.length);
+    assert.deepEqual(judgeSpill(load, home, cap, reach, spillEx), { overflow, judged }, what);
+    assert.deepEqual(Array.from(spillEx), ex, what);
+  }
+  // Spill a partial cap found on the region (started before it could be acted on) is excused: of a's 20 of spill, 15 leave 5 of its excess of 10, 20 leave none.
+  const spillEx = new Float64Array(2);
+  assert.deepEqual(judgeSpill([110, 50], [90, 50], [100, 100], [1, 1], spillEx, [15, 0]), { overflow: 0, judged: 5 });
+  assert.deepEqual(judgeSpill([110, 50], [90, 50], [100, 100], [1, 1], spillEx, [20, 0]), { overflow: 0, judged: 0 });
+});
+
+test('spill judged over the whole window, per span: what reactive failover leaves on full neighbours after the event is judged; the spans cover the window once', (t) => {
+  // Headroom 1.3: from east's announcement to its end the rest holds 0.87 × the demand, so the
+  // fleet overflows (unplaced, not judged); once east is back, spill still on full neighbours
+  // while east has room is judged (before issue 30 it was excused as placed while there was none).
   const rep = runScenario(tinyWith(t, '  fleetHeadroom: 1.3'), { scale: 0.3, policies: ['reactive', 'gridsteer'] });
   const R = rep.world.regions.length;
   const e = rep.events[0]!;
   for (const res of rep.results) {
+    assert.equal(res.spillSpans.length, 2);
+    const [ev, rest] = res.spillSpans as [SpillSpan, SpillSpan];
+    assert.equal(ev.spanMs + rest.spanMs, rep.timeline.windowEnd - rep.timeline.windowStart, `${res.policy}: one event: its span and the rest make the window`);
+    assert.equal(ev.spanMs, Math.min(rep.timeline.windowEnd, e.E + 15 * 60_000) - e.announce);
+    for (const sp of res.spillSpans) {
+      assert.ok(sp.judgedMs <= sp.spanMs && sp.overflowMs <= sp.spanMs, res.policy);
+      for (let r = 0; r < R; r++) assert.ok(sp.regionMs[r]! <= sp.judgedMs, `${res.policy} ${r}`);
+    }
     for (let r = 0; r < R; r++) {
-      assert.ok(res.spillOverMs[r]! + res.noRoomSpillOverMs[r]! <= res.overCapacityMs[r]!, `${res.policy} ${r}: each second counted once, and only over capacity`);
-      assert.ok(res.noRoomSpillOverPeak[r]! <= Math.max(0, res.peakUtil[r]! - 1) + 1e-9, `${res.policy} ${r}: part of the excess`);
-      // Room returns at the event's end and the window ends 15 minutes later: nothing counted
-      // while there was none.
-      assert.ok(res.noRoomSpillOverMs[r]! <= rep.timeline.windowEnd - e.E + (e.announce - rep.timeline.windowStart), `${res.policy} ${r}`);
+      assert.ok(res.spillOverMs[r]! <= res.overCapacityMs[r]!, `${res.policy} ${r}: over by spill is over`);
+      assert.ok(res.spillOverPeak[r]! <= Math.max(0, res.peakUtil[r]! - 1) + 1e-9, `${res.policy} ${r}: part of the excess`);
     }
   }
   const re = rep.results[0]!;
-  assert.ok(re.noRoomSpillOverMs.some((ms) => ms > 0), `reactive: its spill during the event stays on full neighbours after it (${JSON.stringify(re.noRoomSpillOverMs)}, over ${JSON.stringify(re.overCapacityMs)})`);
+  assert.ok(re.spillSpans[0]!.overflowMs > 0, `reactive: the fleet overflows during the event (${JSON.stringify(re.spillSpans[0])})`);
+  assert.ok(re.spillSpans[0]!.judgedMs > 0, `reactive: its spill stays on full neighbours after the event while east has room (${JSON.stringify(re.spillSpans[0])})`);
+});
+
+test('room per instant: the reachable fleet has no room only while both overlapping events are in force, not for all of each', (t) => {
+  // Three equal regions at headroom 2.5: one region out leaves 1.67 × the demand (room), two
+  // leave 0.83 × (none). east is dark 30–45 min (announced at 10 min); west from 40 to 50 min
+  // with no notice. Room is lost from 40 to 45 min only; the union of the overlapping events
+  // (the rule before issue 30) had no room for either event at all.
+  const text = tinyScenario().replace('events:\n', 'events:\n  - { id: west-0, region: west, at: 40m, duration: 10m, effect: { kind: power-off } }\n');
+  const dir = tempDir(t, { 'two.yaml': text });
+  const rep = runScenario(loadScenario(join(dir, 'two.yaml')), { scale: 0.2, policies: ['static', 'gridsteer'] });
+  const idx = (id: string) => rep.events.findIndex((e) => e.id === id);
+  for (const res of rep.results) {
+    assert.equal(res.eventSpanMs[idx('shed-1')], 15 * 60_000, res.policy);
+    assert.equal(res.eventRoomMs[idx('shed-1')], 10 * 60_000, `${res.policy}: east's event has room but from 40 to 45 min`);
+    assert.equal(res.eventSpanMs[idx('west-0')], 10 * 60_000, res.policy);
+    assert.equal(res.eventRoomMs[idx('west-0')], 5 * 60_000, `${res.policy}: west's event has room from 45 min`);
+    for (const e of [0, 1]) for (const c of [0, 1, 2, 3]) assert.ok(res.sentWithRoom[e]![c]! <= res.sentToEventRegion[e]![c]!, `${res.policy}: event ${e} class ${c}`);
+  }
+  // Static keeps sending east's clients to east: those sent from 40 to 45 min were sent while
+  // the fleet had no room, the rest while it had room.
+  const st = rep.results[0]!;
+  const e = idx('shed-1');
+  assert.ok(st.sentWithRoom[e]![0]! > 0 && st.sentWithRoom[e]![0]! < st.sentToEventRegion[e]![0]!, `static: ${st.sentWithRoom[e]} of ${st.sentToEventRegion[e]} sent with room`);
+});
+
+test('failures on GridSteer\'s own refusal before T are counted per event and class, apart from those on the dark region', (t) => {
+  // Every resolver clamps TTLs to 300 s: a client whose connection the drain ends resolves
+  // again, gets the cached answer naming east, and east's gateway, refusing new streams before
+  // T, refuses it five times: the session fails before the power goes.
+  const rep = runScenario(tinyWith(t, '  clampingResolvers: 1'), { scale: 0.3, policies: ['static', 'gridsteer'] });
+  const [st, gs] = rep.results as [(typeof rep.results)[0], (typeof rep.results)[0]];
+  assert.deepEqual(st.failedRefusedBeforeT[0], [0, 0, 0, 0], 'static has no gateway refusing');
+  assert.deepEqual(st.failedDark[0], st.failed, 'static: every failure is on the dark region');
+  assert.ok(gs.failedRefusedBeforeT[0]![1] > 0, `GridSteer: clamped-resolver sessions failed on its refusal (${gs.failedRefusedBeforeT[0]})`);
+  for (let c = 0; c < 4; c++) assert.ok(gs.failedRefusedBeforeT[0]![c]! + gs.failedDark[0]![c]! <= gs.failed[c]!, `class ${c}: each failure counted once`);
+  const a = evaluateTargets(rep).find((x) => x.id === 'a' && x.class === 'clamped-resolver')!;
+  assert.equal(a.status, 'not met', JSON.stringify(a));
+  assert.equal(a.measured, gs.sentWithRoom[0]![1]! + gs.failedRefusedBeforeT[0]![1]!);
+});
+
+test('a claim with no physical effect: the region serves at full capacity throughout, GridSteer steers away on the facts alone, only (d) is judged', (t) => {
+  const dir = tempDir(t, { 'claim.yaml': tinyScenario().replace('effect: { kind: power-off }', 'effect: { kind: none }') });
+  const claim = runScenario(loadScenario(join(dir, 'claim.yaml')), { scale: 0.3 });
+  const east = claim.world.regionIndex.get('east')!;
+  const R = claim.world.regions.length;
+  const [st, re, gs] = claim.results as [(typeof claim.results)[0], (typeof claim.results)[0], (typeof claim.results)[0]];
+  for (const res of claim.results) {
+    assert.deepEqual(res.cut, [0, 0, 0, 0], `${res.policy}: nothing is cut`);
+    assert.deepEqual(res.failed, [0, 0, 0, 0], `${res.policy}: nothing fails`);
+    for (let b = 0; b < res.series.n; b++) assert.ok(Math.abs(res.series.capacity[b * R + east]! - claim.world.capacity[east]!) < 1e-9, `${res.policy} bucket ${b}: full capacity`);
+  }
+  // Static and reactive (by load) do not know of it; GridSteer, told, takes east's clients elsewhere.
+  assert.deepEqual(re.startedOnEventRegion, st.startedOnEventRegion, 'reactive sees nothing wrong');
+  assert.ok(gs.startedOnEventRegion[0]![0]! < 0.5 * st.startedOnEventRegion[0]![0]!, `GridSteer started ${gs.startedOnEventRegion[0]} on east, static ${st.startedOnEventRegion[0]}`);
+  assert.ok(gs.addedKm.mean[0]! > 0);
+  assert.deepEqual(
+    evaluateTargets(claim).map((x) => `${x.id} ${x.event}`),
+    ['d shed-1', 'd null'],
+  );
+});
+
+test('resolvers without ECS far from their clients: some sit in another metro, and GridSteer\'s and static geo\'s answers follow the resolver', (t) => {
+  const near = buildWorld(tinyWith(t, '  noEcsResolvers: 1'), 1, 0.3);
+  const far = buildWorld(tinyWith(t, '  noEcsResolvers: 1\n  noEcsDistant: 1'), 1, 0.3);
+  const none = buildWorld(tinyWith(t, '  noEcsResolvers: 1\n  noEcsDistant: 0'), 1, 0.3);
+  assert.deepEqual(none.resolverMetro, near.resolverMetro, 'noEcsDistant 0: the world it was');
+  assert.deepEqual(far.subnetAddr, near.subnetAddr);
+  assert.deepEqual(far.clientClass, near.clientClass);
+  const S = far.subnetMetro.length;
+  let moved = 0;
+  for (let s = 0; s < S; s++) if (far.resolverMetro[far.subnetResolver[s]!] !== far.subnetMetro[s]) moved++;
+  assert.ok(moved > 0.3 * S, `${moved} of ${S} /24s behind a resolver in another metro`);
+  for (let i = 0; i < far.resolverMetro.length; i++) assert.equal(far.queryMetro[S + i], far.resolverMetro[i], 'a query without ECS is placed at its resolver');
+  assert.ok(Array.from(near.subnetMetro).every((m, s) => near.resolverMetro[near.subnetResolver[s]!] === m), 'by default every resolver sits in its clients\' metro');
 });

@@ -33,7 +33,7 @@
  *   split into own clients and spill; GridSteer's plan's unplaced demand is sampled each second.
  */
 import type { Signal } from '../model/types.js';
-import { makePolicy, throttleReactionMs, type PolicyName, type SimPolicy, type WorldState } from './policies.js';
+import { capReactionMs, makePolicy, type PolicyName, type SimPolicy, type WorldState } from './policies.js';
 import { EventHeap } from './heap.js';
 import { Rng } from './rng.js';
 import type { Scenario } from './scenario.js';
@@ -67,11 +67,26 @@ export interface EventRt {
   idx: number;
   id: string;
   region: number;
-  kind: 'power-off' | 'throttle';
+  /** none: a claim with no physical effect (GridSteer is told; the region is as it was). */
+  kind: 'power-off' | 'throttle' | 'none';
+  /** The share of GPUs lost (a throttle); 1 for a power-off, 0 for none. */
   share: number;
   announce: number;
+  /**
+   * The earliest instant anyone could learn of the event: the announcement when GridSteer is
+   * told (the event has facts), else T (only its own scrapes and probes can see it).
+   */
+  learn: number;
   T: number;
   E: number;
+  /**
+   * Power-off: whether this event is the one that takes the region dark at its T (no other
+   * power-off of the region is in force then, and of events beginning at the same instant the
+   * first in the file): only then are sessions cut at its T. False for a throttle.
+   */
+  goesDark: boolean;
+  /** Power-off: the region has served since this instant when T comes (the end of its last earlier dark spell; −∞ if none). */
+  servedFrom: number;
   /** Added distance is measured for the event region's clients in [distFrom, distTo). */
   distFrom: number;
   distTo: number;
@@ -79,19 +94,25 @@ export interface EventRt {
 
 export function eventsOf(world: World): EventRt[] {
   const sc = world.scenario;
+  const offs = sc.events.map((e, idx) => ({ idx, region: e.region, T: sc.epoch + e.atMs, E: sc.epoch + e.atMs + e.durationMs, off: e.effect.kind === 'power-off' })).filter((x) => x.off);
   return sc.events.map((e, idx) => {
     const T = sc.epoch + e.atMs;
     const E = T + e.durationMs;
     const announce = T - e.noticeMs;
+    const same = offs.filter((x) => x.region === e.region && x.idx !== idx);
+    const goesDark = e.effect.kind === 'power-off' && !same.some((x) => (x.T < T && x.E >= T) || (x.T === T && x.idx < idx));
     return {
       idx,
       id: e.id,
       region: world.regionIndex.get(e.region)!,
       kind: e.effect.kind,
-      share: e.effect.kind === 'throttle' ? e.effect.share : 1,
+      share: e.effect.kind === 'throttle' ? e.effect.share : e.effect.kind === 'power-off' ? 1 : 0,
       announce,
+      learn: e.facts.length > 0 ? Math.min(announce, T) : T,
       T,
       E,
+      goesDark,
+      servedFrom: Math.max(-Infinity, ...same.filter((x) => x.E <= T).map((x) => x.E)),
       distFrom: Math.min(announce, T),
       distTo: E + DIST_AFTER_MS,
     };
@@ -103,9 +124,9 @@ export const DIST_AFTER_MS = 15 * 60_000;
 /** Histogram resolution of added distance: 1 km bins up to half the Earth's circumference. */
 export const KM_BINS = 20_038;
 
-/** Per client class: [TTL-honouring, clamped-resolver, TTL-ignoring] (world.ts CLASS_*). */
-export type ByClass = [number, number, number];
-const zeros = (): ByClass => [0, 0, 0];
+/** Per client class: [TTL-honouring, clamped-resolver, TTL-ignoring, no-ECS] (world.ts CLASS_*). */
+export type ByClass = [number, number, number, number];
+const zeros = (): ByClass => [0, 0, 0, 0];
 
 /** The gateways' drain-hook deliveries (GridSteer). */
 export interface HookStats {
@@ -132,23 +153,86 @@ export interface CutRetryStats {
   sentDark: ByClass;
 }
 
-/** A region throttled without notice (target e): how it went from the deadline to the end. */
-export interface ThrottleCheck {
-  /** T + one scrape interval + 10 s + max(TTL0, F) + replan time, ms epoch. */
-  deadline: number;
-  /** The measured span after it: [deadline, min(E, window end)), ms. */
+/**
+ * A partial cap (a throttle event: demand response, an import limit, throttled GPUs) and
+ * target (e): whether the region's simulated load held the capped level from T (or from when
+ * the policy could act) to E. Sessions started on the region from `free` on are the policy's
+ * choice: free = the instant anyone could learn of the cap (the announcement when GridSteer is
+ * told, else T) + its reaction time (capReactionMs). From `from` = max(T, free) to E, every
+ * simulated second with the load above the capacity in force and sessions started from `free`
+ * on the region is a second the level did not hold: the judged excess is min(load − capacity,
+ * those sessions). Sessions started before `free` (no steering could have moved them) are
+ * reported, not judged.
+ */
+export interface CapCheck {
+  free: number;
+  from: number;
+  /** The measured part of [from, E), ms. */
   spanMs: number;
-  /** Sessions started on the region in that span (all classes). */
-  startsAfter: number;
-  /** Concurrent sessions those starts amount to (starts × mean length ÷ span). */
-  newConcurrent: number;
-  /** The region's capacity after the throttle. */
+  /** The level: the region's capacity with the cap in force. */
   capacity: number;
-  /** At the deadline: load on the region, and of it sessions started before T (already there). */
-  loadAtDeadline: number;
-  oldLoadAtDeadline: number;
-  /** Time over capacity in the span, ms. */
-  overMsAfter: number;
+  /** Seconds with a judged excess, ms; its highest value ÷ the capacity in force then. */
+  overMs: number;
+  peakExcess: number;
+  /** Seconds over capacity at all in the span, ms (sessions started before `free` included). */
+  overAnyMs: number;
+  /** At `from` (or the window's start): load on the region, and of it sessions started from `free` on. */
+  loadAtFrom: number;
+  newLoadAtFrom: number;
+  /** Sessions started on the region in the span (all classes). */
+  startsAfter: number;
+}
+
+/**
+ * Spill over capacity in a span of the window, judged every simulated second (target d). At
+ * each second: a region's spill excess is min(load from clients of other homes, load −
+ * capacity) when over capacity; the fleet's **overflow** O is how far the reachable regions' load
+ * (those not announced to lose power) exceeds their capacity — demand the fleet could not hold,
+ * which should have been refused (left unplaced), not judged as spill; and the **judged** excess
+ * J = max(0, the reachable regions' spill excess − O) + the spill excess of regions announced to
+ * lose power. J > 0 means a region was over capacity by spill while the fleet had room
+ * elsewhere (J is at most the capacity left unused on other regions).
+ */
+export interface SpillSpan {
+  /** Measured seconds of the span, ms; of them with J > 0, and J's highest value (sessions) and as a share of the reachable capacity then. */
+  spanMs: number;
+  judgedMs: number;
+  judgedPeak: number;
+  judgedPeakShare: number;
+  /** Per region: time it was over capacity by spill while J > 0, and the highest min(its spill excess, J) ÷ its capacity. */
+  regionMs: number[];
+  regionPeak: number[];
+  /** Time with overflow O > 0, its highest value (sessions) and share of the reachable capacity, and its integral (session-seconds). */
+  overflowMs: number;
+  overflowPeak: number;
+  overflowPeakShare: number;
+  overflowSessionS: number;
+}
+
+/**
+ * One second of target (d) (SpillSpan): per region its spill excess, min(load − own clients'
+ * load − excused spill, load − capacity) when over capacity (written to `spillEx`); the
+ * overflow O, the reachable regions' load above their capacity; and the judged excess J =
+ * max(0, their spill excess − O) + the spill excess of the regions not reachable (announced to
+ * lose power). `excused`: per region, spill that a partial cap in force found there (started
+ * before the cap's `free`, CapCheck): no steering could have kept it off, as target (e) says.
+ */
+export function judgeSpill(load: ArrayLike<number>, loadHome: ArrayLike<number>, capacity: ArrayLike<number>, reachable: ArrayLike<number>, spillEx: Float64Array, excused?: ArrayLike<number>): { overflow: number; judged: number } {
+  let capReach = 0;
+  let loadReach = 0;
+  let spillReach = 0;
+  let spillElse = 0;
+  for (let r = 0; r < load.length; r++) {
+    const ex = load[r]! > capacity[r]! ? Math.max(0, Math.min(load[r]! - loadHome[r]! - (excused?.[r] ?? 0), load[r]! - capacity[r]!)) : 0;
+    spillEx[r] = ex;
+    if (reachable[r]) {
+      capReach += capacity[r]!;
+      loadReach += load[r]!;
+      spillReach += ex;
+    } else spillElse += ex;
+  }
+  const overflow = Math.max(0, loadReach - capReach);
+  return { overflow, judged: Math.max(0, spillReach - overflow) + spillElse };
 }
 
 /** The plan's unplaced demand over the window (GridSteer), sampled every simulated second. */
@@ -202,9 +286,41 @@ export interface PolicyResult {
    */
   cutBeforeAnnounce: ByClass[];
   cutAfterAnnounce: ByClass[];
+  /**
+   * Per event (power-off, when it takes the region dark at its T inside the window): the
+   * **unavoidable bound**, the same under every policy — sessions of the region's own clients
+   * (its home, as no steering places them) started, while the region served, before the
+   * earliest instant anyone could learn of the event (`learn`) and lasting past T: no steering
+   * could have moved them. Counted from the sessions' arrivals (the warm start's included),
+   * which every policy shares. `aliveAtT`: the same with every start before T — what is alive
+   * on the region at T without steering. 0 for other events.
+   */
+  bound: ByClass[];
+  aliveAtT: ByClass[];
+  /** Per event: sessions of the region's own clients arriving in the window while the event is in force (the same under every policy). */
+  homeArrivals: ByClass[];
+  /** Per event: TTL-ignoring clients of the region's own with a session arriving in the window while it is in force (the same under every policy). */
+  ignoringClients: number[];
   refusedAttempts: ByClass;
   /** Per event: sessions with an attempt sent to the event's region while the event was in force. */
   sentToEventRegion: ByClass[];
+  /**
+   * Per event: of those, the sessions with such an attempt made while the reachable fleet had
+   * room at that instant (`roomNow`: the capacity in force then of the regions not announced to
+   * lose power holds the expected demand then). Target (a) judges these.
+   */
+  sentWithRoom: ByClass[];
+  /** Per event: sessions that failed (every attempt refused) with an attempt on the region while it was dark. */
+  failedDark: ByClass[];
+  /**
+   * Per event: sessions that failed, none of their attempts on the dark region, with an attempt
+   * refused by the region's own gateway from the announcement to T (GridSteer's refuse steps,
+   * while its resolver or connection still named the region).
+   */
+  failedRefusedBeforeT: ByClass[];
+  /** Per event: time in the measured part of [T, E), and of it time the reachable fleet had room, ms. */
+  eventSpanMs: number[];
+  eventRoomMs: number[];
   /** Per event: sessions started (served) on the event's region while the event was in force. */
   startedOnEventRegion: ByClass[];
   /** Added km (served region vs nearest) of sessions of the event regions' clients in their windows. */
@@ -216,22 +332,19 @@ export interface PolicyResult {
   /** Per region: the share of the load at its peak that came from clients of other homes (spill). */
   peakSpillShare: number[];
   /**
-   * Per region, while the reachable fleet had room (the regions not announced to lose power
-   * hold the expected demand now): time over capacity by spill on connections opened while the
-   * fleet had room (ms), and the highest excess due to it — min(that spill, load − capacity) —
-   * ÷ capacity. Target (d).
+   * Per region, over the whole window: time over capacity by spill while the fleet had room
+   * elsewhere (SpillSpan: J > 0) and the highest part of J it carried, min(its spill excess, J)
+   * ÷ its capacity. Target (d), summed over the spans.
    */
   spillOverMs: number[];
   spillOverPeak: number[];
   /**
-   * The same for spill on connections opened while the fleet had no room (it had nowhere else
-   * to go) and still there after room returned, counted only when the spill above explains none of the
-   * excess: min(that spill, load − capacity − the spill above) ÷ capacity. Reported, not judged.
+   * Target (d) per span, sampled every simulated second: spans[e] is event e's, from its
+   * announcement (or T) to 15 minutes after its end; spans[events.length] the rest of the window.
    */
-  noRoomSpillOverMs: number[];
-  noRoomSpillOverPeak: number[];
-  /** Per event: for a throttle without notice, target (e)'s measures; null otherwise. */
-  throttleChecks: (ThrottleCheck | null)[];
+  spillSpans: SpillSpan[];
+  /** Per event: for a throttle (a partial cap), target (e)'s measures; null for a power-off. */
+  capChecks: (CapCheck | null)[];
   cutRetry: CutRetryStats;
   hook: HookStats;
   unplaced: UnplacedStats;
@@ -241,7 +354,8 @@ export interface PolicyResult {
   series: Series;
 }
 
-type Cls = 0 | 1 | 2;
+/** A client class index (world.ts CLASS_*). */
+export type Cls = 0 | 1 | 2 | 3;
 /** A pending session that is a client's retry of a cut session (pFlags bit; the low bits mark events sent to). */
 const RETRY_FLAG = 1 << 30;
 const EV_END = 0;
@@ -318,15 +432,10 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const load = new Float64Array(R);
   /** Load from the region's own clients (its home's). */
   const loadHome = new Float64Array(R);
-  /** Per region: load from clients of other homes on connections opened on answers given while the reachable fleet had no room (see `roomNow`). */
-  const loadSpillNoRoom = new Float64Array(R);
   /**
-   * Whether the reachable fleet has room now (the regions not announced to lose power hold the
-   * expected demand), updated every tick. Spill on a connection opened while it has none is load
-   * the fleet had nowhere else to put: the connection and its sessions stay on their region after
-   * room returns (a client reuses its open connection without resolving again; only its gateway's
-   * GOAWAY would move it), and target (d) does not judge it (it is reported apart, like a
-   * throttled region's sessions already there).
+   * Whether the reachable fleet has room now (the capacity in force of the regions not announced
+   * to lose power holds the expected demand now), updated every tick: target (a) excuses
+   * sessions sent to a dark region while it has none.
    */
   let roomNow = true;
   const capacityNow = Float64Array.from(world.capacity);
@@ -340,21 +449,15 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     capacityNow,
     throttled,
     probed,
-    eventActive: (r, t) => eventsOfRegion[r]!.some((e) => t >= e.T && t < e.E),
+    eventActive: (r, t) => eventsOfRegion[r]!.some((e) => e.kind !== 'none' && t >= e.T && t < e.E),
   };
 
   // Clients, resolver caches: one per (resolver, /24) with ECS, one per resolver without (query origin q, see SimPolicy.answer).
   const curConn = new Int32Array(C).fill(-1);
   const sticky = new Int32Array(C).fill(-1);
-  /** 1: the answer a TTL-ignoring client sticks to was given while the reachable fleet had no room. */
-  const stickyNoRoom = new Uint8Array(C);
   const Q = world.queryMetro.length;
   const cacheExp = new Float64Array(Q);
   const cacheRegion = new Int32Array(Q).fill(-1);
-  /** 1: the cached answer was given while the reachable fleet had no room (`roomNow`). */
-  const cacheNoRoom = new Uint8Array(Q);
-  /** Whether the answer `resolve` returned last was given while the fleet had no room: a connection opened on it inherits it. */
-  let answerNoRoom = 0;
   const clampMs = w.clampTtlS * 1000;
 
   // Connections.
@@ -365,8 +468,6 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   let cIdle = new Float64Array(cp.size);
   let cState = new Uint8Array(cp.size); // 0 free, 1 open, 2 draining (GOAWAY sent)
   let cPos = new Int32Array(cp.size);
-  /** 1: opened on a DNS answer given while the reachable fleet had no room (`roomNow`): it had nowhere else with room. */
-  let cNoRoom = new Uint8Array(cp.size);
   const growConns = (n: number) => {
     cClient = growI32(cClient, n);
     cRegion = growI32(cRegion, n);
@@ -374,7 +475,6 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     cIdle = growF64(cIdle, n);
     cState = growU8(cState, n);
     cPos = growI32(cPos, n);
-    cNoRoom = growU8(cNoRoom, n);
   };
   const regionConns: Int32Array<ArrayBuffer>[] = Array.from({ length: R }, () => new Int32Array(256));
   const regionConnN = new Int32Array(R);
@@ -409,12 +509,18 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   let pArr = new Float64Array(pp.size);
   let pTries = new Int32Array(pp.size);
   let pFlags = new Int32Array(pp.size);
+  /** Bit e: an attempt went to event e's region while e was in force and the reachable fleet had room at that instant. */
+  let pRoom = new Int32Array(pp.size);
+  /** Bit e: an attempt was refused by the gateway of event e's region while it still served, from e's announcement to its T (GridSteer's own refusal). */
+  let pRef = new Int32Array(pp.size);
   const growPend = (n: number) => {
     pClient = growI32(pClient, n);
     pLen = growF64(pLen, n);
     pArr = growF64(pArr, n);
     pTries = growI32(pTries, n);
     pFlags = growI32(pFlags, n);
+    pRoom = growI32(pRoom, n);
+    pRef = growI32(pRef, n);
   };
 
   // Results.
@@ -440,10 +546,42 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const cut = zeros();
   const refusedAttempts = zeros();
   const sentTo: ByClass[] = events.map(zeros);
+  const sentRoom: ByClass[] = events.map(zeros);
+  const failedDark: ByClass[] = events.map(zeros);
+  const failedRefused: ByClass[] = events.map(zeros);
+  const eventSpanMs = events.map(() => 0);
+  const eventRoomMs = events.map(() => 0);
   const startedOn: ByClass[] = events.map(zeros);
   const cutBefore: ByClass[] = events.map(zeros);
   const cutAfter: ByClass[] = events.map(zeros);
-  const kmHist = [0, 1, 2].map(() => new Uint32Array(KM_BINS + 1));
+  const bound: ByClass[] = events.map(zeros);
+  const aliveAtT: ByClass[] = events.map(zeros);
+  const homeArrivals: ByClass[] = events.map(zeros);
+  const ignoringSeen = events.map(() => new Uint8Array(C));
+  const ignoringClients = events.map(() => 0);
+  /**
+   * A session of client c arriving at `start` and lasting until `end` (an arrival or a warm-start
+   * session): the policy-independent figures of each event it bears on (see PolicyResult.bound).
+   */
+  const noteShared = (c: number, start: number, end: number) => {
+    const home = homeOf(c);
+    const cls = world.clientClass[c]! as Cls;
+    for (const e of events) {
+      if (e.region !== home) continue;
+      if (e.goesDark && inWindow(e.T) && start >= e.servedFrom && start < e.T && end > e.T) {
+        aliveAtT[e.idx]![cls]++;
+        if (start < e.learn) bound[e.idx]![cls]++;
+      }
+      if (start >= e.T && start < e.E && inWindow(start)) {
+        homeArrivals[e.idx]![cls]++;
+        if (world.clientIgnoresTtl[c] && !ignoringSeen[e.idx]![c]) {
+          ignoringSeen[e.idx]![c] = 1;
+          ignoringClients[e.idx]!++;
+        }
+      }
+    }
+  };
+  const kmHist = [0, 1, 2, 3].map(() => new Uint32Array(KM_BINS + 1));
   const kmSum = zeros();
   const kmCount = zeros();
   const peakUtil = new Array<number>(R).fill(0);
@@ -452,19 +590,35 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const overMs = new Array<number>(R).fill(0);
   const spillOverMs = new Array<number>(R).fill(0);
   const spillOverPeak = new Array<number>(R).fill(0);
-  const noRoomSpillOverMs = new Array<number>(R).fill(0);
-  const noRoomSpillOverPeak = new Array<number>(R).fill(0);
+  const spillSpans: SpillSpan[] = [...events, null].map(() => ({ spanMs: 0, judgedMs: 0, judgedPeak: 0, judgedPeakShare: 0, regionMs: new Array<number>(R).fill(0), regionPeak: new Array<number>(R).fill(0), overflowMs: 0, overflowPeak: 0, overflowPeakShare: 0, overflowSessionS: 0 }));
+  const spillEx = new Float64Array(R);
+  const reachable = new Uint8Array(R);
   const cutRetry: CutRetryStats = { retried: zeros(), started: zeros(), failed: zeros(), sentDark: zeros() };
   const hook: HookStats = { calls: 0, delivered: 0, late: 0, failedAttempts: 0, gaveUp: 0, abandoned: 0, maxLagMs: 0, sumLagMs: 0 };
   const unplaced: UnplacedStats = { peakQps: 0, peakAt: 0, seconds: 0, queries: 0, flips: 0, changes: 0 };
-  const reactMs = throttleReactionMs(world);
-  const throttleChecks: (ThrottleCheck | null)[] = events.map((e) => {
-    if (e.kind !== 'throttle' || e.announce < e.T) return null;
-    const deadline = e.T + reactMs;
-    const to = Math.min(e.E, tl.windowEnd);
-    return { deadline, spanMs: Math.max(0, to - Math.max(deadline, tl.windowStart)), startsAfter: 0, newConcurrent: 0, capacity: world.capacity[e.region]! * (1 - e.share), loadAtDeadline: 0, oldLoadAtDeadline: 0, overMsAfter: 0 };
+  const capChecks: (CapCheck | null)[] = events.map((e) => {
+    if (e.kind !== 'throttle') return null;
+    const free = e.learn + capReactionMs(world, sc.events[e.idx]!.facts.length > 0);
+    const from = Math.max(e.T, free);
+    const spanMs = Math.max(0, Math.min(e.E, tl.windowEnd) - Math.max(from, tl.windowStart));
+    return { free, from, spanMs, capacity: world.capacity[e.region]! * (1 - e.share), overMs: 0, peakExcess: 0, overAnyMs: 0, loadAtFrom: 0, newLoadAtFrom: 0, startsAfter: 0 };
   });
-  const throttleSeen = new Uint8Array(events.length);
+  /** Per partial cap: live sessions on its region started from its `free` on; live sessions of other homes (spill) started before. */
+  const capNew = new Float64Array(events.length);
+  const capOldSpill = new Float64Array(events.length);
+  /** Per region, this second: the spill a cap in force found there (the largest of its caps'), excused by target (d). */
+  const capExcused = new Float64Array(R);
+  const capSeen = new Uint8Array(events.length);
+  /** A session started at `start` on region r (of its own clients: `home` 1) arrives (d = 1) or leaves (d = −1): the partial caps of r it counts for. */
+  const capCount = (r: number, start: number, home: number, d: number) => {
+    const evs = eventsOfRegion[r]!;
+    for (let i = 0; i < evs.length; i++) {
+      const cc = capChecks[evs[i]!.idx];
+      if (!cc) continue;
+      if (start >= cc.free) capNew[evs[i]!.idx]! += d;
+      else if (!home) capOldSpill[evs[i]!.idx]! += d;
+    }
+  };
   let dnsQueries = 0;
   let goaways = 0;
   const nearestKm = new Float64Array(world.metros.length);
@@ -483,14 +637,13 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   };
 
   // --- connections -------------------------------------------------------------------
-  const openConn = (c: number, r: number, t: number, noRoom = 0): number => {
+  const openConn = (c: number, r: number, t: number): number => {
     const k = cp.alloc(growConns);
     cClient[k] = c;
     cRegion[k] = r;
     cActive[k] = 0;
     cIdle[k] = t;
     cState[k] = 1;
-    cNoRoom[k] = noRoom;
     let list = regionConns[r]!;
     if (regionConnN[r] === list.length) regionConns[r] = list = growI32(list, list.length * 2);
     cPos[k] = regionConnN[r]!;
@@ -525,14 +678,27 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     pArr[p] = t;
     pTries[p] = 0;
     pFlags[p] = 0;
+    pRoom[p] = 0;
+    pRef[p] = 0;
     return p;
   };
-  const closePending = (p: number) => {
+  /** A pending session is done: started, or `failed` (every attempt refused). */
+  const closePending = (p: number, failedNow: boolean) => {
     const evBits = pFlags[p]! & ~RETRY_FLAG;
-    if (inWindow(pArr[p]!) && evBits) {
+    if (inWindow(pArr[p]!) && (evBits || pRef[p])) {
       const cls = world.clientClass[pClient[p]!]! as Cls;
-      if (pFlags[p]! & RETRY_FLAG) cutRetry.sentDark[cls]++;
-      else for (let e = 0; e < events.length; e++) if (evBits & (1 << e)) sentTo[e]![cls]++;
+      if (pFlags[p]! & RETRY_FLAG) {
+        if (evBits) cutRetry.sentDark[cls]++;
+      } else {
+        for (let e = 0; e < events.length; e++) {
+          const bit = 1 << e;
+          if (evBits & bit) {
+            sentTo[e]![cls]++;
+            if (pRoom[p]! & bit) sentRoom[e]![cls]++;
+            if (failedNow) failedDark[e]![cls]++;
+          } else if (pRef[p]! & bit && failedNow) failedRefused[e]![cls]++;
+        }
+      }
     }
     pp.free.push(p);
   };
@@ -540,14 +706,14 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     const evs = eventsOfRegion[r]!;
     for (let i = 0; i < evs.length; i++) {
       const e = evs[i]!;
-      if (t >= e.T && t < e.E) pFlags[p]! |= 1 << e.idx;
+      if (serving[r] && gatewayRefuses[r] && t >= e.announce && t < e.T) pRef[p]! |= 1 << e.idx;
+      if (t < e.T || t >= e.E) continue;
+      pFlags[p]! |= 1 << e.idx;
+      if (roomNow) pRoom[p]! |= 1 << e.idx;
     }
   };
   const resolve = (c: number, t: number): number => {
-    if (world.clientIgnoresTtl[c] && sticky[c]! >= 0) {
-      answerNoRoom = stickyNoRoom[c]!;
-      return sticky[c]!;
-    }
+    if (world.clientIgnoresTtl[c] && sticky[c]! >= 0) return sticky[c]!;
     const s = (c / K) | 0;
     const res = world.subnetResolver[s]!;
     // A resolver without ECS asks once for all its /24s (origin S + resolver) and caches one answer.
@@ -562,13 +728,8 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       if (world.resolverClamps[res] && ttlMs < clampMs) ttlMs = clampMs;
       cacheExp[q] = t + ttlMs;
       cacheRegion[q] = r;
-      cacheNoRoom[q] = roomNow ? 0 : 1;
     }
-    answerNoRoom = cacheNoRoom[q]!;
-    if (world.clientIgnoresTtl[c]) {
-      sticky[c] = r;
-      stickyNoRoom[c] = answerNoRoom;
-    }
+    if (world.clientIgnoresTtl[c]) sticky[c] = r;
     return r;
   };
   const refuse = (p: number, t: number) => {
@@ -585,7 +746,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
         else failed[cls]++;
       }
       if (inWindow(t)) series.failed[bucketOf(t)]!++;
-      closePending(p);
+      closePending(p, true);
       return;
     }
     heap.push(t + backoff[tries - 1]!, (p << 2) | EV_RETRY, 0);
@@ -598,13 +759,8 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     if (retry && inWindow(pArr[p]!)) cutRetry.started[cls]++;
     if (measured && load[r]! >= capacityNow[r]!) overCap[cls]++;
     const home = homeOf(c) === r ? 1 : 0;
-    // Spill on a connection opened on an answer given while the fleet had no room: that answer
-    // had nowhere else (DNS places connections — a cached answer or an open connection is not
-    // placed again — so the placement is the answer's, when it was given).
-    const noRoom = home === 0 && cNoRoom[k] === 1 ? 1 : 0;
     load[r]!++;
     loadHome[r]! += home;
-    loadSpillNoRoom[r]! += noRoom;
     notePeak(r, t);
     cActive[k]!++;
     const sess = sp.alloc(growSess);
@@ -614,11 +770,12 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     sLive[sess] = 1;
     sStart[sess] = startAt;
     sEnd[sess] = t + pLen[p]!;
-    sHome[sess] = home | (noRoom << 1);
+    sHome[sess] = home;
     heap.push(t + pLen[p]!, (sess << 2) | EV_END, ++sGen[sess]!);
-    for (let i = 0; i < throttleChecks.length; i++) {
-      const tc = throttleChecks[i];
-      if (tc && events[i]!.region === r && t >= tc.deadline && t >= tl.windowStart && t < Math.min(events[i]!.E, tl.windowEnd)) tc.startsAfter++;
+    capCount(r, startAt, home, 1);
+    for (let i = 0; i < capChecks.length; i++) {
+      const cc = capChecks[i];
+      if (cc && events[i]!.region === r && t >= cc.from && t >= tl.windowStart && t < Math.min(events[i]!.E, tl.windowEnd)) cc.startsAfter++;
     }
     if (measured) {
       started[cls]++;
@@ -640,7 +797,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       }
     }
     if (inWindow(t)) series.started[bucketOf(t) * R + r]!++;
-    closePending(p);
+    closePending(p, false);
   };
   const attempt = (p: number, t: number) => {
     const c = pClient[p]!;
@@ -670,7 +827,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       refuse(p, t);
       return;
     }
-    startSession(p, openConn(c, r, t, answerNoRoom), r, t);
+    startSession(p, openConn(c, r, t), r, t);
   };
 
   const endSession = (sess: number, t: number) => {
@@ -678,8 +835,8 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     sLive[sess] = 0;
     const r = sRegion[sess]!;
     load[r]!--;
-    loadHome[r]! -= sHome[sess]! & 1;
-    loadSpillNoRoom[r]! -= sHome[sess]! >> 1;
+    loadHome[r]! -= sHome[sess]!;
+    capCount(r, sStart[sess]!, sHome[sess]!, -1);
     const k = sConn[sess]!;
     if (--cActive[k]! === 0) {
       cIdle[k] = t;
@@ -696,7 +853,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     for (const e of eventsOfRegion[r]!) {
       if (t < e.T || t >= e.E) continue;
       if (e.kind === 'power-off') dark = true;
-      else thr = Math.max(thr, e.share);
+      else if (e.kind === 'throttle') thr = Math.max(thr, e.share);
     }
     serving[r] = dark ? 0 : 1;
     throttled[r] = thr;
@@ -704,11 +861,12 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   };
   const cutRetryShare = w.cutRetry.share;
   const worldEvent = (code: number, t: number) => {
-    const e = events[code >> 1]!;
-    const r = e.region;
+    const r = events[code >> 1]!.region;
     const wasServing = serving[r] === 1;
     regionState(r, t);
     if (wasServing && !serving[r]) {
+      // The cut belongs to the power-off that takes the region dark now (EventRt.goesDark), whichever of the instant's events came first.
+      const e = eventsOfRegion[r]!.find((x) => x.goesDark && x.T === t) ?? events[code >> 1]!;
       // Power lost: every session there is cut; every connection there breaks.
       for (let sess = 0; sess < sp.next; sess++) {
         if (!sLive[sess] || sRegion[sess] !== r) continue;
@@ -729,8 +887,8 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
         }
         sLive[sess] = 0;
         load[r]!--;
-        loadHome[r]! -= sHome[sess]! & 1;
-        loadSpillNoRoom[r]! -= sHome[sess]! >> 1;
+        loadHome[r]! -= sHome[sess]!;
+        capCount(r, sStart[sess]!, sHome[sess]!, -1);
         cActive[sConn[sess]!]!--;
         sp.free.push(sess);
       }
@@ -866,6 +1024,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
         const len = sampleTailMs(p, warm);
         if (t + len <= tl.start) continue;
         const r = world.metroHome[world.subnetMetro[s]!]!;
+        noteShared(c, t, t + len);
         const pend = newPending(c, t + len - tl.start, t);
         const k = curConn[c]! >= 0 ? curConn[c]! : openConn(c, r, tl.start);
         if (world.clientIgnoresTtl[c]) sticky[c] = cRegion[k]!;
@@ -907,41 +1066,84 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       for (let r = 0; r < R; r++) {
         let announcedDark = false;
         for (const e of events) if (e.kind === 'power-off' && e.region === r && t >= e.announce && t < e.E) announcedDark = true;
+        reachable[r] = announcedDark ? 0 : 1;
         if (!announcedDark) capNow += capacityNow[r]!;
       }
       roomNow = capNow >= world.expectedConcurrent * demandFactor(world, t);
       if (inWindow(t)) {
         const room = roomNow;
+        for (const e of events) {
+          if (t < e.T || t >= e.E) continue;
+          eventSpanMs[e.idx]! += TICK_MS;
+          if (room) eventRoomMs[e.idx]! += TICK_MS;
+        }
+        // Target (d), every second (SpillSpan): spill is the top layer of a region's load (all of
+        // the excess it can explain is laid to it); the fleet's overflow O excuses as much of the
+        // reachable regions' spill excess as the fleet could not hold.
         for (let r = 0; r < R; r++) {
-          if (load[r]! > capacityNow[r]!) {
-            overMs[r] = overMs[r]! + TICK_MS;
-            // Spill counted as the top layer of the load (all of the excess it can explain is
-            // laid to it): first what came on connections opened on answers given while the fleet had room
-            // (judged by target d), then on those opened while it had none (reported apart).
-            const excess = load[r]! - capacityNow[r]!;
-            const spillRoom = load[r]! - loadHome[r]! - loadSpillNoRoom[r]!;
-            const spillOver = Math.min(spillRoom, excess);
-            const legacyOver = Math.min(loadSpillNoRoom[r]!, excess - Math.max(0, spillOver));
-            if (room && spillOver > 0) {
-              spillOverMs[r] = spillOverMs[r]! + TICK_MS;
-              if (capacityNow[r]! > 0) spillOverPeak[r] = Math.max(spillOverPeak[r]!, spillOver / capacityNow[r]!);
-            } else if (room && legacyOver > 0) {
-              noRoomSpillOverMs[r] = noRoomSpillOverMs[r]! + TICK_MS;
-              if (capacityNow[r]! > 0) noRoomSpillOverPeak[r] = Math.max(noRoomSpillOverPeak[r]!, legacyOver / capacityNow[r]!);
-            }
-          }
+          if (load[r]! > capacityNow[r]!) overMs[r] = overMs[r]! + TICK_MS;
           notePeak(r, t);
         }
-        for (let i = 0; i < throttleChecks.length; i++) {
-          const tc = throttleChecks[i];
-          if (!tc) continue;
+        capExcused.fill(0);
+        for (let i = 0; i < capChecks.length; i++) {
           const e = events[i]!;
-          if (t >= tc.deadline && !throttleSeen[i]) {
-            throttleSeen[i] = 1;
-            tc.loadAtDeadline = load[e.region]!;
-            for (let sess = 0; sess < sp.next; sess++) if (sLive[sess] && sRegion[sess] === e.region && sStart[sess]! < e.T) tc.oldLoadAtDeadline++;
+          if (capChecks[i] && t >= e.T && t < e.E) capExcused[e.region] = Math.max(capExcused[e.region]!, capOldSpill[i]!);
+        }
+        const { overflow, judged } = judgeSpill(load, loadHome, capacityNow, reachable, spillEx, capExcused);
+        let inSpan = false;
+        const noteSpan = (sp: SpillSpan) => {
+          sp.spanMs += TICK_MS;
+          if (overflow > 0) {
+            sp.overflowMs += TICK_MS;
+            sp.overflowSessionS += (overflow * TICK_MS) / 1000;
+            if (overflow > sp.overflowPeak) {
+              sp.overflowPeak = overflow;
+              sp.overflowPeakShare = capNow > 0 ? overflow / capNow : 1;
+            }
           }
-          if (t >= tc.deadline && t < e.E && load[e.region]! > capacityNow[e.region]!) tc.overMsAfter += TICK_MS;
+          if (judged <= 0) return;
+          sp.judgedMs += TICK_MS;
+          if (judged > sp.judgedPeak) {
+            sp.judgedPeak = judged;
+            sp.judgedPeakShare = capNow > 0 ? judged / capNow : 1;
+          }
+          for (let r = 0; r < R; r++) {
+            if (spillEx[r]! <= 0) continue;
+            sp.regionMs[r]! += TICK_MS;
+            sp.regionPeak[r] = Math.max(sp.regionPeak[r]!, Math.min(spillEx[r]!, judged) / capacityNow[r]!);
+          }
+        };
+        for (const e of events) {
+          if (t < Math.min(e.announce, e.T) || t >= e.E + DIST_AFTER_MS) continue;
+          inSpan = true;
+          noteSpan(spillSpans[e.idx]!);
+        }
+        if (!inSpan) noteSpan(spillSpans[events.length]!);
+        if (judged > 0) {
+          for (let r = 0; r < R; r++) {
+            if (spillEx[r]! <= 0) continue;
+            spillOverMs[r] = spillOverMs[r]! + TICK_MS;
+            spillOverPeak[r] = Math.max(spillOverPeak[r]!, Math.min(spillEx[r]!, judged) / capacityNow[r]!);
+          }
+        }
+        for (let i = 0; i < capChecks.length; i++) {
+          const cc = capChecks[i];
+          const e = events[i]!;
+          if (!cc || t < cc.from || t >= e.E) continue;
+          const r = e.region;
+          if (!capSeen[i]) {
+            capSeen[i] = 1;
+            cc.loadAtFrom = load[r]!;
+            cc.newLoadAtFrom = capNew[i]!;
+          }
+          const excess = load[r]! - capacityNow[r]!;
+          if (excess <= 0) continue;
+          cc.overAnyMs += TICK_MS;
+          const judged = Math.min(excess, capNew[i]!);
+          if (judged > 0) {
+            cc.overMs += TICK_MS;
+            cc.peakExcess = Math.max(cc.peakExcess, judged / capacityNow[r]!);
+          }
         }
         const un = policy.unplaced();
         if (un) {
@@ -984,6 +1186,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
       // The daily cycle: the metro's demand now ÷ the peak rate drawn (a stream of its own: without a cycle nothing changes).
       if (amp > 0 && yrng.next() * (1 + amp) >= cycleFactor(world, world.subnetMetro[s]!, t)) continue;
       if (inWindow(t)) arrivals[world.clientClass[c]! as Cls]++;
+      noteShared(c, t, t + len);
       attempt(newPending(c, len, t), t);
     }
   }
@@ -1008,6 +1211,11 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     cut,
     refusedAttempts,
     sentToEventRegion: sentTo,
+    sentWithRoom: sentRoom,
+    failedDark,
+    failedRefusedBeforeT: failedRefused,
+    eventSpanMs,
+    eventRoomMs,
     startedOnEventRegion: startedOn,
     addedKm: {
       count: kmCount,
@@ -1021,14 +1229,17 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     peakSpillShare: peakSpill,
     spillOverMs,
     spillOverPeak,
-    noRoomSpillOverMs,
-    noRoomSpillOverPeak,
-    throttleChecks: throttleChecks.map((tc) => (tc ? { ...tc, newConcurrent: tc.spanMs > 0 ? (tc.startsAfter * world.meanLengthMs) / tc.spanMs : 0 } : null)),
+    spillSpans,
+    capChecks,
     cutRetry,
     hook,
     unplaced,
     cutBeforeAnnounce: cutBefore,
     cutAfterAnnounce: cutAfter,
+    bound,
+    aliveAtT,
+    homeArrivals,
+    ignoringClients,
     dnsQueries,
     goaways,
     plans: policy.plans,

@@ -195,3 +195,46 @@ test('grid sources are bound to the regions of the events they report, unless th
   const share = simPlannerSettings(w, { ...gs, planner: { gridLoss: { maxTrustedLossShare: 0.3 } } }) as unknown as { gridLoss: unknown };
   assert.deepEqual(share.gridLoss, { maxTrustedLossShare: 0.3, bindings: { 'openadr3/vtn.test': ['east'] } }, 'other gridLoss settings kept, bindings added');
 });
+
+test('GridSteer configured with wrong capacity units plans with them; the simulated fleet keeps its own', (t) => {
+  const w = tinyWorld(t, 'policies:\n  gridsteer:\n    capacityUnits: { east: 300 }\n');
+  const s = simPlannerSettings(w, w.scenario.policies.gridsteer);
+  assert.deepEqual(
+    s.regions.map((r) => [r.id, r.capacityUnits]),
+    [
+      ['east', 300],
+      ['west', 100],
+      ['south', 100],
+    ],
+  );
+  assert.equal(w.capacity[0], w.capacity[1], 'the real capacity is by the regions\' own units');
+});
+
+test('noisy load readings: each scrape\'s kvCacheUse has the given relative error, from a stream of its own; none reads exactly', (t) => {
+  const readings = (noise: number, seed = 1) => {
+    const w = tinyWorld(t);
+    const sc = { ...w.scenario, world: { ...w.scenario.world, loadNoise: noise } };
+    const world = { ...w, seed, scenario: sc };
+    const p = new GridSteerPolicy(world, sc.policies.gridsteer, sc.epoch);
+    const out: number[] = [];
+    const ingest = p.ingest.bind(p);
+    p.ingest = (s, now) => {
+      if (s.kind === 'load.metrics' && s.region === 'east') out.push((s.value as { kvCacheUse: number }).kvCacheUse);
+      ingest(s, now);
+    };
+    const R = w.regions.length;
+    const ws: WorldState = { serving: new Uint8Array(R).fill(1), load: Float64Array.from(w.capacity, (c) => 0.5 * c), capacityNow: Float64Array.from(w.capacity), throttled: new Float64Array(R), probed: [], eventActive: () => false };
+    for (let k = 0; k < 400; k++) p.tick(sc.epoch + k * 1000, ws);
+    return out;
+  };
+  const exact = readings(0);
+  assert.ok(exact.length >= 20 && exact.every((x) => x === 0.5), `exact: ${exact.slice(0, 5)}`);
+  const noisy = readings(0.2);
+  assert.equal(noisy.length, exact.length);
+  const mean = noisy.reduce((a, x) => a + x, 0) / noisy.length;
+  const sd = Math.sqrt(noisy.reduce((a, x) => a + (x - mean) ** 2, 0) / (noisy.length - 1));
+  // 0.5 × (1 + 0.2 N): sd 0.1; with about 26 readings, generous bounds.
+  assert.ok(Math.abs(mean - 0.5) < 0.06 && sd > 0.05 && sd < 0.16, `mean ${mean}, sd ${sd}`);
+  assert.deepEqual(readings(0.2), noisy, 'the same seed reads the same noise');
+  assert.notDeepEqual(readings(0.2, 2), noisy, 'another seed another');
+});

@@ -30,7 +30,8 @@ import { validateSignal } from '../state/signals.js';
 import { drainLeadMs } from '../policy/drain.js';
 import type { Plan, Signal } from '../model/types.js';
 import type { PolicyParams } from './scenario.js';
-import type { World } from './world.js';
+import { Rng } from './rng.js';
+import { CLASS_CLAMPED, STREAM_NOISE, type World } from './world.js';
 
 export type PolicyName = 'static' | 'reactive' | 'gridsteer';
 export const POLICY_NAMES: readonly PolicyName[] = ['static', 'reactive', 'gridsteer'];
@@ -216,6 +217,7 @@ export class GridSteerPolicy implements SimPolicy {
   private readonly addressRegion: Map<string, number>;
   private readonly unplacedNow: Float64Array;
   private unplacedOf: Plan | undefined;
+  private readonly noise: Rng;
 
   constructor(
     private readonly world: World,
@@ -226,6 +228,7 @@ export class GridSteerPolicy implements SimPolicy {
     this.ids = regions.map((r) => r.id);
     this.idSet = new Set(this.ids);
     this.settings = simPlannerSettings(world, p);
+    this.noise = new Rng(world.seed, STREAM_NOISE);
     this.cells = world.metros.map((m, i) => ({ ranking: Array.from(world.metroRanking[i]!.subarray(0, CELL_K), (r) => this.ids[r]!), origin: `simulated metro ${m.name}` }));
     // Query origins: the /24s (ECS), then the resolvers without ECS (their own /24).
     this.keys = [...Array.from(world.subnetAddr, (a) => ({ family: 4 as const, hi: a, lo: 0, prefix: 24 })), ...Array.from(world.resolverAddr, (a) => ({ family: 4 as const, hi: a, lo: 0, prefix: 24 }))];
@@ -302,7 +305,9 @@ export class GridSteerPolicy implements SimPolicy {
       this.nextScrape += sc.scrapeIntervalMs;
       for (let r = 0; r < this.ids.length; r++) {
         if (!w.serving[r]) continue; // the scrape of a dark site fails: its last reading expires on its own
-        const use = w.capacityNow[r]! > 0 ? Math.min(1, w.load[r]! / w.capacityNow[r]!) : 1;
+        const exact = w.capacityNow[r]! > 0 ? Math.min(1, w.load[r]! / w.capacityNow[r]!) : 1;
+        // A noisy reading (world.loadNoise): its own random stream, drawn only when there is noise.
+        const use = sc.loadNoise > 0 ? Math.min(1, Math.max(0, exact * (1 + sc.loadNoise * this.noise.normal()))) : exact;
         const value: Record<string, number> = { kvCacheUse: Math.round(use * 1e4) / 1e4 };
         if (w.throttled[r]! > 0) value.throttledShare = w.throttled[r]!;
         this.ingest({ region: this.ids[r]!, kind: 'load.metrics', source: this.scrapeSources[r]!, key: 'vllm', observedAt: t, expiresAt: t + 3 * sc.scrapeIntervalMs, value }, t);
@@ -372,7 +377,8 @@ export function simPlannerSettings(world: World, p: PolicyParams['gridsteer']): 
       id: r.id,
       location: { lat: r.lat, lon: r.lon },
       bias: r.bias,
-      capacityUnits: r.capacityUnits,
+      // What GridSteer is configured with: the region's units unless the scenario gives it wrong ones.
+      capacityUnits: p.capacityUnits[r.id] ?? r.capacityUnits,
       ttl0S: p.ttl,
       ...(r.importLimitW !== undefined ? { importLimitW: r.importLimitW } : {}),
       ...(r.fullLoadW !== undefined ? { fullLoadW: r.fullLoadW } : {}),
@@ -427,15 +433,27 @@ export function simDrainLeadMs(world: World): number {
   return drainLeadMs(d, d.ttl0S);
 }
 
+/**
+ * The lead a drain needs for a client class (target (a) and (b) apply from it): the drain lead,
+ * but for clients of clamping resolvers with the clamp's TTL as the resolver floor F (such a
+ * resolver keeps the last answer naming the region that long after the weight reaches 0).
+ */
+export function simClassLeadMs(world: World, cls: number): number {
+  const d = simPlannerSettings(world, world.scenario.policies.gridsteer).drain;
+  if (cls !== CLASS_CLAMPED) return drainLeadMs(d, d.ttl0S);
+  return drainLeadMs({ ...d, resolverFloorS: Math.max(d.resolverFloorS, world.scenario.world.clampTtlS) }, d.ttl0S);
+}
+
 /** The replan time the simulator allows (GridSteer plans at most once per simulated second). */
 export const REPLAN_MS = 1000;
 
 /**
- * For a throttle without notice: how long after T GridSteer may take before the region's share
- * of new sessions is within its new capacity: one scrape interval + 10 s + max(TTL0, F) + the
- * replan time, ms.
+ * For a partial cap (target e): how long after it could learn of the cap GridSteer may take
+ * before the region's new sessions are its choice: max(TTL0, F) + the replan time (answers given
+ * before are cached that long), and when it is not told (`told` false: a throttle it sees only in
+ * its scrapes, learnt at T) one scrape interval + 10 s before that, ms.
  */
-export function throttleReactionMs(world: World): number {
+export function capReactionMs(world: World, told: boolean): number {
   const d = simPlannerSettings(world, world.scenario.policies.gridsteer).drain;
-  return world.scenario.world.scrapeIntervalMs + 10_000 + Math.max(d.ttl0S, d.resolverFloorS) * 1000 + REPLAN_MS;
+  return (told ? 0 : world.scenario.world.scrapeIntervalMs + 10_000) + Math.max(d.ttl0S, d.resolverFloorS) * 1000 + REPLAN_MS;
 }

@@ -27,157 +27,220 @@
  *   lose power (from the announcement to the event's end) holds the expected demand.
  * - unplaced demand: the plan's `unplaced` (q/s per home) sampled every simulated second.
  */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import { formatDuration } from './scenario.js';
-import { simDrainLeadMs, POLICY_TITLES, type PolicyName } from './policies.js';
-import type { ByClass, EventRt, PolicyResult } from './engine.js';
+import { simClassLeadMs, simDrainLeadMs, POLICY_TITLES, type PolicyName } from './policies.js';
+import { DIST_AFTER_MS, type ByClass, type CapCheck, type Cls, type EventRt, type PolicyResult } from './engine.js';
 import type { SimReport } from './run.js';
-import { CLASS_TITLES, demandFactor, type World } from './world.js';
+import { CLASS_IGNORING, CLASS_TITLES, type ClassName } from './world.js';
 
-export interface Target {
-  /** (a) … (e): the issue's targets. */
-  id: 'a' | 'b' | 'c' | 'd' | 'e';
-  what: string;
-  status: 'met' | 'not met' | 'n/a';
-  detail: string;
-}
-
-/** Total capacity of the fleet (concurrent sessions) with every event's effect in force at once. */
-export function capacityDuringEvents(rep: Pick<SimReport, 'world' | 'events'>, only?: (e: EventRt) => boolean): number {
-  const cap = Array.from(rep.world.capacity);
-  for (const e of rep.events) {
-    if (only && !only(e)) continue;
-    cap[e.region] = e.kind === 'power-off' ? 0 : Math.min(cap[e.region]!, rep.world.capacity[e.region]! * (1 - e.share));
-  }
-  return cap.reduce((s, x) => s + x, 0);
-}
-
-/** Expected concurrent demand at t (the daily cycle's factor applied when the world has one). */
-export function demandAt(world: World, t: number): number {
-  return world.expectedConcurrent * (world.scenario?.world.dailyCycle ? demandFactor(world, t) : 1);
-}
+export type TargetId = 'a' | 'b' | 'c' | 'd' | 'e';
+export type TargetStatus = 'met' | 'not met' | 'n/a';
 
 /**
- * Whether the reachable fleet has room during event e: its capacity with every event that
- * overlaps e's window in force holds the expected demand at the busiest of T and E.
+ * One target line (the report contract, docs/simulation.md "The report contract"): met when
+ * `measured` ≤ `bound`; n/a when it cannot apply or its quantity is 0 of 0, `why` saying which.
  */
-export function roomDuring(rep: Pick<SimReport, 'world' | 'events'>, e: EventRt): { room: boolean; capacity: number; demand: number } {
-  const capacity = capacityDuringEvents(rep, (x) => x.T < e.E && e.T < x.E);
-  const demand = Math.max(demandAt(rep.world, e.T), demandAt(rep.world, e.E - 1));
-  return { room: capacity >= demand, capacity, demand };
+export interface Target {
+  /** (a) … (e): the issue's targets. */
+  id: TargetId;
+  /** The event's id (events[].id); null for (d) over the part of the window outside every event's span. */
+  event: string | null;
+  /** The client class counted (CLASS_TITLES), or `all` for targets on load ((d), (e)). */
+  class: ClassName | 'all';
+  status: TargetStatus;
+  /** What was measured, and the most it may be. */
+  measured: number;
+  bound: number;
+  /** The figures behind the status, and for n/a why it cannot apply. */
+  why: string;
+  /** The target in words. */
+  what: string;
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const pct = (x: number, digits = 0) => `${(x * 100).toFixed(digits)} %`;
-const HONOURING = 0;
 /** q/s with one decimal, two below 0.1 (a trickle is not 0.0). */
 const qps = (x: number) => x.toFixed(x < 0.1 ? 2 : 1);
 
-/** Cut at event e's T, of class c: [before the announcement (bound), after, total]. */
-export function eventCuts(x: PolicyResult, e: number, c: 0 | 1 | 2): { bound: number; after: number; total: number } {
-  const bound = x.cutBeforeAnnounce[e]![c];
+/**
+ * Cut at event e's T, of class c, under policy x: in all, split by start before and after the
+ * announcement; and the unavoidable bound, which is the same for every policy (PolicyResult.bound).
+ */
+export function eventCuts(x: PolicyResult, e: number, c: Cls): { bound: number; before: number; after: number; total: number } {
+  const before = x.cutBeforeAnnounce[e]![c];
   const after = x.cutAfterAnnounce[e]![c];
-  return { bound, after, total: bound + after };
+  return { bound: x.bound[e]![c], before, after, total: before + after };
 }
 
+/** Every class index, in CLASS_TITLES order. */
+export const CLASSES: readonly Cls[] = [0, 1, 2, 3];
+const round1 = (x: number) => Math.round(x * 10) / 10;
+/** A bound to one decimal, rounded down (an integer count is then met by it exactly when by the bound itself; 1e-9 absorbs float error). */
+const floor1 = (x: number) => Math.floor(x * 10 + 1e-9) / 10;
+const fmt1 = (x: number) => round1(x).toLocaleString('en-US');
+
 /**
- * The issue's targets for GridSteer (issue 17), checked against the run:
- * (a) per power-off event, TTL-honouring sessions sent to the region while it is dark: 0 —
- *     applies when the notice is at least the drain lead and the fleet has room;
- * (b) per power-off event, TTL-honouring cuts ≤ 1.10 × that class's unavoidable bound + 0.1 %
- *     of the class's sessions alive on the region at T without steering (static geo's cut,
- *     else GridSteer's own) — applies when the notice is at least the drain lead;
- * (c) per power-off event with ≥ 50 minutes' notice, TTL-honouring: (reactive − GridSteer) ≥
- *     0.9 × (reactive − bound), the bound being GridSteer's;
- * (d) no region over capacity by spill while the fleet has room;
- * (e) per throttle without notice: the region's new sessions from T + reaction time to E amount
- *     to at most its new capacity (starts × mean session length ÷ span); load over capacity
- *     from sessions already there is reported alongside.
- * `leadMs` overrides the drain lead (tests with worlds built by hand).
+ * The targets for GridSteer (issues 17 and 30), checked against the run. Per power-off event
+ * and per client class c (its lead L(c): the drain lead, with the clamp's TTL as the resolver
+ * floor for clamped resolvers — simClassLeadMs):
+ * (a) sessions sent to the region while it is dark and the reachable fleet had room at that
+ *     instant, plus sessions that failed on the region's own gateway refusing them before T:
+ *     0 (TTL-ignoring: at most one per TTL-ignoring client of the region's with a session while
+ *     it is dark — such a client keeps its address until a refusal breaks it) — applies when
+ *     the notice is at least L(c);
+ * (b) sessions cut ≤ 1.10 × the unavoidable bound + 0.1 % of the sessions alive on the region
+ *     at T without steering (both the same for every policy: PolicyResult.bound) — applies when
+ *     the notice is at least L(c) and the region goes dark at the event's T;
+ * (c) with ≥ 50 minutes' notice and reactive failover run: GridSteer's cuts ≤ reactive's −
+ *     0.9 × (reactive's − the bound), i.e. it avoids 90 % of what reactive cuts above the bound.
+ * (d) per event's span (announcement to 15 minutes after E) and for the rest of the window: no
+ *     second with a region over capacity by spill while the fleet had room elsewhere (SpillSpan);
+ *     what the fleet could not hold is reported beside it as unplaced;
+ * (e) per partial cap (every throttle event, told or not): the capped level held on the
+ *     region's simulated load from max(T, when the policy could act) to E (CapCheck).
+ * `leadMs` overrides the drain lead of every class (tests with worlds built by hand).
  */
 export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'results'>, o: { leadMs?: number } = {}): Target[] {
   const gs = rep.results.find((r) => r.policy === 'gridsteer');
   const re = rep.results.find((r) => r.policy === 'reactive');
-  const st = rep.results.find((r) => r.policy === 'static');
   const out: Target[] = [];
   const ids = rep.world.regions.map((r) => r.id);
-  if (!gs) return [{ id: 'a', what: 'GridSteer targets', status: 'n/a', detail: 'GridSteer was not run' }];
-  const lead = o.leadMs ?? simDrainLeadMs(rep.world);
-  const notice = (e: EventRt) => e.T - e.announce;
+  if (!gs) return [];
+  const notice = (e: EventRt) => e.T - e.learn;
   for (const e of rep.events) {
     const id = ids[e.region]!;
-    const nTxt = `notice ${formatDuration(notice(e))}, drain lead ${formatDuration(lead)}`;
-    if (e.kind !== 'power-off') {
-      const tc = gs.throttleChecks[e.idx];
-      const what = `(e) ${id} throttled without notice (${e.id}): its new sessions within its new capacity from T + ${formatDuration((tc?.deadline ?? e.T) - e.T)}`;
-      if (!tc) {
-        out.push({ id: 'e', what, status: 'n/a', detail: `${e.id} was announced ${formatDuration(notice(e))} ahead` });
-        continue;
-      }
-      if (tc.spanMs <= 0) {
-        out.push({ id: 'e', what, status: 'n/a', detail: 'the event ends (or the window does) before the deadline' });
-        continue;
-      }
-      out.push({
-        id: 'e',
-        what,
-        status: tc.newConcurrent <= tc.capacity ? 'met' : 'not met',
-        detail: `${fmt(tc.startsAfter)} sessions started there in ${formatDuration(tc.spanMs)}: ${fmt(tc.newConcurrent)} concurrent for a capacity of ${fmt(tc.capacity)} (${pct(tc.newConcurrent / tc.capacity)}); reported separately: at the deadline its load was ${fmt(tc.loadAtDeadline)}, ${fmt(tc.oldLoadAtDeadline)} of it sessions started before T, and it was over capacity for ${formatDuration(tc.overMsAfter)} after the deadline`,
-      });
+    if (e.kind === 'throttle') {
+      out.push(capTarget(gs.capChecks[e.idx]!, e, id), spillTarget(gs, e.idx, e, ids));
       continue;
     }
-    const room = roomDuring(rep, e);
-    const roomTxt = room.room ? `the fleet has room (${fmt(room.capacity)} of capacity for ${fmt(room.demand)} expected)` : `the fleet has no room (${fmt(room.capacity)} of capacity for ${fmt(room.demand)} expected)`;
-    const sent = gs.sentToEventRegion[e.idx]!;
-    const aWhat = `(a) TTL-honouring sessions sent to ${id} while ${e.id} has it dark: 0`;
-    const aFig = `${fmt(sent[0])} (clamped-resolver ${fmt(sent[1])}, TTL-ignoring ${fmt(sent[2])})`;
-    if (notice(e) < lead || !room.room) out.push({ id: 'a', what: aWhat, status: 'n/a', detail: `${notice(e) < lead ? `${nTxt}: less notice than the lead` : roomTxt}; measured ${aFig}` });
-    else out.push({ id: 'a', what: aWhat, status: sent[0] === 0 ? 'met' : 'not met', detail: `${aFig}; ${nTxt}; ${roomTxt}` });
+    // A claim with no physical effect: nothing goes dark or is capped; only spill is judged (what it costs is in the figures: where the region's clients went, how far).
+    if (e.kind === 'none') {
+      out.push(spillTarget(gs, e.idx, e, ids));
+      continue;
+    }
+    const mine: Target[] = [];
+    for (const c of CLASSES) {
+      const cls = CLASS_TITLES[c];
+      const lead = o.leadMs ?? simClassLeadMs(rep.world, c);
+      const nTxt = `notice ${formatDuration(notice(e))}, ${cls} lead ${formatDuration(lead)}`;
+      const short = notice(e) < lead;
+      const base = { event: e.id, class: cls };
 
-    const c = eventCuts(gs, e.idx, HONOURING);
-    const base = st ? eventCuts(st, e.idx, HONOURING).total : c.total;
-    const limit = 1.1 * c.bound + 0.001 * base;
-    const bWhat = `(b) TTL-honouring sessions cut at ${id} (${e.id}) ≤ 1.10 × bound + 0.1 % of those alive there at T`;
-    const bFig = `${fmt(c.total)} cut (${fmt(c.bound)} started before the announcement: the bound; ${fmt(c.after)} after) against ${(Math.round(limit * 10) / 10).toLocaleString('en-US')} = 1.10 × ${fmt(c.bound)} + 0.1 % × ${fmt(base)} alive at T ${st ? 'without steering (static geo)' : '(GridSteer\'s own)'}`;
-    if (notice(e) < lead) out.push({ id: 'b', what: bWhat, status: 'n/a', detail: `${nTxt}: less notice than the lead; measured ${bFig}` });
-    else out.push({ id: 'b', what: bWhat, status: c.total <= limit ? 'met' : 'not met', detail: bFig });
+      // (a) Room is judged per instant: a session sent to the dark region is excused only if the
+      // reachable fleet had no room at the instant it was sent (engine.ts, roomNow).
+      const sent = gs.sentToEventRegion[e.idx]![c];
+      const withRoom = gs.sentWithRoom[e.idx]![c];
+      const refused = gs.failedRefusedBeforeT[e.idx]![c];
+      const span = gs.eventSpanMs[e.idx]!;
+      const roomMs = gs.eventRoomMs[e.idx]!;
+      const aMeasured = withRoom + refused;
+      const aBound = c === CLASS_IGNORING ? gs.ignoringClients[e.idx]! : 0;
+      const aWhat = `(a) ${cls} sessions sent to ${id} while it is dark and the fleet has room, or failed on its gateway's refusal before T: ${c === CLASS_IGNORING ? 'at most one per TTL-ignoring client of its own with a session then' : '0'}`;
+      const roomTxt = roomMs === span ? 'the reachable fleet had room throughout' : `the reachable fleet had room for ${formatDuration(roomMs)} of ${formatDuration(span)}; ${fmt(sent - withRoom)} sent while it had none (not counted)`;
+      const aFig = `${fmt(withRoom)} sent while dark with room, ${fmt(refused)} failed on ${id}'s refusal before T${c === CLASS_IGNORING ? ` (${fmt(aBound)} TTL-ignoring clients of ${id}'s with a session while it is dark)` : ''}; ${roomTxt}`;
+      const homeArr = gs.homeArrivals[e.idx]![c];
+      if (short) mine.push({ ...base, id: 'a', what: aWhat, status: 'n/a', measured: aMeasured, bound: aBound, why: `${nTxt}: less notice than the lead; measured ${aFig}` });
+      else if (roomMs === 0 && refused === 0) mine.push({ ...base, id: 'a', what: aWhat, status: 'n/a', measured: aMeasured, bound: aBound, why: `the reachable fleet had no room at any instant of ${e.id} (${formatDuration(span)}); ${fmt(sent)} sent while it had none` });
+      else if (homeArr === 0 && aMeasured === 0) mine.push({ ...base, id: 'a', what: aWhat, status: 'n/a', measured: 0, bound: aBound, why: `no ${cls} session of ${id}'s own clients while it is dark, none sent there or refused (0 of 0)` });
+      else mine.push({ ...base, id: 'a', what: aWhat, status: aMeasured <= aBound ? 'met' : 'not met', measured: aMeasured, bound: aBound, why: `${aFig}; ${nTxt}` });
 
-    const cWhat = `(c) TTL-honouring cuts avoided against reactive failover at ${id} (${e.id}) ≥ 0.9 × (reactive − bound)`;
-    if (notice(e) < 50 * 60_000) out.push({ id: 'c', what: cWhat, status: 'n/a', detail: `notice ${formatDuration(notice(e))} < 50m` });
-    else if (!re) out.push({ id: 'c', what: cWhat, status: 'n/a', detail: 'reactive failover was not run' });
-    else {
-      const r = eventCuts(re, e.idx, HONOURING);
-      const avoidable = r.total - c.bound;
-      if (avoidable <= 0) out.push({ id: 'c', what: cWhat, status: 'n/a', detail: `reactive cut ${fmt(r.total)}, no more than the bound ${fmt(c.bound)}` });
+      // (b) Cuts against the one bound.
+      const k = eventCuts(gs, e.idx, c);
+      const alive = gs.aliveAtT[e.idx]![c];
+      const limit = floor1(1.1 * k.bound + 0.001 * alive);
+      const bWhat = `(b) ${cls} sessions cut at ${id} ≤ 1.10 × the unavoidable bound + 0.1 % of those alive there at T`;
+      const bFig = `${fmt(k.total)} cut (${fmt(k.before)} started before the announcement, ${fmt(k.after)} after) against ${fmt1(limit)} = 1.10 × ${fmt(k.bound)} (the unavoidable bound, the same for every policy) + 0.1 % × ${fmt(alive)} alive there at T without steering`;
+      const darkBy = rep.events.find((x) => x.kind === 'power-off' && x.region === e.region && x.idx !== e.idx && x.T <= e.T && x.E >= e.T);
+      const already = `${id} was already dark at ${e.id}'s T${darkBy ? ` (${darkBy.id} in force)` : ''}: nothing is cut then (0 of 0)`;
+      const bBase = { ...base, id: 'b' as const, what: bWhat, measured: k.total, bound: limit };
+      if (!e.goesDark) mine.push({ ...bBase, status: 'n/a', why: `${already}; measured ${fmt(k.total)}` });
+      else if (alive === 0 && k.total === 0) mine.push({ ...bBase, status: 'n/a', why: `no ${cls} session alive on ${id} at T without steering, none cut (0 of 0)` });
+      else if (short) mine.push({ ...bBase, status: 'n/a', why: `${nTxt}: less notice than the lead; measured ${bFig}` });
+      else mine.push({ ...bBase, status: k.total <= limit ? 'met' : 'not met', why: bFig });
+
+      // (c) Against reactive failover: avoid 90 % of what it cuts above the bound.
+      const cWhat = `(c) ${cls} cuts at ${id} ≤ reactive's − 0.9 × (reactive's − the bound)`;
+      const cBase = { ...base, id: 'c' as const, what: cWhat, measured: k.total };
+      if (!e.goesDark) mine.push({ ...cBase, status: 'n/a', bound: 0, why: already });
+      else if (notice(e) < 50 * 60_000) mine.push({ ...cBase, status: 'n/a', bound: 0, why: `notice ${formatDuration(notice(e))} < 50m` });
+      else if (!re) mine.push({ ...cBase, status: 'n/a', bound: 0, why: 'reactive failover was not run' });
       else {
-        const avoided = r.total - c.total;
-        out.push({
-          id: 'c',
-          what: cWhat,
-          status: avoided >= 0.9 * avoidable ? 'met' : 'not met',
-          detail: `reactive ${fmt(r.total)} (its own bound ${fmt(r.bound)}), GridSteer ${fmt(c.total)}, bound ${fmt(c.bound)}: avoided ${fmt(avoided)} of ${fmt(avoidable)} (${pct(avoided / avoidable, 1)}; ${pct(1 - c.total / r.total, 1)} fewer cuts, ${pct(1 - c.bound / r.total, 1)} at the bound)`,
-        });
+        const r = eventCuts(re, e.idx, c);
+        const avoidable = r.total - k.bound;
+        const cBound = floor1(r.total - 0.9 * avoidable);
+        if (avoidable <= 0) mine.push({ ...cBase, status: 'n/a', bound: r.total, why: `reactive cut ${fmt(r.total)}, no more than the bound ${fmt(k.bound)}: nothing to avoid (0 of 0)` });
+        else {
+          const avoided = r.total - k.total;
+          mine.push({
+            ...cBase,
+            status: k.total <= cBound ? 'met' : 'not met',
+            bound: cBound,
+            why: `reactive ${fmt(r.total)}, GridSteer ${fmt(k.total)}, bound ${fmt(k.bound)}: avoided ${fmt(avoided)} of ${fmt(avoidable)} (${pct(avoided / avoidable, 1)}; ${pct(1 - k.total / r.total, 1)} fewer cuts, ${pct(1 - k.bound / r.total, 1)} at the bound)`,
+          });
+        }
       }
     }
+    // Target by target, each in class order.
+    out.push(...mine.sort((x, y) => x.id.localeCompare(y.id)), spillTarget(gs, e.idx, e, ids));
   }
-  const over = gs.spillOverMs.map((ms, r) => ({ ms, r })).filter((x) => x.ms > 0);
-  out.push({
-    id: 'd',
-    what: '(d) no region over capacity by spill while the fleet has room',
-    status: over.length === 0 ? 'met' : 'not met',
-    detail:
-      over.length === 0
-        ? `highest peak ${pct(Math.max(...gs.peakUtil))}${noRoomWords(gs, ids)}`
-        : over.map((x) => `${ids[x.r]} over by spill for ${formatDuration(x.ms)}, by up to ${pct(gs.spillOverPeak[x.r]!, 1)} of its capacity (peak ${pct(gs.peakUtil[x.r]!)}, ${pct(gs.peakSpillShare[x.r]!)} of it spill)`).join('; ') +
-          noRoomWords(gs, ids),
-  });
+  out.push(spillTarget(gs, rep.events.length, null, ids));
   return out;
 }
 
-/** Over capacity, once room returned, by spill on connections opened on answers given while the fleet had none: reported beside (d), not judged. */
-function noRoomWords(gs: PolicyResult, ids: string[]): string {
-  const left = gs.noRoomSpillOverMs.map((ms, r) => ({ ms, r })).filter((x) => x.ms > 0);
-  if (left.length === 0) return '';
-  return `; not judged: over capacity after room returned by spill on connections opened on answers given while the fleet had none: ${left.map((x) => `${ids[x.r]} ${formatDuration(x.ms)} (up to ${pct(gs.noRoomSpillOverPeak[x.r]!, 1)})`).join(', ')}`;
+/**
+ * Target (e) for one partial cap (PolicyResult.capChecks): the capped level held on the
+ * region's simulated load from max(T, free) to E, judged every second; sessions started before
+ * `free` (no steering could have moved them) are reported, not judged.
+ */
+function capTarget(cc: CapCheck, e: EventRt, id: string): Target {
+  const at = (t: number) => (t === e.T ? 'T' : `T ${t < e.T ? '−' : '+'} ${formatDuration(Math.abs(t - e.T))}`);
+  const what = `(e) ${id}'s capped level (${pct(1 - e.share)} of its capacity: ${fmt(cc.capacity)} sessions) held on its load from ${at(cc.from)} to the cap's end`;
+  const base = { id: 'e' as const, event: e.id, class: 'all' as const, what, measured: cc.overMs / 1000, bound: 0 };
+  const learnt = `sessions started there from ${at(cc.free)} on (${formatDuration(cc.free - e.learn)} after anyone could learn of the cap, at ${at(e.learn)}) are the policy's`;
+  if (cc.spanMs <= 0) return { ...base, status: 'n/a', why: `the cap ends (or the window does) before ${at(cc.from)}: 0 of 0` };
+  const judged =
+    cc.overMs === 0
+      ? `never over its level with such sessions on it in ${formatDuration(cc.spanMs)}`
+      : `over its level with such sessions on it for ${formatDuration(cc.overMs)} of ${formatDuration(cc.spanMs)}, by up to ${pct(cc.peakExcess, 1)} of its capacity then`;
+  return {
+    ...base,
+    status: cc.overMs === 0 ? 'met' : 'not met',
+    why: `${learnt}; ${judged}; reported, not judged: over capacity at all for ${formatDuration(cc.overAnyMs)}, its load at ${at(cc.from)} ${fmt(cc.loadAtFrom)} (${fmt(cc.loadAtFrom - cc.newLoadAtFrom)} of it sessions started before ${at(cc.free)}), ${fmt(cc.startsAfter)} sessions started there in the span`,
+  };
+}
+
+/** An event's effect on its region, in words. */
+export function effectWords(e: Pick<EventRt, 'kind' | 'share'>): string {
+  return e.kind === 'power-off' ? 'no power: stops serving' : e.kind === 'throttle' ? `throttle: ${pct(e.share)} of GPUs lost` : 'no physical effect: a claim only';
+}
+
+/** Where a span of target (d) runs, in words. */
+function spanWords(e: EventRt | undefined): string {
+  return e ? `from ${e.id}'s announcement${e.announce > e.T ? ' (T)' : ''} to ${formatDuration(DIST_AFTER_MS)} after its end` : 'outside every event\'s span';
+}
+
+/**
+ * Target (d) over one span (PolicyResult.spillSpans): no second with a region over capacity by
+ * spill while the fleet had room elsewhere. The fleet's overflow (load the reachable fleet could
+ * not hold) is reported beside it as unplaced, not judged.
+ */
+function spillTarget(gs: PolicyResult, span: number, e: EventRt | null, ids: string[]): Target {
+  const sp = gs.spillSpans[span]!;
+  const what = `(d) no region over capacity by spill while the fleet has room elsewhere, ${spanWords(e ?? undefined)}`;
+  const base = { id: 'd' as const, event: e ? e.id : null, class: 'all' as const, what, measured: sp.judgedMs / 1000, bound: 0 };
+  const unplaced =
+    sp.overflowMs > 0
+      ? `unplaced (not judged: the reachable fleet's load above its capacity, which it could not hold) for ${formatDuration(sp.overflowMs)}, up to ${fmt(sp.overflowPeak)} sessions (${pct(sp.overflowPeakShare, 1)} of its capacity), ${fmt(sp.overflowSessionS / 3600)} session-hours`
+      : 'nothing unplaced (the reachable fleet held its load throughout)';
+  if (sp.spanMs === 0) return { ...base, status: 'n/a', why: 'the span is outside the measured window (0 of 0)' };
+  const regions = sp.regionMs.map((ms, r) => ({ ms, r })).filter((x) => x.ms > 0);
+  const judged =
+    sp.judgedMs === 0
+      ? `no second of ${formatDuration(sp.spanMs)} over capacity by spill while the fleet had room elsewhere`
+      : `over capacity by spill while the fleet had room elsewhere for ${formatDuration(sp.judgedMs)} of ${formatDuration(sp.spanMs)}, up to ${fmt(sp.judgedPeak)} sessions (${pct(sp.judgedPeakShare, 1)} of the reachable capacity): ${regions.map((x) => `${ids[x.r]} ${formatDuration(x.ms)}, up to ${pct(sp.regionPeak[x.r]!, 1)} of its capacity`).join(', ')}`;
+  return { ...base, status: sp.judgedMs === 0 ? 'met' : 'not met', why: `${judged}; ${unplaced}` };
 }
 
 const utc = (t: number) => new Date(t).toISOString().slice(11, 16);
@@ -189,7 +252,7 @@ const rel = (t: number, T: number) => {
 function eventRow(rep: SimReport, e: EventRt): string {
   const sc = rep.scenario.events[e.idx]!;
   const told = sc.facts.length === 0 ? 'nothing: its own scrapes and probes only' : sc.facts.map((f) => `${f.kind} ${String(f.value.type ?? '')}${f.value.level !== undefined ? ` level ${String(f.value.level)}` : ''} from ${f.source}`).join('; ');
-  const effect = e.kind === 'power-off' ? 'no power: stops serving' : `throttle: ${pct(e.share)} of GPUs lost`;
+  const effect = effectWords(e);
   const announced = sc.noticeMs > 0 ? `${rel(e.announce, e.T)} (${utc(e.announce)})` : 'at T (no notice)';
   return `| ${e.id} | ${rep.world.regions[e.region]!.id} | ${effect} | ${announced} | ${utc(e.T)} | ${utc(e.E)} | ${told} |`;
 }
@@ -221,7 +284,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
   const cyc = sc.world.dailyCycle;
   const hk = sc.policies.gridsteer.hook;
   L.push(
-    `${fmt(w.subnetMetro.length)} client /24s in ${w.metros.length} metros, ${w.clientsPerSubnet} clients each; ${fmt(w.resolverClamps.length)} resolvers, ${pct(sc.world.clampingResolvers)} of which clamp TTLs up to ${sc.world.clampTtlS} s and ${pct(sc.world.noEcsResolvers)} send no ECS (one answer, for the resolver's location, cached for every /24 behind it); ${pct(sc.world.ttlIgnoringClients)} of clients ignore TTLs. Demand by class: TTL-honouring ${pct(w.classShare[0], 1)}, clamped-resolver ${pct(w.classShare[1], 1)}, TTL-ignoring ${pct(w.classShare[2], 1)}. Mean session ${(w.meanLengthMs / 1000).toFixed(1)} s, so ${fmt(w.expectedConcurrent)} concurrent sessions are expected on average; the fleet's capacity is ${sc.world.fleetHeadroom} × that, shared by capacity units. Regions from \`${sc.regionsFrom}\`.`,
+    `${fmt(w.subnetMetro.length)} client /24s in ${w.metros.length} metros, ${w.clientsPerSubnet} clients each; ${fmt(w.resolverClamps.length)} resolvers, ${pct(sc.world.clampingResolvers)} of which clamp TTLs up to ${sc.world.clampTtlS} s and ${pct(sc.world.noEcsResolvers)} send no ECS (one answer, for the resolver's location, cached for every /24 behind it); ${pct(sc.world.ttlIgnoringClients)} of clients ignore TTLs. Demand by class: ${CLASS_TITLES.map((c, i) => `${c} ${pct(w.classShare[i]!, 1)}`).join(', ')}. Mean session ${(w.meanLengthMs / 1000).toFixed(1)} s, so ${fmt(w.expectedConcurrent)} concurrent sessions are expected on average; the fleet's capacity is ${sc.world.fleetHeadroom} × that, shared by capacity units. Regions from \`${sc.regionsFrom}\`.`,
     '',
     `${cr.share > 0 ? `Clients retry ${pct(cr.share)} of cut sessions ${formatDuration(cr.delayMs)} after the cut, resolving again.` : 'Cut sessions are not retried.'} ${cyc.amplitude > 0 ? `Demand follows a daily cycle: ± ${pct(cyc.amplitude)} around its mean, peaking at ${cyc.peakHour} h local solar time in each metro.` : 'Demand is flat over the day.'} Reactive failover's checks fail ${sc.policies.reactive.check === 'load' ? 'while a region is dark or loaded above its capacity' : 'while one of its events is in force'}. GridSteer's drain hook: ${hk.enabled ? `${hk.delayMs === 0 && hk.failureRate === 0 ? 'every call delivered within the simulated second' : `delivered ${formatDuration(hk.delayMs)} after a successful attempt, ${pct(hk.failureRate)} of attempts failing (${hk.retries} retries from ${hk.retryBaseMs < 1000 ? `${hk.retryBaseMs}ms` : formatDuration(hk.retryBaseMs)}, doubling)`}; the gateway refuses new streams from the plan's refuse steps${hk.refuse ? '' : ' (off here)'} and ${hk.progressiveGoaway ? 'sends GOAWAY to every connection progressively up to a step\'s goawayBy when the plan gives one' : 'sends GOAWAY by share only (progressive GOAWAY off)'}.` : 'none (the gateways do nothing).'}`,
     '',
@@ -232,7 +295,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
     L.push(`| ${w.regions[r]!.id} | ${w.regions[r]!.capacityUnits} | ${fmt(w.capacity[r]!)} | ${fmt(w.expectedHomeConcurrent[r]!)} | ${pct(w.expectedHomeConcurrent[r]! / w.capacity[r]!)} |`);
   }
 
-  const classTable = (cls: 0 | 1 | 2) => {
+  const classTable = (cls: Cls) => {
     L.push('', `### ${CLASS_TITLES[cls]} clients`, '', ...header('sessions'));
     const row = (name: string, f: (x: PolicyResult) => string) => L.push(`| ${name} | ${results.map(f).join(' | ')} |`);
     row('arrived', (x) => fmt(x.arrivals[cls]));
@@ -240,8 +303,11 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
       const id = w.regions[e.region]!.id;
       if (e.kind === 'power-off') {
         row(`sent to ${id} while ${e.id} has it dark`, (x) => fmt(x.sentToEventRegion[e.idx]![cls]));
-        row(`cut at ${id} (${e.id}): started before the announcement (the **unavoidable bound**)`, (x) => fmt(eventCuts(x, e.idx, cls).bound));
-        row(`… started after the announcement`, (x) => fmt(eventCuts(x, e.idx, cls).after));
+        row(`… of them while the reachable fleet had room (at that instant)`, (x) => fmt(x.sentWithRoom[e.idx]![cls]));
+        row(`failed with an attempt on ${id} while dark / failed on its gateway's refusal before T`, (x) => `${fmt(x.failedDark[e.idx]![cls])} / ${fmt(x.failedRefusedBeforeT[e.idx]![cls])}`);
+        row(`cut at ${id} when ${e.id} took its power`, (x) => fmt(eventCuts(x, e.idx, cls).total));
+        row(`… the **unavoidable bound** (the same for every policy)`, (x) => fmt(eventCuts(x, e.idx, cls).bound));
+        row(`… cut: started before / after the announcement`, (x) => `${fmt(eventCuts(x, e.idx, cls).before)} / ${fmt(eventCuts(x, e.idx, cls).after)}`);
       } else {
         row(`sent to ${id} while ${e.id} is in force`, (x) => fmt(x.sentToEventRegion[e.idx]![cls]));
         row(`… started there (it still serves)`, (x) => fmt(x.startedOnEventRegion[e.idx]![cls]));
@@ -255,9 +321,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
     row(`added distance of the event regions' clients, mean / p95 (km)`, (x) => `${fmt(x.addedKm.mean[cls])} / ${fmt(x.addedKm.p95[cls])}`);
   };
   L.push('', '## Results');
-  classTable(0);
-  classTable(1);
-  classTable(2);
+  for (const c of CLASSES) classTable(c);
   L.push('', '### Whole fleet', '', ...header(''));
   const gsOnly = (f: (x: PolicyResult) => string) => results.map((x) => (x.policy === 'gridsteer' ? f(x) : '–')).join(' | ');
   L.push(`| DNS answers computed (resolver cache misses) | ${results.map((x) => fmt(x.dnsQueries)).join(' | ')} |`);
@@ -277,17 +341,22 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
   }
   L.push(
     '',
-    'Over capacity **by spill** while the reachable fleet had room (the regions not announced to lose power hold the expected demand): load above capacity with clients of other homes on the region, on connections opened on answers given while the fleet had room; the highest excess they caused, min(that spill, load − capacity) ÷ capacity. In brackets, not judged by (d): the time over capacity, once room had returned, explained only by spill on connections opened on answers given while the fleet had none (those answers had nowhere else with room; a resolver keeps an answer for its TTL and a client its open connection without resolving again, so only the gateway\'s GOAWAY would move it):',
+    'Over capacity **by spill** while the fleet had room elsewhere, sampled every second over the whole window (target d): load above capacity with clients of other homes on the region, at seconds when the spill excess of the regions not announced to lose power was more than the load they could not hold between them (their overflow: demand the fleet could not hold, reported as unplaced below, not judged); the highest part of the judged excess the region carried, ÷ its capacity:',
     '',
     ...header('region'),
   );
   for (let r = 0; r < R; r++) {
     const cell = (x: PolicyResult) => {
-      const judged = x.spillOverMs[r]! > 0 ? `**${formatDuration(x.spillOverMs[r]!)}**, up to ${pct(x.spillOverPeak[r]!, 1)}` : '0s';
-      const left = x.noRoomSpillOverMs[r]! > 0 ? ` (${formatDuration(x.noRoomSpillOverMs[r]!)}, up to ${pct(x.noRoomSpillOverPeak[r]!, 1)})` : '';
-      return judged + left;
+      return x.spillOverMs[r]! > 0 ? `**${formatDuration(x.spillOverMs[r]!)}**, up to ${pct(x.spillOverPeak[r]!, 1)}` : '0s';
     };
     L.push(`| ${w.regions[r]!.id} | ${results.map(cell).join(' | ')} |`);
+  }
+
+  L.push('', '### Demand the fleet could not hold (unplaced: the reachable fleet\'s load above its capacity)', '', ...header('span'));
+  for (let i = 0; i <= rep.events.length; i++) {
+    const sp = (x: PolicyResult) => x.spillSpans[i]!;
+    const cell = (x: PolicyResult) => (sp(x).overflowMs > 0 ? `${formatDuration(sp(x).overflowMs)}, up to ${fmt(sp(x).overflowPeak)} sessions (${pct(sp(x).overflowPeakShare, 1)}); ${fmt(sp(x).overflowSessionS / 3600)} session-hours` : '–');
+    L.push(`| ${spanWords(rep.events[i])} | ${results.map(cell).join(' | ')} |`);
   }
 
   const gs = results.find((x) => x.policy === 'gridsteer');
@@ -320,8 +389,26 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
     }
   }
 
-  L.push('', '## Targets (GridSteer)', '');
-  for (const t of evaluateTargets(rep)) L.push(`- **${t.status}**: ${t.what} — ${t.detail}`);
+  const vs = versusReactive(rep);
+  if (vs.length > 0) {
+    L.push('', '## GridSteer against reactive failover', '', 'Sessions cut at T, per power-off event: in all and per client class; **GridSteer cut more** flags any line where it cut more than reactive failover.', '', '| event | class | reactive failover | GridSteer | GridSteer against reactive |', '| --- | --- | ---: | ---: | --- |');
+    const words = (g: number, r: number) => (g > r ? `**GridSteer cut more** (${fmt(g - r)} more)` : r === 0 ? 'both 0' : `${pct(1 - g / r, 1)} fewer`);
+    for (const v of vs) {
+      L.push(`| ${v.event} | all | ${fmt(v.reactive)} | ${fmt(v.gridsteer)} | ${words(v.gridsteer, v.reactive)} |`);
+      for (const c of CLASS_TITLES) L.push(`| ${v.event} | ${c} | ${fmt(v.byClass[c].reactive)} | ${fmt(v.byClass[c].gridsteer)} | ${words(v.byClass[c].gridsteer, v.byClass[c].reactive)} |`);
+    }
+  }
+
+  L.push('', '## Targets (GridSteer)', '', 'Each line is met when what was measured is at most its bound, per event and client class (load: `all`); n/a says why it cannot apply. The definitions are in docs/simulation.md (the targets and the report contract).');
+  const targets = evaluateTargets(rep);
+  const groups = [...rep.events.map((e) => e.id), null];
+  for (const g of groups) {
+    const mine = targets.filter((t) => t.event === g);
+    if (mine.length === 0) continue;
+    const e = rep.events.find((x) => x.id === g);
+    L.push('', `### ${e ? `${e.id} (${w.regions[e.region]!.id}, ${effectWords(e)})` : 'Outside every event\'s span'}`, '', '| target | class | status | measured | at most | why |', '| --- | --- | --- | ---: | ---: | --- |');
+    for (const t of mine) L.push(`| ${t.what.replace(/\|/g, '\\|')} | ${t.class} | **${t.status}** | ${fmt1(t.measured)} | ${fmt1(t.bound)} | ${t.why.replace(/\|/g, '\\|')} |`);
+  }
   if (o.chart) {
     L.push('', '## Traffic share per region', '', `![Share of sessions started per region, per minute, one panel per policy](${o.chart})`, '');
     L.push('Each panel stacks, per minute, the share of sessions that started on each region; grey is sessions that failed (every attempt refused). The dashed line is the load on the event region as a share of its normal capacity. Framed in red: the event (T to E); dotted red: the announcement.');
@@ -332,12 +419,186 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
 
 /** One line per policy for a terminal: the headline figures (per class: TTL-honouring/clamped/ignoring). */
 export function summaryLines(rep: SimReport): string[] {
-  const c3 = (x: ByClass) => `${fmt(x[0])}/${fmt(x[1])}/${fmt(x[2])}`;
+  const c3 = (x: ByClass) => x.map(fmt).join('/');
   return rep.results.map((x) => {
     const sent = rep.events.map((e) => c3(x.sentToEventRegion[e.idx]!)).join(',');
-    const bound = rep.events.filter((e) => e.kind === 'power-off').map((e) => c3(x.cutBeforeAnnounce[e.idx]!)).join(',');
-    return `${POLICY_TITLES[x.policy as PolicyName].padEnd(17)} sent-to-dark ${sent}  cut ${c3(x.cut)} (bound ${bound || '–'})  failed ${c3(x.failed)}  over-capacity starts ${c3(x.startedOverCapacity)}  peak ${pct(Math.max(...x.peakUtil))}  (TTL-honouring/clamped/ignoring)`;
+    const bound = rep.events.filter((e) => e.kind === 'power-off').map((e) => c3(x.bound[e.idx]!)).join(',');
+    return `${POLICY_TITLES[x.policy as PolicyName].padEnd(17)} sent-to-dark ${sent}  cut ${c3(x.cut)} (bound ${bound || '–'})  failed ${c3(x.failed)}  over-capacity starts ${c3(x.startedOverCapacity)}  peak ${pct(Math.max(...x.peakUtil))}  (${CLASS_TITLES.join('/')})`;
   });
+}
+
+/** One event's per-class counts under policy x (the report contract's events[].counts[policy][class]). */
+function classCounts(x: PolicyResult, e: EventRt, c: Cls): EventClassCounts {
+  const k = eventCuts(x, e.idx, c);
+  return {
+    sentWhileDark: x.sentToEventRegion[e.idx]![c],
+    sentWithRoom: x.sentWithRoom[e.idx]![c],
+    startedThere: x.startedOnEventRegion[e.idx]![c],
+    failedDark: x.failedDark[e.idx]![c],
+    failedRefusedBeforeT: x.failedRefusedBeforeT[e.idx]![c],
+    cut: k.total,
+    cutBeforeAnnouncement: k.before,
+    cutAfterAnnouncement: k.after,
+  };
+}
+
+/** The contract's counts of one event and class under one policy. */
+export interface EventClassCounts {
+  /** Sessions with an attempt on the region while the event was in force; of them while the fleet had room then. */
+  sentWhileDark: number;
+  sentWithRoom: number;
+  /** Sessions started on the region while the event was in force (a throttled region still serves). */
+  startedThere: number;
+  /** Failed with an attempt on the dark region; failed on its gateway's refusal before T (and not on it dark). */
+  failedDark: number;
+  failedRefusedBeforeT: number;
+  /** Cut at T, and split by start at the announcement. */
+  cut: number;
+  cutBeforeAnnouncement: number;
+  cutAfterAnnouncement: number;
+}
+
+/** GridSteer's cuts against reactive failover's at one power-off event, per class and in all; `gridsteerCutMore` flags GridSteer cutting more. */
+export interface VersusReactive {
+  event: string;
+  gridsteer: number;
+  reactive: number;
+  gridsteerCutMore: boolean;
+  byClass: Record<ClassName, { gridsteer: number; reactive: number; gridsteerCutMore: boolean }>;
+}
+
+/** GridSteer against reactive failover, per power-off event that cuts (both run), in events' order. */
+export function versusReactive(rep: Pick<SimReport, 'events' | 'results'>): VersusReactive[] {
+  const gs = rep.results.find((r) => r.policy === 'gridsteer');
+  const re = rep.results.find((r) => r.policy === 'reactive');
+  if (!gs || !re) return [];
+  return rep.events
+    .filter((e) => e.kind === 'power-off' && e.goesDark)
+    .map((e) => {
+      const byClass = Object.fromEntries(
+        CLASSES.map((c) => {
+          const g = eventCuts(gs, e.idx, c).total;
+          const r = eventCuts(re, e.idx, c).total;
+          return [CLASS_TITLES[c], { gridsteer: g, reactive: r, gridsteerCutMore: g > r }];
+        }),
+      ) as VersusReactive['byClass'];
+      const g = CLASSES.reduce<number>((a, c) => a + eventCuts(gs, e.idx, c).total, 0);
+      const r = CLASSES.reduce<number>((a, c) => a + eventCuts(re, e.idx, c).total, 0);
+      return { event: e.id, gridsteer: g, reactive: r, gridsteerCutMore: g > r, byClass };
+    });
+}
+
+/** One event of the JSON twin: what it is, its policy-independent figures per class, and every policy's counts per class. */
+function eventJson(rep: SimReport, e: EventRt): unknown {
+  const w = rep.world;
+  const iso = (t: number) => new Date(t).toISOString();
+  const byClass = <T>(f: (c: Cls) => T) => Object.fromEntries(CLASSES.map((c) => [CLASS_TITLES[c], f(c)]));
+  const first = rep.results[0];
+  return {
+    id: e.id,
+    region: w.regions[e.region]!.id,
+    kind: e.kind,
+    share: e.share,
+    announce: iso(e.announce),
+    learn: iso(e.learn),
+    T: iso(e.T),
+    E: iso(e.E),
+    noticeMs: e.T - e.announce,
+    goesDark: e.goesDark,
+    // The same under every policy (the sessions and their clients are shared).
+    shared: first
+      ? {
+          ignoringClients: first.ignoringClients[e.idx]!,
+          byClass: byClass((c) => ({ bound: first.bound[e.idx]![c], aliveAtT: first.aliveAtT[e.idx]![c], homeArrivals: first.homeArrivals[e.idx]![c] })),
+        }
+      : null,
+    counts: Object.fromEntries(rep.results.map((x) => [x.policy, byClass((c) => classCounts(x, e, c))])),
+    room: first ? { spanMs: first.eventSpanMs[e.idx]!, roomMs: first.eventRoomMs[e.idx]! } : null,
+    versusReactive: versusReactive(rep).find((v) => v.event === e.id) ?? null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// The report contract (docs/simulation.md "The report contract"): what the JSON twin promises
+// to readers of targets[] and events[], as a schema and the rules a schema cannot say.
+
+const Count = Type.Integer({ minimum: 0 });
+const ClassKey = Type.Union(CLASS_TITLES.map((c) => Type.Literal(c)));
+/** One entry of targets[]. */
+export const TargetContract = Type.Object(
+  {
+    id: Type.Union(['a', 'b', 'c', 'd', 'e'].map((x) => Type.Literal(x)), { description: 'the target\'s letter' }),
+    event: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'the id of the event in events[]; null: (d) outside every event\'s span' }),
+    class: Type.Union([ClassKey, Type.Literal('all')], { description: 'the client class counted; all for targets on load ((d), (e))' }),
+    status: Type.Union([Type.Literal('met'), Type.Literal('not met'), Type.Literal('n/a')]),
+    measured: Type.Number({ minimum: 0 }),
+    bound: Type.Number({ minimum: 0 }),
+    why: Type.String({ minLength: 1 }),
+    what: Type.String({ minLength: 1 }),
+  },
+  { additionalProperties: false },
+);
+const CountsContract = Type.Object(
+  { sentWhileDark: Count, sentWithRoom: Count, startedThere: Count, failedDark: Count, failedRefusedBeforeT: Count, cut: Count, cutBeforeAnnouncement: Count, cutAfterAnnouncement: Count },
+  { additionalProperties: false },
+);
+const ByClassOf = (t: TSchema) => Type.Object(Object.fromEntries(CLASS_TITLES.map((c) => [c, t])), { additionalProperties: false });
+/** One entry of events[]: the event, its policy-independent figures per class, and every policy's counts per class. */
+export const EventContract = Type.Object({
+  id: Type.String({ minLength: 1 }),
+  region: Type.String({ minLength: 1 }),
+  kind: Type.Union([Type.Literal('power-off'), Type.Literal('throttle'), Type.Literal('none')]),
+  goesDark: Type.Boolean(),
+  shared: Type.Union([Type.Object({ ignoringClients: Count, byClass: ByClassOf(Type.Object({ bound: Count, aliveAtT: Count, homeArrivals: Count }, { additionalProperties: false })) }), Type.Null()]),
+  counts: Type.Record(Type.String(), ByClassOf(CountsContract)),
+});
+/** The parts of the JSON twin the contract covers (the rest — results[], the series — is every figure as the engine gives it). */
+export const ReportContract = Type.Object({
+  classes: Type.Array(Type.String()),
+  events: Type.Array(EventContract),
+  results: Type.Array(Type.Object({ policy: Type.String() })),
+  targets: Type.Array(TargetContract),
+});
+
+/**
+ * Every way `json` (a parsed JSON twin) breaks the report contract, in words; [] when it keeps
+ * it. The schema, then what it cannot say: the classes are CLASS_TITLES; every target names an
+ * event of events[] (or null for (d) outside the events' spans); a target that applies is met
+ * exactly when measured ≤ bound; each power-off event has one (a), (b) and (c) per class, each
+ * throttle one (e), each event one (d), and there is one (d) with event null; (a)–(c) count a
+ * class, (d) and (e) all; every event has counts for every policy of results[].
+ */
+export function contractProblems(json: unknown): string[] {
+  const errs = [...Value.Errors(ReportContract, json)].map((e) => `${e.path || '/'}: ${e.message}`);
+  if (errs.length > 0) return errs;
+  const j = json as Static<typeof ReportContract>;
+  const out: string[] = [];
+  if (JSON.stringify(j.classes) !== JSON.stringify(CLASS_TITLES)) out.push(`classes: ${JSON.stringify(j.classes)}, not ${JSON.stringify(CLASS_TITLES)}`);
+  const ids = new Set(j.events.map((e) => e.id));
+  j.targets.forEach((t, i) => {
+    const at = `targets[${i}] (${t.id} ${t.event ?? 'null'} ${t.class})`;
+    if (t.event !== null && !ids.has(t.event)) out.push(`${at}: no event ${t.event} in events[]`);
+    if (t.event === null && t.id !== 'd') out.push(`${at}: only (d) may have event null`);
+    if ((t.id === 'd' || t.id === 'e') !== (t.class === 'all')) out.push(`${at}: (a)–(c) count a client class, (d) and (e) all`);
+    if (t.status !== 'n/a' && (t.status === 'met') !== t.measured <= t.bound) out.push(`${at}: ${t.status} with ${t.measured} against ${t.bound}`);
+  });
+  if (!j.results.some((r) => r.policy === 'gridsteer')) {
+    if (j.targets.length > 0) out.push('targets: GridSteer was not run, so there are none to check');
+    return out;
+  }
+  const count = (id: string, event: string | null, cls: string) => j.targets.filter((t) => t.id === id && t.event === event && t.class === cls).length;
+  const want = (n: number, id: string, event: string | null, cls: string) => {
+    if (n !== 1) out.push(`targets: ${n} lines of (${id}) for ${event ?? 'outside every event'}, ${cls}; want 1`);
+  };
+  for (const e of j.events) {
+    if (e.kind === 'power-off') for (const id of ['a', 'b', 'c']) for (const c of CLASS_TITLES) want(count(id, e.id, c), id, e.id, c);
+    else if (e.kind === 'throttle') want(count('e', e.id, 'all'), 'e', e.id, 'all');
+    else if (j.targets.some((t) => t.event === e.id && t.id !== 'd')) out.push(`targets: ${e.id} has no physical effect: (d) only`);
+    want(count('d', e.id, 'all'), 'd', e.id, 'all');
+    for (const r of j.results) if (!e.counts[r.policy]) out.push(`events[${e.id}].counts: no ${r.policy}`);
+  }
+  want(count('d', null, 'all'), 'd', null, 'all');
+  return out;
 }
 
 /** reportJson as text: indented, with each list of numbers on one line. */
@@ -362,7 +623,7 @@ export function reportJson(rep: SimReport, o: { command?: string } = {}): unknow
       expectedConcurrent: Math.round(w.expectedConcurrent),
       classShare: w.classShare.map((x) => Math.round(x * 10000) / 10000),
     },
-    events: rep.events.map((e) => ({ id: e.id, region: w.regions[e.region]!.id, kind: e.kind, share: e.share, announce: new Date(e.announce).toISOString(), T: new Date(e.T).toISOString(), E: new Date(e.E).toISOString(), noticeMs: e.T - e.announce })),
+    events: rep.events.map((e) => eventJson(rep, e)),
     results: rep.results.map((x) => {
       const { series, ...rest } = x;
       return {

@@ -4,6 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { durationMs, formatDuration, loadScenario, parsePath, ScenarioError, type ScenarioEvent, type ScenarioIssue, type ScenarioOverride } from './scenario.js';
@@ -29,6 +30,8 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
     ['overlapping-neighbours.yaml', 'us-tx', 'power-off', 60 * 60_000, 'grid-emergency'],
     ['tight-fleet.yaml', 'us-tx', 'power-off', 45 * 60_000, 'grid-emergency'],
     ['long-notice.yaml', 'us-va', 'power-off', 75 * 60_000, 'load-shed'],
+    ['demand-response.yaml', 'us-va', 'throttle', 2 * 3_600_000, 'simple'],
+    ['heat-dome.yaml', 'us-tx', 'power-off', 60 * 60_000, 'grid-emergency'],
   ];
   for (const [file, region, effect, notice, type] of cases) {
     const sc = loadScenario(join(BUNDLED, file));
@@ -48,6 +51,23 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
     }
     assert.equal(sc.name, file.replace('.yaml', ''));
   }
+  // Issue 30's heat dome: a power-off and two derates without notice, all three in force together.
+  const heat = loadScenario(join(BUNDLED, 'heat-dome.yaml'));
+  assert.deepEqual(
+    heat.events.map((e) => [e.region, e.effect.kind, e.facts.length]),
+    [
+      ['us-tx', 'power-off', 1],
+      ['us-va', 'throttle', 0],
+      ['ca-ab', 'throttle', 0],
+    ],
+  );
+  const inForce = (t: number) => heat.events.filter((e) => t >= e.atMs && t < e.atMs + e.durationMs).length;
+  assert.equal(inForce(heat.events[2]!.atMs), 3, 'all three overlap');
+  // Every bundled scenario file is in the table above and in bench/scenarios/README.md.
+  const files = readdirSync(BUNDLED).filter((f) => f.endsWith('.yaml')).sort();
+  assert.deepEqual(files, cases.map((c) => c[0]).sort());
+  const readme = readFileSync(join(BUNDLED, 'README.md'), 'utf8');
+  for (const f of files) assert.ok(readme.includes(`(${f})`), `${f} in bench/scenarios/README.md`);
   const aeso = loadScenario(join(BUNDLED, 'aeso-load-shed.yaml'));
   assert.match(aeso.events[0]!.facts[0]!.source, /^openadr3\//);
   // Issue 17's correlated events: us-va dark 20 minutes into us-tx's hour, with 30 minutes' notice; about 1.1 × demand left with both dark.
@@ -242,4 +262,31 @@ test('the options of issue 17 parse: resolvers without ECS, cut retries, a daily
   assert.deepEqual(sc.world.dailyCycle, { amplitude: 0.4, peakHour: 20.5 });
   assert.deepEqual(sc.policies.gridsteer.hook, { enabled: true, delayMs: 2000, failureRate: 0.2, retries: 5, retryBaseMs: 250, progressiveGoaway: false, refuse: false });
   assert.equal(sc.policies.reactive.check, 'event');
+});
+
+test('the options of issue 30 parse: a claim with no physical effect, wrong capacity units, noisy readings, distant resolvers without ECS; bad ones name their path', (t) => {
+  const dir = tempDir(t, {
+    'o.yaml': tinyScenario('policies:\n  gridsteer:\n    capacityUnits: { east: 250 }\n')
+      .replace('effect: { kind: power-off }', 'effect: { kind: none }')
+      .replace('  warmup: 5m', '  warmup: 5m\n  noEcsResolvers: 0.3\n  noEcsDistant: 0.5\n  loadNoise: 0.1'),
+    'bad.yaml': tinyScenario('policies:\n  gridsteer:\n    capacityUnits: { nowhere: 250 }\n')
+      .replace('effect: { kind: power-off }', 'effect: { kind: none, share: 0.5 }')
+      .replace('  warmup: 5m', '  warmup: 5m\n  loadNoise: 2'),
+  });
+  const sc = loadScenario(join(dir, 'o.yaml'));
+  assert.deepEqual(sc.events[0]!.effect, { kind: 'none' });
+  assert.equal(sc.events[0]!.facts.length, 1, 'GridSteer is told all the same');
+  assert.deepEqual(sc.policies.gridsteer.capacityUnits, { east: 250 });
+  assert.deepEqual([sc.world.noEcsDistant, sc.world.loadNoise], [0.5, 0.1]);
+  const bad = issuesOf(join(dir, 'bad.yaml'));
+  assert.deepEqual(bad.map((i) => i.path).sort(), ['world.loadNoise']);
+  // The schema is read first; with it fixed, the rest is found.
+  writeFileSync(join(dir, 'bad.yaml'), readFileSync(join(dir, 'bad.yaml'), 'utf8').replace('loadNoise: 2', 'loadNoise: 0.2'));
+  const rest = issuesOf(join(dir, 'bad.yaml'));
+  assert.deepEqual(
+    rest.map((i) => i.path),
+    ['events[0].effect.share', 'policies.gridsteer.capacityUnits.nowhere'],
+  );
+  assert.match(rest[0]!.message, /only a throttle has a share: remove it \(none changes nothing on the region\)/);
+  assert.match(rest[1]!.message, /"nowhere" is not a region of the fleet: use one of east, south, west/);
 });

@@ -44,7 +44,8 @@ export interface SimRegion {
   v4: string[];
 }
 
-export type EventEffect = { kind: 'power-off' } | { kind: 'throttle'; share: number };
+/** What happens to the region: no power, a partial cap (GPUs lost), or nothing at all (a claim with no physical effect: the facts alone). */
+export type EventEffect = { kind: 'power-off' } | { kind: 'throttle'; share: number } | { kind: 'none' };
 
 export interface ScenarioFact {
   kind: 'grid.event' | 'grid.alert';
@@ -93,6 +94,10 @@ export interface WorldParams {
   cutRetry: { share: number; delayMs: number };
   /** Daily demand cycle: each metro's demand × (1 + amplitude × cos(2π (local solar hour − peakHour) ÷ 24)); amplitude 0 = flat. */
   dailyCycle: { amplitude: number; peakHour: number };
+  /** Share of the resolvers without ECS placed far from their clients: in a metro drawn by demand from the whole world, not their /24s'. */
+  noEcsDistant: number;
+  /** The relative error (σ of a normal draw) of each load reading GridSteer scrapes: kvCacheUse × (1 + loadNoise × N(0, 1)), clamped to [0, 1]. */
+  loadNoise: number;
 }
 
 /** The gateways' drain hook as the simulator models it (GridSteer only). */
@@ -116,7 +121,17 @@ export interface HookParams {
 export interface PolicyParams {
   static: { ttl: number };
   reactive: { ttl: number; checkIntervalMs: number; failureThreshold: number; successThreshold: number; check: 'load' | 'event' };
-  gridsteer: { ttl: number; minTtl: number; goaway: 'share' | 'admission'; whenAllDown: 'nearest' | 'all' | 'empty' | 'servfail'; demand: boolean; planner: Record<string, unknown>; hook: HookParams };
+  gridsteer: {
+    ttl: number;
+    minTtl: number;
+    goaway: 'share' | 'admission';
+    whenAllDown: 'nearest' | 'all' | 'empty' | 'servfail';
+    demand: boolean;
+    planner: Record<string, unknown>;
+    hook: HookParams;
+    /** Capacity units GridSteer is configured with, per region, where they differ from the fleet's real ones (wrong units). */
+    capacityUnits: Record<string, number>;
+  };
 }
 
 export interface Scenario {
@@ -162,6 +177,8 @@ export const DEFAULT_WORLD: WorldParams = {
   noEcsResolvers: 0,
   cutRetry: { share: 0, delayMs: 1000 },
   dailyCycle: { amplitude: 0, peakHour: 14 },
+  noEcsDistant: 0,
+  loadNoise: 0,
 };
 
 export const DEFAULT_HOOK: HookParams = { enabled: true, delayMs: 0, failureRate: 0, retries: 3, retryBaseMs: 500, progressiveGoaway: true, refuse: true };
@@ -169,7 +186,7 @@ export const DEFAULT_HOOK: HookParams = { enabled: true, delayMs: 0, failureRate
 export const DEFAULT_POLICIES: PolicyParams = {
   static: { ttl: 30 },
   reactive: { ttl: 60, checkIntervalMs: 10_000, failureThreshold: 3, successThreshold: 3, check: 'load' },
-  gridsteer: { ttl: 30, minTtl: 5, goaway: 'share', whenAllDown: 'nearest', demand: true, planner: {}, hook: DEFAULT_HOOK },
+  gridsteer: { ttl: 30, minTtl: 5, goaway: 'share', whenAllDown: 'nearest', demand: true, planner: {}, hook: DEFAULT_HOOK, capacityUnits: {} },
 };
 
 // ---------------------------------------------------------------------------------------
@@ -220,8 +237,8 @@ const EventSchema = Type.Object(
     notice: Type.Optional(Duration('how long before T its facts are announced; 0 or absent: at T, no notice')),
     effect: Type.Object(
       {
-        kind: Type.Union([Type.Literal('power-off'), Type.Literal('throttle')], {
-          description: 'power-off: the region stops serving from T to E (sessions there are cut at T, new streams refused); throttle: its capacity drops to (1 − share) from T to E',
+        kind: Type.Union([Type.Literal('power-off'), Type.Literal('throttle'), Type.Literal('none')], {
+          description: 'power-off: the region stops serving from T to E (sessions there are cut at T, new streams refused); throttle: its capacity drops to (1 − share) from T to E; none: nothing happens to it (a claim with no physical effect: GridSteer is told the facts all the same)',
         }),
         share: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1, description: 'throttle: the share of GPUs lost (0.5 = half)' })),
       },
@@ -270,6 +287,8 @@ const WorldSchema = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'the steered name' })),
     bucket: Type.Optional(Duration('the report\'s time-series bucket')),
     noEcsResolvers: Type.Optional(Share('share of resolvers that send no ECS: one cached answer, chosen for the resolver\'s location, serves every /24 behind it for its TTL')),
+    noEcsDistant: Type.Optional(Share('share of the resolvers without ECS that sit far from their clients: in a metro drawn by demand from the whole world (a public resolver\'s site), not their /24s\' metro')),
+    loadNoise: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'the relative error (σ) of each load reading GridSteer scrapes: kvCacheUse × (1 + loadNoise × a normal draw), clamped to [0, 1]' })),
     cutRetry: Type.Optional(
       Type.Object(
         {
@@ -328,6 +347,11 @@ const PoliciesSchema = Type.Object(
           ),
           demand: Type.Optional(
             Type.Boolean({ description: 'count GridSteer\'s answers per home in 10-second demand buckets and give them to the planner, as DNS nodes do (its spill limits need them); default true' }),
+          ),
+          capacityUnits: Type.Optional(
+            Type.Record(Type.String(), Type.Number({ exclusiveMinimum: 0 }), {
+              description: 'capacity units GridSteer is configured with, per region id, where they differ from the fleet\'s real ones (wrong capacity units: the simulated capacity keeps the region\'s own)',
+            }),
           ),
           hook: Type.Optional(
             Type.Object(
@@ -682,8 +706,8 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
       if (e.effect.share === undefined) issue(['events', i, 'effect'], 'a throttle needs share: the share of GPUs lost, e.g. share: 0.5', 'key');
       effect = { kind: 'throttle', share: e.effect.share ?? 0.5 };
     } else {
-      if (e.effect.share !== undefined) issue(['events', i, 'effect', 'share'], 'only a throttle has a share: remove it (power-off stops the region entirely)', 'key');
-      effect = { kind: 'power-off' };
+      if (e.effect.share !== undefined) issue(['events', i, 'effect', 'share'], `only a throttle has a share: remove it (${e.effect.kind === 'none' ? 'none changes nothing on the region' : 'power-off stops the region entirely'})`, 'key');
+      effect = { kind: e.effect.kind };
     }
     const T = epoch + at;
     const E = T + dur;
@@ -742,6 +766,8 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
       delayMs: w.cutRetry?.delay === undefined ? DEFAULT_WORLD.cutRetry.delayMs : durationMs(w.cutRetry.delay),
     },
     dailyCycle: { amplitude: w.dailyCycle?.amplitude ?? DEFAULT_WORLD.dailyCycle.amplitude, peakHour: w.dailyCycle?.peakHour ?? DEFAULT_WORLD.dailyCycle.peakHour },
+    noEcsDistant: w.noEcsDistant ?? DEFAULT_WORLD.noEcsDistant,
+    loadNoise: w.loadNoise ?? DEFAULT_WORLD.loadNoise,
   };
   for (const [k, min] of [
     ['scrapeInterval', 1000],
@@ -808,8 +834,12 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
         progressiveGoaway: gs.hook?.progressiveGoaway ?? DEFAULT_HOOK.progressiveGoaway,
         refuse: gs.hook?.refuse ?? DEFAULT_HOOK.refuse,
       },
+      capacityUnits: { ...(gs.capacityUnits ?? {}) },
     },
   };
+  for (const id of Object.keys(policies.gridsteer.capacityUnits)) {
+    if (regions.length > 0 && !ids.has(id)) issue(['policies', 'gridsteer', 'capacityUnits', id], `"${id}" is not a region of the fleet: use one of ${[...ids].sort().join(', ')}`, 'key');
+  }
   if (policies.gridsteer.hook.failureRate >= 1) issue(['policies', 'gridsteer', 'hook', 'failureRate'], 'must be below 1: with every attempt failing the gateway would never hear of a drain (use enabled: false for no hook)');
   if (policies.gridsteer.hook.retryBaseMs < 10) issue(['policies', 'gridsteer', 'hook', 'retryBase'], 'must be at least 10ms, as the hook\'s retryBaseMs');
   if (policies.reactive.checkIntervalMs < 1000) issue(['policies', 'reactive', 'checkInterval'], 'must be at least 1s');

@@ -11,10 +11,12 @@
  * - Each /24 uses one resolver of a pool; world.clampingResolvers of the resolvers (chosen at
  *   random) raise every TTL below world.clampTtl to it. world.ttlIgnoringClients of the
  *   clients (chosen at random) keep their address until their connection breaks.
- *   Classes (CLASS_*): TTL-honouring (client and resolver honour TTLs), clamped-resolver,
- *   TTL-ignoring. world.noEcsResolvers of the resolvers (drawn after everything else, so a
- *   world without them is the world it always was) send no ECS: a query's origin is then the
- *   resolver (placed in its metro), not the /24 (queryMetro).
+ *   world.noEcsResolvers of the resolvers (drawn after everything else, so a world without
+ *   them is the world it always was) send no ECS: a query's origin is then the resolver
+ *   (placed in its metro), not the /24 (queryMetro).
+ *   Classes (CLASS_*), the first that fits: TTL-ignoring (the client keeps its address),
+ *   clamped-resolver (its resolver raises short TTLs), no-ECS (its resolver honours TTLs but
+ *   sends no ECS), TTL-honouring (the client and its resolver honour TTLs, with ECS).
  * - Capacity: region r serves units_r × k concurrent sessions, with k such that the fleet's
  *   total is world.fleetHeadroom × the expected mean number of concurrent sessions
  *   (arrival rate × mean session length).
@@ -34,6 +36,7 @@ export const STREAM_POLICY = 4;
 export const STREAM_HOOK = 5;
 export const STREAM_CUT_RETRY = 6;
 export const STREAM_CYCLE = 7;
+export const STREAM_NOISE = 8;
 
 export interface World {
   scenario: Scenario;
@@ -71,7 +74,7 @@ export interface World {
   queryMetro: Int32Array;
   /** 1 when the client keeps its address until its connection breaks. */
   clientIgnoresTtl: Uint8Array;
-  /** CLASS_HONOURING, CLASS_CLAMPED or CLASS_IGNORING. */
+  /** CLASS_HONOURING, CLASS_CLAMPED, CLASS_IGNORING or CLASS_NOECS. */
   clientClass: Uint8Array;
   /** Session arrivals per ms. */
   ratePerMs: number;
@@ -83,14 +86,21 @@ export interface World {
   /** Expected share of sessions that are TTL-honouring (from the layout, not the run). */
   honouringShare: number;
   /** Expected share of sessions per class (CLASS_*). */
-  classShare: [number, number, number];
+  classShare: [number, number, number, number];
 }
 
-/** Client classes: the client and its resolver honour TTLs; the resolver clamps short TTLs up (the client honours them); the client ignores TTLs. */
+/**
+ * Client classes: the client and its resolver honour TTLs (with ECS); the resolver clamps short
+ * TTLs up (the client honours them); the client ignores TTLs; the resolver honours TTLs but
+ * sends no ECS (one answer for every /24 behind it). A client is in the first of ignoring,
+ * clamped, no-ECS that fits, else honouring.
+ */
 export const CLASS_HONOURING = 0;
 export const CLASS_CLAMPED = 1;
 export const CLASS_IGNORING = 2;
-export const CLASS_TITLES = ['TTL-honouring', 'clamped-resolver', 'TTL-ignoring'] as const;
+export const CLASS_NOECS = 3;
+export const CLASS_TITLES = ['TTL-honouring', 'clamped-resolver', 'TTL-ignoring', 'no-ECS'] as const;
+export type ClassName = (typeof CLASS_TITLES)[number];
 
 /** Picks exactly round(share × n) of n indices at random (partial Fisher–Yates). */
 function pickShare(n: number, share: number, rng: Rng): Uint8Array {
@@ -178,21 +188,27 @@ export function buildWorld(sc: Scenario, seed: number, scale: number): World {
   const K = w.clientsPerSubnet;
   const C = S * K;
   const clientIgnoresTtl = pickShare(C, w.ttlIgnoringClients, rng);
-  const clientClass = new Uint8Array(C);
-  const classW = [0, 0, 0];
-  for (let c = 0; c < C; c++) {
-    const s = (c / K) | 0;
-    clientClass[c] = clientIgnoresTtl[c] ? CLASS_IGNORING : resolverClamps[subnetResolver[s]!] ? CLASS_CLAMPED : CLASS_HONOURING;
-    classW[clientClass[c]!]! += subnetWeights[s]! / K;
-  }
-  const honouring = classW[CLASS_HONOURING]!;
   // Resolvers without ECS (drawn last: a scenario without them builds the world it always did).
   const resolverMetro = new Int32Array(nRes);
   perMetro.forEach((_, m) => resolverMetro.fill(m, firstResolver[m]!, firstResolver[m]! + resolversPerMetro[m]!));
   const resolverNoEcs = pickShare(nRes, w.noEcsResolvers, rng);
+  const clientClass = new Uint8Array(C);
+  const classW = [0, 0, 0, 0];
+  for (let c = 0; c < C; c++) {
+    const s = (c / K) | 0;
+    const res = subnetResolver[s]!;
+    clientClass[c] = clientIgnoresTtl[c] ? CLASS_IGNORING : resolverClamps[res] ? CLASS_CLAMPED : resolverNoEcs[res] ? CLASS_NOECS : CLASS_HONOURING;
+    classW[clientClass[c]!]! += subnetWeights[s]! / K;
+  }
+  const honouring = classW[CLASS_HONOURING]!;
   const resolverAddr = new Uint32Array(nRes);
   if (w.noEcsResolvers > 0) {
     for (let i = 0; i < nRes; i++) resolverAddr[i] = freshSlash24();
+  }
+  // Resolvers without ECS far from their clients (drawn after the rest: without them the world is as it was).
+  if (w.noEcsDistant > 0) {
+    const byDemand = new Alias(Array.from(metroWeight));
+    for (let i = 0; i < nRes; i++) if (resolverNoEcs[i] && rng.next() < w.noEcsDistant) resolverMetro[i] = byDemand.sample(rng);
   }
   const queryMetro = new Int32Array(S + nRes);
   queryMetro.set(subnetMetro, 0);
@@ -235,7 +251,7 @@ export function buildWorld(sc: Scenario, seed: number, scale: number): World {
     expectedConcurrent,
     expectedHomeConcurrent,
     honouringShare: honouring / wsum,
-    classShare: [classW[0]! / wsum, classW[1]! / wsum, classW[2]! / wsum],
+    classShare: [classW[0]! / wsum, classW[1]! / wsum, classW[2]! / wsum, classW[3]! / wsum],
   };
 }
 
