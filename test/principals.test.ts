@@ -203,9 +203,9 @@ test("an operator corrects another principal's event (audited); the correction h
   assert.deepEqual(again.body.results, [{ stored: false, reason: "held: the record is token:alice's until it expires" }]);
 });
 
-function checkConfig(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+function checkConfig(env: Record<string, string>, file = cfg.file): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [cliPath, 'check-config', '--config', cfg.file], { env: { ...process.env, ...env }, timeout: 30_000 }, (e, stdout, stderr) => {
+    execFile(process.execPath, [cliPath, 'check-config', '--config', file], { env: { ...process.env, ...env }, timeout: 30_000 }, (e, stdout, stderr) => {
       resolve({ code: e ? (typeof e.code === 'number' ? e.code : null) : 0, out: `${stdout}${stderr}` });
     });
   });
@@ -231,4 +231,21 @@ test('overlapping grants and grants over a reserved namespace are refused at loa
   // Disjoint regions on one prefix do not overlap.
   const disjoint = await checkConfig({ GRIDSTEER_TOKENS: `ingest:feed[utility/=eu-ie]:${OTHER}` });
   assert.equal(disjoint.code, 0, disjoint.out);
+});
+
+test('check-config warns about a receiver beyond loopback without a token (anyone reaching it speaks as the collector), and not with one', async (t) => {
+  const open = writeTestConfig((c) => {
+    (c as Record<string, unknown>).collectors = { 'prometheus-remote-write': { listen: '0.0.0.0:9091', sources: [{ region: 'us-va', match: { job: 'vllm' } }] } };
+  });
+  t.after(() => open.cleanup());
+  const r = await checkConfig({ GRIDSTEER_TOKENS: '' }, open.file);
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, /warning: collectors\.prometheus-remote-write\.listen: 0\.0\.0\.0:9091 is reachable beyond loopback and bearerToken is not set/);
+  const closed = writeTestConfig((c) => {
+    (c as Record<string, unknown>).collectors = { 'prometheus-remote-write': { listen: '0.0.0.0:9091', bearerToken: 'remote-write-token-0123456789', sources: [{ region: 'us-va', match: { job: 'vllm' } }] } };
+  });
+  t.after(() => closed.cleanup());
+  const ok = await checkConfig({ GRIDSTEER_TOKENS: '' }, closed.file);
+  assert.equal(ok.code, 0, ok.out);
+  assert.doesNotMatch(ok.out, /warning/);
 });
