@@ -173,7 +173,7 @@ test('npm run demo: banner, feed accepted, the announced load shed drains us-va 
   for (const c of ramp) {
     assert.match(c[1]!, /^(67|33)%$/, `a ramp step's share: ${c.join(' | ')}`);
     assert.match(c[4]!, /^(in \d+s|now) → (33|0)%$/, `the next step counted down: ${c.join(' | ')}`);
-    assert.match(c[5]!, /grid event demo-shed-1 from demo\/utility: load-shed.*ramp step [12]\/3/, `why: ${c.join(' | ')}`);
+    assert.match(c[5]!, /grid event demo-shed-1 from demo\/utility by token:demo-feed: load-shed.*ramp step [12]\/3/, `why: ${c.join(' | ')}`);
   }
   assert.deepEqual([...new Set(states)].filter((x) => x !== undefined && !['up', 'draining', 'drained', 'refusing'].includes(x)), [], `states through the drain: ${states.join(', ')}`);
   // During: us-va takes none of its clients (refused new streams from S before the event), us-tx all of its own.

@@ -118,6 +118,8 @@ export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: Si
   const iso = (t: number) => (Number.isFinite(t) ? isoOf(t) : '…');
   for (const r of grid) {
     const fold = r.fold.kind === 'grid' ? r.fold : undefined;
+    // Who wrote it, in the fact's words (reasons, alerts, explain): ADR 0021. An earlier build's record names none.
+    const by = r.principal !== undefined ? ` by ${r.principal}` : '';
     const contents: { value: unknown; learnedAt: number; until?: number; previous: boolean }[] = [
       { value: r.signal.value, learnedAt: fold?.learnedAt ?? r.signal.observedAt, previous: false },
     ];
@@ -141,7 +143,7 @@ export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: Si
         ({ type, level, start, end, cap: factCap, limitW, priority } = v);
         program = v.program ?? '';
         eventId = v.id;
-        what = `grid event ${v.id} from ${r.signal.source}: ${v.type}${v.level !== undefined ? ` level ${v.level}` : ''}${v.limitW !== undefined ? ` ${Math.round(v.limitW)} W` : ''}${v.cap !== undefined ? ` ${v.cap}` : ''}, ${iso(v.start)}–${iso(v.end)}`;
+        what = `grid event ${v.id} from ${r.signal.source}${by}: ${v.type}${v.level !== undefined ? ` level ${v.level}` : ''}${v.limitW !== undefined ? ` ${Math.round(v.limitW)} W` : ''}${v.cap !== undefined ? ` ${v.cap}` : ''}, ${iso(v.start)}–${iso(v.end)}`;
       } else {
         const v = c.value as GridAlert;
         kind = 'grid.alert';
@@ -152,7 +154,7 @@ export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: Si
         end = v.end ?? Infinity;
         // The current content stops counting when its stale policy says so.
         if (!c.previous) end = Math.min(end, r.signal.expiresAt + s.stale['grid.alert'].keepMs);
-        what = `grid alert ${type} level ${v.level}${v.zone ? ` in ${v.zone}` : ''} from ${r.signal.source}`;
+        what = `grid alert ${type} level ${v.level}${v.zone ? ` in ${v.zone}` : ''} from ${r.signal.source}${by}`;
       }
       if (c.previous) what += ` (until it changed at ${iso(c.until!)})`;
       const rule = matchGridRule(s.gridRules, kind, r.signal.source, type, level);
