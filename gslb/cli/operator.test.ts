@@ -328,6 +328,8 @@ test('runOperator: what each command sends', async () => {
     ['status', [], 'GET', '/v1/status', undefined],
     ['distrust', ['openadr3/vtn.example', 'on', '--reason', 'feed compromised', '--until', '+2h'], 'POST', '/v1/grid/distrust', { source: 'openadr3/vtn.example', distrusted: true, reason: 'feed compromised', until: NOW + 7_200_000 }],
     ['distrust', ['openadr3/vtn.example', 'off', '--reason', 'checked'], 'POST', '/v1/grid/distrust', { source: 'openadr3/vtn.example', distrusted: false, reason: 'checked' }],
+    ['distrust', ['token:ercot-bridge', 'on', '--reason', 'token leaked'], 'POST', '/v1/grid/distrust', { principal: 'token:ercot-bridge', distrusted: true, reason: 'token leaked' }],
+    ['distrust', ['collector:openadr3', 'off', '--reason', 'VTN fixed'], 'POST', '/v1/grid/distrust', { principal: 'collector:openadr3', distrusted: false, reason: 'VTN fixed' }],
     ['events', [], 'GET', '/v1/grid-events', undefined],
     ['jobs', [], 'GET', '/v1/jobs', undefined],
     ['practice-runs', [], 'GET', '/v1/practice-runs', undefined],

@@ -369,6 +369,14 @@ const cases: Case[] = [
     message: [/unknown region "eu-ei": .*use one of eu-ie, us-va/],
   },
   {
+    name: 'regions granted to a collector section that is not configured (ingest.collectors)',
+    edit: (f) => (f[CONFIG] = f[CONFIG] + 'ingest:\n  collectors:\n    openadr3: { regions: [us-va] }\n'),
+    file: CONFIG,
+    at: 'openadr3: { regions: [us-va] }',
+    path: 'ingest.collectors.openadr3',
+    message: [/"openadr3" is not a configured collector section \(configured: none\)/],
+  },
+  {
     name: 'a window on an unknown region',
     edit: (f) => (f[CONFIG] = f[CONFIG] + 'windows:\n  - { id: ie-sunday, regions: [eu-ei], cron: "0 2 * * sun", duration: 2h, reason: patching }\n'),
     file: CONFIG,
