@@ -2,14 +2,16 @@
  * The registry (docs/conventions.md "One folder per extension"): every registered collector is a folder of its own
  * name with a README holding the Name, Signals, Config and Example sections, and a config
  * schema that refuses unknown keys; and its README's Errors section lists exactly the codes of
- * its error tables (collectors/kit/errors.ts).
+ * its error tables (collectors/kit/errors.ts); the table of collectors in collectors/README.md is
+ * what collectorTable() renders from the registry.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { collectors } from './index.js';
+import { collectorTable, collectors } from './index.js';
+import { checkGenerated } from '../test/helpers/generated.js';
 import { CODE_PATTERN, codesOf } from './kit/errors.js';
 
 // dist/collectors → the source folder two levels up.
@@ -63,4 +65,9 @@ test('every error code a collector defines is in its README\'s Errors section, a
     for (const code of listed) assert.ok(codes.includes(code), `${c.name}/README.md Errors lists ${code}, which ${c.name} does not define`);
     assert.equal(new Set(listed).size, listed.length, `${c.name}/README.md Errors lists a code twice`);
   }
+});
+
+test('collectors/README.md holds the collector table rendered from the registry (npm run docs rewrites it)', () => {
+  for (const c of collectors) assert.ok(c.summary.trim().length > 0, `${c.name}: Collector.summary says what it emits`);
+  checkGenerated('collectors/README.md', 'collectors', 'collectors/index.ts', collectorTable());
 });

@@ -64,6 +64,11 @@ export interface Collector<C = unknown> {
    */
   sources: string;
   /**
+   * What it emits, in a short Markdown phrase (the kinds, from what): the "facts" cell of the
+   * collector table in collectors/README.md, rendered by collectorTable() (collectors/index.ts).
+   */
+  summary: string;
+  /**
    * What check-config and a start should warn about in a valid section (e.g. a receiver
    * listening beyond loopback without a token), one sentence each naming the key. Optional.
    */

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ALLOWED, houseViolations, importsOf, isTestCode, layerOf } from './helpers/house.js';
+import { ALLOWED, houseViolations, importsOf, isTestCode, layerOf, layerTableOf } from './helpers/house.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -39,6 +39,24 @@ test('the repository obeys the house rules', () => {
 test('every production folder of gslb/ has a row in the layer table', () => {
   const layers = new Set([...REAL.keys()].filter((p) => !isTestCode(p)).map(layerOf).filter((l) => l !== null));
   for (const l of layers) assert.ok(l in ALLOWED, `${l} has no row in ALLOWED (test/helpers/house.ts) and docs/architecture.md`);
+});
+
+test('the layer table of docs/architecture.md says what ALLOWED says, row by row', () => {
+  const doc = layerTableOf(readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8'));
+  assert.deepEqual(Object.keys(doc).sort(), Object.keys(ALLOWED).sort(), 'the layers of docs/architecture.md\'s table and of ALLOWED (test/helpers/house.ts)');
+  for (const [layer, allowed] of Object.entries(ALLOWED)) {
+    assert.deepEqual(
+      [...(doc[layer] ?? [])].sort(),
+      [...allowed].sort(),
+      `${layer}: docs/architecture.md's "may import" cell differs from ALLOWED in test/helpers/house.ts; edit the one that is wrong (the table is not generated: its cells carry comments)`,
+    );
+  }
+});
+
+test('the layer table is read as ALLOWED reads: names, nothing, every layer but …, comments in parentheses', () => {
+  const md = ['| layer | holds | may import |', '| --- | --- | --- |', '| `gslb/a/` | x | nothing (a leaf) |', '| `gslb/b/` | y | a (its arithmetic) |', '| `gslb/c.ts` | z | every layer but b |', '| `collectors/` | w | a and b |', ''].join('\n');
+  assert.deepEqual(layerTableOf(md), { 'gslb/a': [], 'gslb/b': ['gslb/a'], 'gslb/c.ts': ['gslb/a', 'collectors'], collectors: ['gslb/a', 'gslb/b'] });
+  assert.throws(() => layerTableOf(md.replace('a (its arithmetic)', 'a, zz')), /the row of gslb\/b: "zz" .* is not a layer/);
 });
 
 test('imports are read in every form, type-only ones marked', () => {

@@ -462,6 +462,8 @@ export const carbon: Collector<CarbonConfig> = {
   configSchema: CarbonConfigSchema,
   mode: 'poller',
   sources: 'carbon/',
+  /** What it emits, for the collector table of collectors/README.md. */
+  summary: '`carbon` from Electricity Maps and WattTime (a soft fact, a tie-breaker only)',
   async start(ctx: CollectorContext<CarbonConfig>) {
     // The loader applied the defaults already; applying them again on a copy keeps a bare config (tests, embedding) safe.
     const cfg = Value.Default(CarbonConfigSchema, structuredClone(ctx.config)) as CarbonConfig;

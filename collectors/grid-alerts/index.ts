@@ -161,6 +161,8 @@ export const gridAlerts: Collector<GridAlertsConfig> = {
   configSchema: GridAlertsConfigSchema,
   mode: 'poller',
   sources: 'grid-alerts/',
+  /** What it emits, for the collector table of collectors/README.md. */
+  summary: '`grid.alert` from ERCOT, CAISO, PJM and AESO condition feeds (unofficial: trusted to cap only by default)',
   async start(ctx: CollectorContext<GridAlertsConfig>) {
     const cfg = ctx.config;
     const stats = countersFor(ctx, gridAlertsCounters);

@@ -142,6 +142,8 @@ export const health: Collector<HealthConfig> = {
   configSchema: HealthConfigSchema,
   mode: 'receiver',
   sources: 'health/',
+  /** What it emits, for the collector table of collectors/README.md. */
+  summary: '`health.probe` per endpoint; every node is a vantage point',
   counters: healthCounters,
   errors: [HealthError],
   async start(ctx: CollectorContext<HealthConfig>) {

@@ -776,6 +776,8 @@ export const mqttCollector: Collector<MqttConfig> = {
   configSchema: MqttConfigSchema,
   mode: 'poller',
   sources: 'mqtt/',
+  /** What it emits, for the collector table of collectors/README.md. */
+  summary: '`power.budget` from behind-the-meter site telemetry over MQTT: Sparkplug B (protobuf, aliases from BIRTH, DEATH → stale) and plain JSON topics',
   async start(ctx) {
     const run = new MqttRun(ctx);
     const stop = async () => {

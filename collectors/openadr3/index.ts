@@ -368,6 +368,8 @@ export const openadr3: Collector<OpenAdr3Config> = {
   configSchema: Openadr3ConfigSchema,
   mode: 'poller',
   sources: 'openadr3/',
+  /** What it emits, for the collector table of collectors/README.md. */
+  summary: '`grid.event` from an OpenADR 3.0.1 / 3.1 VTN (SIMPLE levels, capacity limits, dispatch setpoints, grid emergencies), with a webhook for notifications',
   async start(ctx: CollectorContext<OpenAdr3Config>) {
     const cfg = ctx.config;
     if (cfg.vtn.clientSecret === undefined && cfg.vtn.clientSecretFile === undefined) {

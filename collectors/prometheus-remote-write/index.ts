@@ -336,6 +336,8 @@ export const prometheusRemoteWrite: Collector<RemoteWriteConfig> = {
   configSchema: RemoteWriteConfigSchema,
   mode: 'receiver',
   sources: 'prometheus-rw/',
+  /** What it emits, for the collector table of collectors/README.md. */
+  summary: '`load.metrics`, `capacity` (as the `prometheus` collector), pushed with Prometheus remote-write 1.0 (snappy protobuf) by sites behind NAT',
   warnings: (cfg) => {
     const { host } = parseListen(cfg.listen);
     const loopback = host === 'localhost' || /^127\./.test(host) || host === '::1' || host === '[::1]';

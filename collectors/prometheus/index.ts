@@ -504,6 +504,8 @@ export const prometheus: Collector<PrometheusConfig> = {
   configSchema: PrometheusConfigSchema,
   mode: 'poller',
   sources: 'prometheus/',
+  /** What it emits, for the collector table of collectors/README.md. */
+  summary: '`load.metrics`, `capacity` from model servers and DCGM',
   async start(ctx) {
     const poller = new PrometheusPoller(ctx);
     let running: Promise<void> | null = null;

@@ -21,7 +21,7 @@ test('docs/configuration.md holds the reference doc.ts renders from the schema',
     while (i < a.length && i < b.length && a[i] === b[i]) i++;
     assert.fail(
       `${DOC_FILE}: the generated reference is out of date with gslb/config/schema.ts.\n` +
-        `Run: npm run build && ${WRITE_COMMAND}\n` +
+        `Run: npm run docs (or npm run build && ${WRITE_COMMAND})\n` +
         `First difference, line ${i + 1} of the generated part:\n  in the doc: ${a[i] ?? '(end)'}\n  rendered:   ${b[i] ?? '(end)'}`,
     );
   }

@@ -80,7 +80,7 @@ function kinds(...schemas: SchemaLike[]): string {
 /** The generated reference (what goes between the markers), ending in a blank line. */
 export function renderReference(): string {
   return [
-    `<!-- Rendered by gslb/config/doc.ts from gslb/config/schema.ts; after changing the schema run: npm run build && ${WRITE_COMMAND} -->`,
+    `<!-- Rendered by gslb/config/doc.ts from gslb/config/schema.ts; after changing the schema run: npm run docs (or npm run build && ${WRITE_COMMAND}) -->`,
     '',
     '### Settings of gridsteer.yaml',
     '',

@@ -222,3 +222,42 @@ export function houseViolations(files: ReadonlyMap<string, string>): string[] {
   }
   return out;
 }
+
+/**
+ * The layer table of docs/architecture.md ("| layer | holds | may import |") read as ALLOWED
+ * reads: layer → the layers it may import. A "may import" cell is layer names without the
+ * `gslb/` prefix (`model, platform`), `nothing`, or `every layer but …` (every row's layer but
+ * its own and those named); words in parentheses are comments. Throws naming the row when a
+ * cell names something that is not a layer of the table.
+ */
+export function layerTableOf(markdown: string): Record<Layer, Layer[]> {
+  const lines = markdown.split('\n');
+  const head = lines.findIndex((l) => /^\| layer \| holds \| may import \|$/.test(l));
+  if (head < 0) throw new Error('docs/architecture.md has no "| layer | holds | may import |" table');
+  const rows: Array<[Layer, string]> = [];
+  for (const line of lines.slice(head + 2)) {
+    if (!line.startsWith('|')) break;
+    const [layer, , may] = line.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim());
+    if (layer === undefined || may === undefined) throw new Error(`docs/architecture.md, the layer table: a row without three cells: ${line}`);
+    rows.push([layer.replace(/`/g, '').replace(/\/$/, ''), may]);
+  }
+  const layers = rows.map(([l]) => l);
+  const full = (name: string): Layer => (name.startsWith('gslb/') || name === 'collectors' || name === 'dashboards' ? name : `gslb/${name}`);
+  const names = (layer: Layer, list: string): Layer[] =>
+    list.split(/,\s*|\s+and\s+/).map((n) => {
+      const l = full(n.trim());
+      if (!layers.includes(l)) throw new Error(`docs/architecture.md, the row of ${layer}: "${n.trim()}" in its "may import" cell is not a layer of the table`);
+      return l;
+    });
+  const table: Record<Layer, Layer[]> = {};
+  for (const [layer, cell] of rows) {
+    const words = cell.replace(/\([^)]*\)/g, '').replace(/\s+/g, ' ').trim();
+    const but = /^every layer but (.+)$/.exec(words)?.[1];
+    if (words === 'nothing') table[layer] = [];
+    else if (but !== undefined) {
+      const except = new Set(names(layer, but));
+      table[layer] = layers.filter((l) => l !== layer && !except.has(l));
+    } else table[layer] = names(layer, words);
+  }
+  return table;
+}

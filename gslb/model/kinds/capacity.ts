@@ -21,6 +21,11 @@ export const capacity = {
   value: CapacityValue,
   fold: foldApplied,
   stale: { keepMs: 600_000, then: 'degraded', what: 'capacity reading' },
+  /** Its row of the kind table in docs/api.md (POST /v1/signals). */
+  doc: {
+    value: '{fraction?, units?}',
+    notes: 'units are divided by the region\'s `capacity.units`',
+  },
   /** The longest expiresAt − observedAt a fact may claim: a capacity reading, at most a week. */
   maxValidityMs: 7 * DAY_MS,
   summary(v: Record<string, unknown>): string[] {

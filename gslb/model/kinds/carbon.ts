@@ -21,6 +21,11 @@ export const carbon = {
   value: CarbonValue,
   fold: foldLatest,
   stale: { keepMs: 3_600_000, then: 'ignore', what: 'carbon reading' },
+  /** Its row of the kind table in docs/api.md (POST /v1/signals). */
+  doc: {
+    value: '{gPerKWh?, percentile?}',
+    notes: 'a tie-breaker only: a clearly cleaner, healthy, uncapped region within `policy.carbon.bandKm` of a client\'s home is tried first (`Plan.prefer`)',
+  },
   /** The longest expiresAt − observedAt a fact may claim: a carbon reading or forecast, at most a week. */
   maxValidityMs: 7 * DAY_MS,
   summary(v: Record<string, unknown>): string[] {

@@ -21,6 +21,11 @@ export const demand = {
   value: DemandValue,
   fold: foldLatest,
   stale: { keepMs: 0, then: 'ignore', what: 'demand bucket' },
+  /** Its row of the kind table in docs/api.md (POST /v1/signals). */
+  doc: {
+    value: '{name, bucket, queries}',
+    notes: 'accepted and stored as a signal; the planner\'s demand comes from the nodes\' own counts (`GET /v1/demand`)',
+  },
   /** The longest expiresAt − observedAt a fact may claim: a demand bucket, at most a day. */
   maxValidityMs: DAY_MS,
   /** Nothing to say in words: demand is read by the planner as numbers. */

@@ -34,6 +34,11 @@ export const gridAlert = {
   value: GridAlertValue,
   fold: foldGrid,
   stale: { keepMs: 3_600_000, then: 'ignore', what: 'grid alert level' },
+  /** Its row of the kind table in docs/api.md (POST /v1/signals). */
+  doc: {
+    value: '{level: 0–3, type?, zone?, message?, issued?, start?, end?, program?}',
+    notes: 'an operator\'s alert (`type`: normal, watch, conservation, flex-alert, eea (the default), grid-alert, load-shed, emergency); read through gridPolicy like events',
+  },
   /** The longest expiresAt − observedAt a fact may claim: an alert, at most a month. */
   maxValidityMs: 31 * DAY_MS,
   summary(v: Record<string, unknown>): string[] {

@@ -36,6 +36,11 @@ export const gridEvent = {
   value: GridEventValue,
   fold: foldGrid,
   stale: { keepMs: 0, then: 'ignore', what: 'grid event record (the event itself runs from its start to its end)' },
+  /** Its row of the kind table in docs/api.md (POST /v1/signals). */
+  doc: {
+    value: '{id, start, end, type, level?, limitW?, cap?, priority?, cancelled?, program?}',
+    notes: 'what the source said: `type` is `simple` (OpenADR SIMPLE, with `level`), `import-capacity-limit` / `dispatch-setpoint` (with `limitW`), `grid-emergency`, `load-shed`, or a direct `cap` (with `cap`) / `drain`; `key` must equal `id`; in force from `start` to `end`. What it means for traffic is `policy.grid.rules` (gridPolicy)',
+  },
   /** The longest expiresAt − observedAt a fact may claim: an event announced up to a year ahead, with its own length. */
   maxValidityMs: 400 * DAY_MS,
   summary(v: Record<string, unknown>): string[] {

@@ -22,6 +22,11 @@ export const healthProbe = {
   value: HealthProbeValue,
   fold: foldHealth,
   stale: { keepMs: 300_000, then: 'ignore', what: 'health probe' },
+  /** Its row of the kind table in docs/api.md (POST /v1/signals). */
+  doc: {
+    value: '{up, latencyMs?, detail?}',
+    notes: '`source` = the vantage node, `key` = the endpoint. Anti-flap: `policy.health.fall` failures in a row take an endpoint down, `rise` successes bring it up; an endpoint is down on a majority of vantages, a region when all its probed endpoints are',
+  },
   /** The longest expiresAt − observedAt a fact may claim: a probe result is fresh for a few intervals. */
   maxValidityMs: DAY_MS,
   summary(v: Record<string, unknown>): string[] {

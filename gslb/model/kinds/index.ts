@@ -3,6 +3,7 @@
  * order of the config reference's `policy.stale` and of the API's kind list.
  */
 import type { KindDef } from './kind.js';
+import { mdCell, mdTable } from '../markdown.js';
 import { healthProbe } from './health-probe.js';
 import { loadMetrics } from './load-metrics.js';
 import { capacity } from './capacity.js';
@@ -28,3 +29,11 @@ export type SignalKind = (typeof KIND_LIST)[number]['name'];
 
 /** Every kind by name. */
 export const KINDS = Object.fromEntries(KIND_LIST.map((k) => [k.name, k])) as unknown as { readonly [K in SignalKind]: KindDef<K> };
+
+/** The kind table as docs/api.md holds it under `POST /v1/signals` (Markdown, between its markers). */
+export function kindTable(): string {
+  return mdTable(
+    ['kind', '`value`', 'notes'],
+    KIND_LIST.map((k: KindDef) => [`\`${k.name}\``, `\`${mdCell(k.doc.value)}\``, mdCell(k.doc.notes)]),
+  );
+}

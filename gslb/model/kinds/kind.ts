@@ -35,6 +35,12 @@ export interface KindDef<N extends string = string> {
   /** The default stale policy (policy.stale.<kind>), and what the config reference calls one fact. */
   stale: { keepMs: number; then: StaleThen; what: string };
   /**
+   * Its row of the kind table in docs/api.md (`POST /v1/signals`, rendered by kindTable() in
+   * index.ts and checked by index.test.ts): the value's shape in short (`{up, latencyMs?}`) and
+   * what the planner makes of it, in Markdown.
+   */
+  doc: { value: string; notes: string };
+  /**
    * The longest a fact of this kind may claim to be valid (expiresAt − observedAt), ms: a
    * fact that says it holds for 170 years is refused (issue 27, gslb/model/domains.ts).
    */

@@ -24,6 +24,11 @@ export const loadMetrics = {
   value: LoadMetricsValue,
   fold: foldLatest,
   stale: { keepMs: 120_000, then: 'ignore', what: 'load reading' },
+  /** Its row of the kind table in docs/api.md (POST /v1/signals). */
+  doc: {
+    value: '{queueDepth?, runningRequests?, kvCacheUse?, gpuMemoryUse?, throttledShare?}',
+    notes: 'throttling caps the region at `1 − throttledShare` (times `policy.saturation.throttledFactor`, 0.5, while it is also saturated); more than `policy.saturation.queueWaiting` requests waiting or KV-cache use above `policy.saturation.kvCacheUse` (5 and 0.8, the inference extension\'s endpoint picker) stops spill into it; below that, with measured demand, KV-cache use bounds the spill the region takes: what it serves (its own admitted clients, plus spill that began a minute or more before the reading) ÷ KV-cache use is its capacity, less its own clients is its room for spill (see `GET /v1/demand`)',
+  },
   /** The longest expiresAt − observedAt a fact may claim: a load reading is fresh for a few scrapes. */
   maxValidityMs: DAY_MS,
   summary(v: Record<string, unknown>): string[] {

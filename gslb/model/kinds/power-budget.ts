@@ -24,6 +24,11 @@ export const powerBudget = {
   value: PowerBudgetValue,
   fold: foldApplied,
   stale: { keepMs: 600_000, then: 'degraded', what: 'power budget' },
+  /** Its row of the kind table in docs/api.md (POST /v1/signals). */
+  doc: {
+    value: '{importLimitW?, generationW?, storageWh?, storageMaxW?, drawW?}',
+    notes: 'available W ÷ the region\'s `power.fullLoadW` caps it',
+  },
   /** The longest expiresAt − observedAt a fact may claim: a power budget, at most a week. */
   maxValidityMs: 7 * DAY_MS,
   summary(v: Record<string, unknown>): string[] {

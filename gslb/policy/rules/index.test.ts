@@ -5,23 +5,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PLAN_PASSES, VIEW_RULES, applyViewRules, precedenceTable } from './index.js';
 import type { ViewAcc, ViewRule } from './rule.js';
+import { checkGenerated } from '../../../test/helpers/generated.js';
 
-const DOC = fileURLToPath(new URL('../../../../docs/architecture.md', import.meta.url));
-const START = '<!-- precedence:start (generated from gslb/policy/rules/index.ts; do not edit by hand) -->\n';
-const END = '<!-- precedence:end -->';
-
-test('docs/architecture.md holds the precedence table rendered from the rules (GRIDSTEER_WRITE_DOCS=1 rewrites it)', () => {
-  const doc = readFileSync(DOC, 'utf8');
-  const a = doc.indexOf(START);
-  const b = doc.indexOf(END);
-  assert.ok(a >= 0 && b > a, 'docs/architecture.md has the precedence markers');
-  const want = precedenceTable();
-  if (process.env.GRIDSTEER_WRITE_DOCS === '1') writeFileSync(DOC, doc.slice(0, a + START.length) + want + doc.slice(b));
-  else assert.equal(doc.slice(a + START.length, b), want, 'run: npm run build && GRIDSTEER_WRITE_DOCS=1 node --test dist/gslb/policy/rules/index.test.js');
+test('docs/architecture.md holds the precedence table rendered from the rules (npm run docs rewrites it)', () => {
+  checkGenerated('docs/architecture.md', 'precedence', 'gslb/policy/rules/index.ts', precedenceTable());
 });
 
 test('every rule module of gslb/policy/rules/ is registered, once, under its own module name', () => {

@@ -22,6 +22,7 @@ import { spillPass } from './spill.js';
 import { carbonPass } from './carbon.js';
 import { windowsRule } from './windows.js';
 import { practicePass } from './practice.js';
+import { mdCell } from '../../model/markdown.js';
 
 export const VIEW_RULES: readonly ViewRule[] = [
   forceRule,
@@ -56,7 +57,7 @@ export const PLAN_PASSES: readonly PlanPass[] = [
 
 /** The precedence table as docs/architecture.md holds it (Markdown, between its markers). */
 export function precedenceTable(): string {
-  const cell = (x: string) => x.replace(/\|/g, '\\|');
+  const cell = mdCell;
   const rows = [
     '| # | rule | module (gslb/policy/) | reads | can change at | sets |',
     '|---:|---|---|---|---|---|',
