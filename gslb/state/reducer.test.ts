@@ -10,6 +10,8 @@ import { DEFAULT_RULES, movedEnough, reduce, type ReduceRules } from './reducer.
 import type { SignalRecord } from '../model/snapshot.js';
 import { signalId } from './signals.js';
 import { SIGNAL_KINDS } from '../model/signals.js';
+import { KINDS, KIND_LIST } from '../model/kinds/index.js';
+import { foldLatest } from '../model/kinds/folds.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -30,16 +32,8 @@ function fold(kind: SignalKind, values: unknown[], rules?: ReduceRules): SignalR
   return out;
 }
 
-const VALUES: Record<SignalKind, unknown> = {
-  'health.probe': { up: true },
-  'load.metrics': { queueDepth: 3 },
-  capacity: { fraction: 1 },
-  'power.budget': { importLimitW: 12e6 },
-  'grid.event': { id: 'k1', start: T0 + 3600_000, end: T0 + 7200_000, type: 'drain' },
-  'grid.alert': { level: 1 },
-  carbon: { gPerKWh: 300 },
-  demand: { name: 'api.example.com', bucket: T0, queries: 10 },
-};
+/** A valid value of every kind, from the kinds' own examples (gslb/model/kinds/): no list of kinds pinned here. */
+const VALUES = Object.fromEntries(KIND_LIST.map((k) => [k.name, k.examples.valid[0]])) as Record<SignalKind, unknown>;
 
 // ---- latest wins ---------------------------------------------------------------------------
 
@@ -196,7 +190,7 @@ for (const c of moved) {
 
 // ---- every other kind ----------------------------------------------------------------------
 
-for (const kind of SIGNAL_KINDS.filter((k) => k !== 'health.probe' && k !== 'capacity' && k !== 'power.budget' && k !== 'grid.event' && k !== 'grid.alert')) {
+for (const kind of SIGNAL_KINDS.filter((k) => KINDS[k].fold === foldLatest)) {
   test(`other kinds: ${kind} keeps fold 'latest' and the newest value as is`, () => {
     const v2 = structuredClone(VALUES[kind]) as Record<string, unknown>;
     const recs = fold(kind, [VALUES[kind], v2]);
@@ -270,12 +264,8 @@ function deepFreeze<T>(o: T): T {
   return o;
 }
 
-const SECOND: Record<SignalKind, unknown> = {
-  ...VALUES,
-  'health.probe': { up: false },
-  capacity: { fraction: 0.5 },
-  'power.budget': { importLimitW: 12.1e6 },
-};
+/** A second valid value of every kind (its second example, else its first). */
+const SECOND = Object.fromEntries(KIND_LIST.map((k) => [k.name, k.examples.valid[1] ?? k.examples.valid[0]])) as Record<SignalKind, unknown>;
 
 for (const kind of SIGNAL_KINDS) {
   test(`never mutates: ${kind} (prev, signal and rules deep-frozen)`, () => {

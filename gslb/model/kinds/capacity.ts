@@ -28,6 +28,15 @@ export const capacity = {
   },
   /** The longest expiresAt − observedAt a fact may claim: a capacity reading, at most a week. */
   maxValidityMs: 7 * DAY_MS,
+  /** Facts it must accept and refuse (the registry's tests iterate these: gslb/model/kinds/index.test.ts). */
+  examples: {
+    valid: [{ fraction: 1 }, { units: 12 }, { fraction: 0.5, units: 6 }],
+    invalid: [
+      { value: {}, field: 'value' },
+      { value: { fraction: 2 }, field: 'value.fraction' },
+      { value: { units: -3 }, field: 'value.units' },
+    ],
+  },
   summary(v: Record<string, unknown>): string[] {
     const parts: Parts = [];
     const n = num(v, parts);

@@ -28,6 +28,14 @@ export const carbon = {
   },
   /** The longest expiresAt − observedAt a fact may claim: a carbon reading or forecast, at most a week. */
   maxValidityMs: 7 * DAY_MS,
+  /** Facts it must accept and refuse (the registry's tests iterate these: gslb/model/kinds/index.test.ts). */
+  examples: {
+    valid: [{ gPerKWh: 300 }, { percentile: 12 }, { gPerKWh: 40, percentile: 3 }],
+    invalid: [
+      { value: { gPerKWh: -1 }, field: 'value.gPerKWh' },
+      { value: { percentile: 101 }, field: 'value.percentile' },
+    ],
+  },
   summary(v: Record<string, unknown>): string[] {
     const parts: Parts = [];
     const n = num(v, parts);

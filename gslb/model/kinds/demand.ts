@@ -29,5 +29,14 @@ export const demand = {
   /** The longest expiresAt − observedAt a fact may claim: a demand bucket, at most a day. */
   maxValidityMs: DAY_MS,
   /** Nothing to say in words: demand is read by the planner as numbers. */
+  /** Facts it must accept and refuse (the registry's tests iterate these: gslb/model/kinds/index.test.ts). */
+  examples: {
+    valid: [{ name: 'api.example.com', bucket: 1_893_456_000_000, queries: 10 }],
+    invalid: [
+      { value: { name: 'api.example.com', bucket: 1_893_456_000_000 + 5, queries: 10 }, field: 'value.bucket' },
+      { value: { name: 'api.example.com', bucket: 1_893_456_000_000, queries: -1 }, field: 'value.queries' },
+      { value: { bucket: 1_893_456_000_000, queries: 1 }, field: 'value.name' },
+    ],
+  },
   summary: (): string[] => [],
 } as const satisfies KindDef<'demand'>;

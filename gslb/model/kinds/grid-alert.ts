@@ -41,6 +41,15 @@ export const gridAlert = {
   },
   /** The longest expiresAt − observedAt a fact may claim: an alert, at most a month. */
   maxValidityMs: 31 * DAY_MS,
+  /** Facts it must accept and refuse (the registry's tests iterate these: gslb/model/kinds/index.test.ts). */
+  examples: {
+    valid: [{ level: 1 }, { level: 3, type: 'eea', zone: 'ERCOT', message: 'EEA 3' }, { level: 0, start: 1_893_456_000_000, end: 1_893_456_000_000 + 3_600_000 }],
+    invalid: [
+      { value: { level: 7 }, field: 'value.level' },
+      { value: {}, field: 'value.level' },
+      { value: { level: 1, start: 1_893_456_000_000, end: 1_893_456_000_000 - 1 }, field: 'value.end' },
+    ],
+  },
   summary(v: Record<string, unknown>): string[] {
     const parts: Parts = [];
     const a = v as unknown as Partial<GridAlert>;

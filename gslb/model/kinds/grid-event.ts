@@ -43,6 +43,21 @@ export const gridEvent = {
   },
   /** The longest expiresAt − observedAt a fact may claim: an event announced up to a year ahead, with its own length. */
   maxValidityMs: 400 * DAY_MS,
+  /** Facts it must accept and refuse (the registry's tests iterate these: gslb/model/kinds/index.test.ts). */
+  examples: {
+    valid: [
+      { id: 'ev-1', start: 1_893_456_000_000, end: 1_893_456_000_000 + 3_600_000, type: 'load-shed' },
+      { id: 'ev-2', start: 1_893_456_000_000, end: 1_893_456_000_000 + 3_600_000, type: 'simple', level: 2, program: 'DR' },
+      { id: 'ev-3', start: 1_893_456_000_000, end: 1_893_456_000_000 + 3_600_000, type: 'import-capacity-limit', limitW: 5e6 },
+    ],
+    invalid: [
+      { value: { id: 'ev-1', start: 1_893_456_000_000, end: 1_893_456_000_000 - 1, type: 'load-shed' }, field: 'value.end' },
+      { value: { id: 'ev-1', start: 1_893_456_000_000, end: 9e15, type: 'load-shed' }, field: 'value.end' },
+      { value: { id: 'ev-1', start: 1_893_456_000_000, end: 1_893_456_000_000 + 1, type: 'simple' }, field: 'value.level' },
+      { value: { id: 'ev-1', start: 1_893_456_000_000, end: 1_893_456_000_000 + 1, type: 'import-capacity-limit' }, field: 'value.limitW' },
+      { value: { id: 'ev-1', start: 1_893_456_000_000, end: 1_893_456_000_000 + 1, type: 'explode' }, field: 'value.type' },
+    ],
+  },
   summary(v: Record<string, unknown>): string[] {
     const parts: Parts = [];
     const e = v as unknown as Partial<GridEvent>;

@@ -29,6 +29,17 @@ export const healthProbe = {
   },
   /** The longest expiresAt − observedAt a fact may claim: a probe result is fresh for a few intervals. */
   maxValidityMs: DAY_MS,
+  /** Facts it must accept and refuse (the registry's tests iterate these: gslb/model/kinds/index.test.ts). */
+  examples: {
+    valid: [{ up: true }, { up: false, detail: 'HTTP 503' }, { up: true, latencyMs: 12.5 }],
+    invalid: [
+      { value: {}, field: 'value.up' },
+      { value: { up: 'yes' }, field: 'value.up' },
+      { value: { up: true, latencyMs: -1 }, field: 'value.latencyMs' },
+      { value: { up: true, latencyMs: 1e300 }, field: 'value.latencyMs' },
+      { value: { up: true, colour: 'red' }, field: 'value.colour' },
+    ],
+  },
   summary(v: Record<string, unknown>): string[] {
     const parts: Parts = [];
     const n = num(v, parts);

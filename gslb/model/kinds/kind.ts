@@ -45,6 +45,12 @@ export interface KindDef<N extends string = string> {
    * fact that says it holds for 170 years is refused (issue 27, gslb/model/domains.ts).
    */
   maxValidityMs: number;
+  /**
+   * Facts of this kind that validation must accept, and values it must refuse with the field it
+   * names (`value.level`): gslb/model/kinds/index.test.ts runs every kind's, so a new kind brings
+   * its own cases and no test pins a list of kinds.
+   */
+  examples: { valid: readonly unknown[]; invalid: readonly { value: unknown; field: string }[] };
   /** The value in words for people (the fleet view, the dashboard): short parts, joined by the caller. */
   summary(v: Record<string, unknown>): string[];
 }

@@ -31,6 +31,16 @@ export const loadMetrics = {
   },
   /** The longest expiresAt − observedAt a fact may claim: a load reading is fresh for a few scrapes. */
   maxValidityMs: DAY_MS,
+  /** Facts it must accept and refuse (the registry's tests iterate these: gslb/model/kinds/index.test.ts). */
+  examples: {
+    valid: [{ queueDepth: 3 }, { runningRequests: 40, kvCacheUse: 0.62 }, { throttledShare: 0.25, gpuMemoryUse: 0.9 }],
+    invalid: [
+      { value: { queueDepth: -1 }, field: 'value.queueDepth' },
+      { value: { kvCacheUse: 1.5 }, field: 'value.kvCacheUse' },
+      { value: { runningRequests: 1e300 }, field: 'value.runningRequests' },
+      { value: { throttledShare: 'half' }, field: 'value.throttledShare' },
+    ],
+  },
   summary(v: Record<string, unknown>): string[] {
     const parts: Parts = [];
     const n = num(v, parts);

@@ -31,6 +31,15 @@ export const powerBudget = {
   },
   /** The longest expiresAt − observedAt a fact may claim: a power budget, at most a week. */
   maxValidityMs: 7 * DAY_MS,
+  /** Facts it must accept and refuse (the registry's tests iterate these: gslb/model/kinds/index.test.ts). */
+  examples: {
+    valid: [{ importLimitW: 12e6 }, { generationW: 8e6, drawW: 15.5e6 }, { storageWh: 8e6, storageMaxW: 4e6 }],
+    invalid: [
+      { value: { importLimitW: -1 }, field: 'value.importLimitW' },
+      { value: { drawW: 1e300 }, field: 'value.drawW' },
+      { value: { storageWh: '8e6' }, field: 'value.storageWh' },
+    ],
+  },
   summary(v: Record<string, unknown>): string[] {
     const parts: Parts = [];
     const n = num(v, parts);
