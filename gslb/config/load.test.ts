@@ -3,6 +3,7 @@
  * expected and how to fix it; a good configuration comes back defaulted, deeply frozen and
  * versioned by a hash of its files.
  */
+import { KIND_LIST } from '../model/kinds/index.js';
 import { DEFAULT_GRID_RULES } from '../model/policy.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -509,16 +510,8 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
     weights: {},
     health: { rise: 2, fall: 3, slowStartMs: 60000 },
     hysteresis: 0.05,
-    stale: {
-      'health.probe': { keepMs: 300000, then: 'ignore' },
-      'load.metrics': { keepMs: 120000, then: 'ignore' },
-      capacity: { keepMs: 600000, then: 'degraded' },
-      'power.budget': { keepMs: 600000, then: 'degraded' },
-      'grid.event': { keepMs: 0, then: 'ignore' },
-      'grid.alert': { keepMs: 3600000, then: 'ignore' },
-      carbon: { keepMs: 3600000, then: 'ignore' },
-      demand: { keepMs: 0, then: 'ignore' },
-    },
+    // Each kind's default, from the kinds' registry (the kind file declares it): no list pinned here.
+    stale: Object.fromEntries(KIND_LIST.map((k) => [k.name, { keepMs: k.stale.keepMs, then: k.stale.then }])),
     degradedShare: 0.5,
     grid: { mode: 'apply', shadow: [], trust: { 'grid-alerts': 'cap' }, capFloor: 0.25, loss: { bindings: {}, maxTrustedLossShare: 0.5 }, rules: DEFAULT_GRID_RULES },
     saturation: { queueWaiting: 5, kvCacheUse: 0.8, throttledFactor: 0.5, spillMargin: 0.1 },
