@@ -2,6 +2,7 @@
  * The signal kinds: one file each in this folder, one line each here. The order is the
  * order of the config reference's `policy.stale` and of the API's kind list.
  */
+import type { Static } from '@sinclair/typebox';
 import type { KindDef } from './kind.js';
 import { mdCell, mdTable } from '../markdown.js';
 import { healthProbe } from './health-probe.js';
@@ -26,6 +27,12 @@ export const KIND_LIST = [
 
 /** The kinds of fact a collector may emit (dotted names, see docs/conventions.md "Names"). */
 export type SignalKind = (typeof KIND_LIST)[number]['name'];
+
+/**
+ * The value type of a kind, straight from its registry entry: a rule or a collector names
+ * `KindValue<'grid.event'>`, so a new kind needs no re-export anywhere to be named.
+ */
+export type KindValue<K extends SignalKind> = Static<Extract<(typeof KIND_LIST)[number], { name: K }>['value']>;
 
 /** Every kind by name. */
 export const KINDS = Object.fromEntries(KIND_LIST.map((k) => [k.name, k])) as unknown as { readonly [K in SignalKind]: KindDef<K> };

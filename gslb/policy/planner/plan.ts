@@ -5,7 +5,9 @@
 import { createHash } from 'node:crypto';
 import { FLEET, type Override, type Plan, type RegionId, type RegionStep } from '../../model/types.js';
 import type { SignalRecord, StoreSnapshot } from '../../model/snapshot.js';
-import type { LoadMetrics } from '../../model/signals.js';
+import type { KindValue } from '../../model/kinds/index.js';
+
+type LoadMetrics = KindValue<'load.metrics'>;
 import { carbonPreferences } from '../rules/carbon.js';
 import { healthOutcome, lossEndedAt, tallyHealth } from '../rules/health.js';
 import { ANY_CHANGE, VOTES_ONLY, regionInstants } from './instants.js';

@@ -4,7 +4,7 @@
  * waiting or KV-cache use above `saturation.kvCacheUse`; GPU memory is not a sign, servers
  * preallocate it) takes no spill. Pure: no clock reads, no I/O.
  */
-import type { Capacity, LoadMetrics } from '../../model/signals.js';
+import type { KindValue } from '../../model/kinds/index.js';
 import { phaseAt, round } from '../settings.js';
 import { type ViewAcc, type ViewRule, capText, capWords, staleCap } from './rule.js';
 
@@ -28,12 +28,12 @@ export const computeRule: ViewRule = {
         continue;
       }
       if (kind === 'capacity' && r.fold.kind === 'applied') {
-        const v = r.fold.value as Capacity;
+        const v = r.fold.value as KindValue<'capacity'>;
         let c = v.fraction ?? 1;
         if (v.units !== undefined && region.capacityUnits) c = Math.min(c, v.units / region.capacityUnits);
         if (c < 1) capText(a, c, texts.get(r, 'capacity') ?? texts.put(r, 'capacity', capWords(id, c, `capacity ${round(c)} reported by ${r.signal.source}`)));
       } else if (kind === 'load.metrics') {
-        const v = r.signal.value as LoadMetrics;
+        const v = r.signal.value as KindValue<'load.metrics'>;
         const waiting = v.queueDepth ?? 0;
         const kv = v.kvCacheUse ?? 0;
         const saturated = waiting > s.saturation.queueWaiting || kv > s.saturation.kvCacheUse;

@@ -4,7 +4,7 @@
  */
 import { grantedRecord, principalOf } from '../../model/principal.js';
 import type { SignalRecord } from '../../model/snapshot.js';
-import type { GridAlert, GridEvent, PowerBudget } from '../../model/signals.js';
+import type { KindValue } from '../../model/kinds/index.js';
 import { curveWords, drainCurve, type CurvePhase, type CurvePoint, type DrainCurve } from '../drain.js';
 import type { ViewAcc, ViewRule } from './rule.js';
 import { gridImportW, siteAvailableW } from './watts.js';
@@ -108,7 +108,7 @@ function importAvailableW(region: PlannerRegion, power: SignalRecord[], limitW: 
   let avail = gridImportW(region, limitW);
   for (const r of power) {
     if (r.fold.kind !== 'applied') continue;
-    avail = siteAvailableW(r.fold.value as PowerBudget, region, limitW).availableW;
+    avail = siteAvailableW(r.fold.value as KindValue<'power.budget'>, region, limitW).availableW;
   }
   return avail;
 }
@@ -137,7 +137,7 @@ export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: Si
       let program = '';
       let eventId: string;
       if (r.signal.kind === 'grid.event') {
-        const v = c.value as GridEvent;
+        const v = c.value as KindValue<'grid.event'>;
         if (v.cancelled) continue;
         kind = 'grid.event';
         ({ type, level, start, end, cap: factCap, limitW, priority } = v);
@@ -145,7 +145,7 @@ export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: Si
         eventId = v.id;
         what = `grid event ${v.id} from ${r.signal.source}${by}: ${v.type}${v.level !== undefined ? ` level ${v.level}` : ''}${v.limitW !== undefined ? ` ${Math.round(v.limitW)} W` : ''}${v.cap !== undefined ? ` ${v.cap}` : ''}, ${iso(v.start)}–${iso(v.end)}`;
       } else {
-        const v = c.value as GridAlert;
+        const v = c.value as KindValue<'grid.alert'>;
         kind = 'grid.alert';
         eventId = r.signal.key;
         type = v.type ?? 'eea';

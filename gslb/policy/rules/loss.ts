@@ -4,7 +4,7 @@
  */
 import { FLEET, type Override, type PlanAlert, type RegionId, type TrustDecision } from '../../model/types.js';
 import type { SignalRecord } from '../../model/snapshot.js';
-import type { GridEvent } from '../../model/signals.js';
+import type { KindValue } from '../../model/kinds/index.js';
 import type { PlannerSettings } from '../settings.js';
 import { trustOf, type GridFact } from './grid.js';
 import type { PlanPass } from './rule.js';
@@ -77,7 +77,7 @@ export function lossVerdicts(
   for (const recs of grid.values())
     for (const r of recs) {
       if (r.signal.kind !== 'grid.event') continue;
-      const v = r.signal.value as GridEvent;
+      const v = r.signal.value as KindValue<'grid.event'>;
       if (!v.cancelled) continue;
       const k = `${principalOf(r)}|${r.signal.source}|${v.id}`;
       cancelled.set(k, Math.max(cancelled.get(k) ?? -Infinity, r.signal.observedAt));

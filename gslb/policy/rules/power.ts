@@ -3,7 +3,7 @@
  * A rule of the planner (gslb/policy/rules/, listed in rules/index.ts): pure, no clock reads, no I/O.
  */
 import type { SignalRecord } from '../../model/snapshot.js';
-import type { PowerBudget } from '../../model/signals.js';
+import type { KindValue } from '../../model/kinds/index.js';
 import { eventImportLimitAt } from './grid.js';
 import { type PlannerRegion, type PlannerSettings, phaseAt } from '../settings.js';
 import { splitRecords } from './records.js';
@@ -37,9 +37,9 @@ export function regionPowerAt(region: PlannerRegion, records: readonly SignalRec
   for (const r of rr.power) {
     if (r.signal.kind !== 'power.budget' || r.fold.kind !== 'applied') continue;
     if (phaseAt(r, t, s.stale['power.budget']) === 'stale') continue;
-    const availableW = siteAvailableW(r.fold.value as PowerBudget, region, eventLimitW).availableW;
+    const availableW = siteAvailableW(r.fold.value as KindValue<'power.budget'>, region, eventLimitW).availableW;
     if (!Number.isFinite(availableW) || (out?.availableW !== undefined && out.availableW <= availableW)) continue;
-    const drawW = (r.signal.value as PowerBudget).drawW;
+    const drawW = (r.signal.value as KindValue<'power.budget'>).drawW;
     out = drawW === undefined ? { availableW } : { availableW, drawW, headroomW: availableW - drawW };
   }
   if (out) return out;
@@ -76,7 +76,7 @@ export const powerRule: ViewRule = {
       const fullLoadW = region.fullLoadW;
       if (!fullLoadW) continue;
       budgeted = true;
-      const { importW, availableW: avail } = siteAvailableW(r.fold.value as PowerBudget, region, eventLimitW);
+      const { importW, availableW: avail } = siteAvailableW(r.fold.value as KindValue<'power.budget'>, region, eventLimitW);
       if (avail < fullLoadW) {
         const limited = importW === eventLimitW;
         const c = avail / fullLoadW;

@@ -3,7 +3,7 @@
  * view of the API (regionPowerAt) and the share a grid event's import limit leaves (grid.ts).
  * Pure: no clock reads, no I/O.
  */
-import type { PowerBudget } from '../../model/signals.js';
+import type { KindValue } from '../../model/kinds/index.js';
 import type { PlannerRegion } from '../settings.js';
 
 /**
@@ -12,7 +12,7 @@ import type { PlannerRegion } from '../settings.js';
  * (Infinity: none) — plus on-site generation, plus storage discharge while storage holds
  * energy. `importW` is the import part alone.
  */
-export function siteAvailableW(v: PowerBudget, region: PlannerRegion, limitW: number): { importW: number; availableW: number } {
+export function siteAvailableW(v: KindValue<'power.budget'>, region: PlannerRegion, limitW: number): { importW: number; availableW: number } {
   const importW = Math.min(v.importLimitW ?? region.importLimitW ?? Infinity, limitW);
   const storageW = (v.storageWh ?? 0) > 0 ? (v.storageMaxW ?? 0) : 0;
   return { importW, availableW: importW + (v.generationW ?? 0) + storageW };
