@@ -101,7 +101,7 @@ test('a SIMPLE level 3 event in force drains us-va (rule openadr-simple-3); expl
   assert.equal(res.status, 200, JSON.stringify(body));
   assert.equal(body.answer.region, 'us-tx');
   assert.ok(
-    body.planStep.reasons.some((r) => /us-va: rule openadr-simple-3 \(grid event evt-va-3\/0 from openadr3\/127\.0\.0\.1:\d+: simple level 3/.test(r)),
+    body.planStep.reasons.some((r) => /us-va: rule openadr-simple-3 \(grid event evt-va-3\/0 from openadr3\/127\.0\.0\.1:\d+ by collector:openadr3: simple level 3/.test(r)),
     JSON.stringify(body.planStep),
   );
   const cli = await promisify(execFile)(process.execPath, [cliPath, 'explain', '127.0.0.1', 'api.gslb.example.com', '--server', srv.http], { timeout: 20000 });
