@@ -9,9 +9,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { validateSignal } from '../../gslb/state/signals.js';
-import type { GridAlert } from '../../gslb/model/signals.js';
+import type { KindValue } from '../../gslb/model/kinds/index.js';
 import { countStringWork } from '../../test/helpers/work.js';
 import { FeedError, genericKind, pjmKind, readAeso, readCaiso, readErcot, readPjm, type FeedErrorCode, type ReadOptions, type Reading } from './adapters.js';
+
+type GridAlert = KindValue<'grid.alert'>;
 
 // dist/collectors/grid-alerts → the source fixtures three levels up.
 const FIXTURES = fileURLToPath(new URL('../../../collectors/grid-alerts/fixtures/', import.meta.url));

@@ -15,10 +15,13 @@
  * - Bounded: at most MAX_NOTICES notices per body, labels read on at most 500 characters,
  *   messages cut to 2000 characters, program names to 200.
  */
-import type { GridAlert, GridAlertType } from '../../gslb/model/signals.js';
+import type { KindValue } from '../../gslb/model/kinds/index.js';
 import { decodeEntities, parseRss, RssError, stripTags, type RssItem } from './rss.js';
 import { parseTime } from './time.js';
 import { defineErrors } from '../kit/errors.js';
+
+type GridAlert = KindValue<'grid.alert'>;
+type GridAlertType = NonNullable<KindValue<'grid.alert'>['type']>;
 
 /** Failure codes (logged, and counted per code in gridAlertsStats.failuresByCode). */
 export const FEED_ERROR_CODES = {

@@ -16,8 +16,10 @@ import { configProblems, gridAlerts, gridAlertsTotals as gridAlertsStats, GridAl
 import type { CollectorContext, FleetRegion } from '../types.js';
 import type { Signal } from '../../gslb/model/types.js';
 import { validateSignal } from '../../gslb/state/signals.js';
-import type { GridAlert } from '../../gslb/model/signals.js';
+import type { KindValue } from '../../gslb/model/kinds/index.js';
 import { live } from '../../test/helpers/live.js';
+
+type GridAlert = KindValue<'grid.alert'>;
 
 const FIXTURES = fileURLToPath(new URL('../../../collectors/grid-alerts/fixtures/', import.meta.url));
 const fixture = (name: string) => readFileSync(FIXTURES + name, 'utf8');

@@ -18,8 +18,10 @@ import type { Collector, CollectorContext } from '../types.js';
 import { boundedRequest, FetchError, type BoundedAnswer } from '../kit/http.js';
 import { defineErrors } from '../kit/errors.js';
 import { countersFor, defineCounters } from '../kit/counters.js';
-import type { HealthProbe } from '../../gslb/model/signals.js';
+import type { KindValue } from '../../gslb/model/kinds/index.js';
 import { DAY_MS } from '../../gslb/model/domains.js';
+
+type HealthProbe = KindValue<'health.probe'>;
 
 const strict = { additionalProperties: false } as const;
 

@@ -5,9 +5,12 @@
  *
  * Units: power W, energy Wh, state of charge % (0–100), times ms epoch.
  */
-import { MAX_FUTURE_MS, type PowerBudget } from '../../gslb/model/signals.js';
+import { MAX_FUTURE_MS } from '../../gslb/model/signals.js';
+import type { KindValue } from '../../gslb/model/kinds/index.js';
 import { MAX_WATTS } from '../../gslb/model/domains.js';
 import { defineErrors } from '../kit/errors.js';
+
+type PowerBudget = KindValue<'power.budget'>;
 
 /** The fields a site maps to a source metric (a Sparkplug metric name or a JSON field). */
 export const FIELDS = ['importLimitW', 'generationW', 'storageWh', 'storageMaxW', 'socPercent', 'drawW'] as const;

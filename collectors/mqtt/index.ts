@@ -35,7 +35,7 @@ import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import mqtt, { type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
-import type { PowerBudget } from '../../gslb/model/signals.js';
+import type { KindValue } from '../../gslb/model/kinds/index.js';
 import { MAX_WATTS } from '../../gslb/model/domains.js';
 import type { Collector, CollectorContext, Signal } from '../types.js';
 import {
@@ -56,6 +56,8 @@ import {
 import { decodePayload, metricNumber, SparkplugDecodeError, type SparkplugMetric } from './sparkplug.js';
 import { defineErrors } from '../kit/errors.js';
 import { countersFor, defineCounters } from '../kit/counters.js';
+
+type PowerBudget = KindValue<'power.budget'>;
 
 const strict = { additionalProperties: false } as const;
 

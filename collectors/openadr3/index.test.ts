@@ -15,10 +15,12 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { Value } from '@sinclair/typebox/value';
 import { validateSignal } from '../../gslb/state/signals.js';
-import type { GridEvent } from '../../gslb/model/signals.js';
+import type { KindValue } from '../../gslb/model/kinds/index.js';
 import type { CollectorContext, Signal } from '../types.js';
 import { MAX_FACTS, openadr3, openadr3Totals as openadr3Stats, Openadr3ConfigSchema, Openadr3Poller, type Openadr3Config } from './index.js';
 import { TestVtn, fixture, notify, type Fault } from './test-vtn.js';
+
+type GridEvent = KindValue<'grid.event'>;
 
 const T = (s: string) => Date.parse(s);
 const NOW = T('2031-06-01T12:00:00Z');

@@ -32,12 +32,15 @@
 import { DurationSetting } from '../../gslb/model/domains.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Collector, CollectorContext, Signal } from '../types.js';
-import { MAX_EVENT_MS, type GridEvent } from '../../gslb/model/signals.js';
+import { MAX_EVENT_MS } from '../../gslb/model/signals.js';
+import type { KindValue } from '../../gslb/model/kinds/index.js';
 import { OPENADR3_ERRORS, Openadr3Error, TokenSource, VtnClient, openadr3Counters, openadr3Totals, type Openadr3Stats } from './client.js';
 import { eventQueries, matchesRegion, readEvent, readProgramNames, type ProgramInfo } from './parse.js';
 import { startWebhook, type Webhook } from './webhook.js';
 import { ReceiverTlsSchema } from '../kit/server.js';
 import { countersFor } from '../kit/counters.js';
+
+type GridEvent = KindValue<'grid.event'>;
 
 export { openadr3Counters, openadr3Totals, OPENADR3_ERRORS, Openadr3Error };
 

@@ -6,8 +6,12 @@
  *
  * Time base: ms since the Unix epoch (UTC). Power: W.
  */
-import { MAX_EVENT_MS, MAX_VALIDITY_MS, type GridEvent, type GridEventType } from '../../gslb/model/signals.js';
+import { MAX_EVENT_MS, MAX_VALIDITY_MS } from '../../gslb/model/signals.js';
+import type { KindValue } from '../../gslb/model/kinds/index.js';
 import { INSTANT_MAX, INSTANT_MIN, MAX_WATTS, isoOf } from '../../gslb/model/domains.js';
+
+type GridEvent = KindValue<'grid.event'>;
+type GridEventType = KindValue<'grid.event'>['type'];
 
 /** The event payload types this collector turns into facts, and the fact type each becomes. */
 export const PAYLOAD_TYPES: Readonly<Record<string, GridEventType>> = {

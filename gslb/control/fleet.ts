@@ -14,7 +14,10 @@ import { KINDS } from '../model/kinds/index.js';
 import { regionStateOf, visiblyDiffers, type RegionState } from '../model/region-state.js';
 import { gridEventPhaseOf, isReplay, type GridEventPhase } from '../model/grid-event-phase.js';
 import type { SignalRecord, DemandBucket } from '../model/snapshot.js';
-import type { GridAlert, GridEvent } from '../model/signals.js';
+import type { KindValue } from '../model/kinds/index.js';
+
+type GridAlert = KindValue<'grid.alert'>;
+type GridEvent = KindValue<'grid.event'>;
 
 /** What the configuration says of a region (its region file). */
 /** A record's principal and grant, as the views show them (absent fields: not recorded). */

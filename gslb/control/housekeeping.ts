@@ -21,7 +21,7 @@ import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync } from 'node:
 import { dirname } from 'node:path';
 import type { Plan, RegionStep } from '../model/types.js';
 import type { AuditEntry, DemandBucket, SignalRecord, StoreSnapshot } from '../model/snapshot.js';
-import type { HealthProbe } from '../model/signals.js';
+import type { KindValue } from '../model/kinds/index.js';
 import { BUCKET_MS } from './demand.js';
 import type { WindowOccurrence } from '../model/windows.js';
 import { collectable } from '../policy/gc.js';
@@ -29,6 +29,8 @@ import type { JobContext, JobDef } from './jobs.js';
 import type { DrainHookConfig } from '../config/drain-hook.js';
 import { bearerToken, DRAIN_HOOK_DEFAULTS, dueDrainHookCall, postOnce, RESERVED_HEADERS } from './hooks.js';
 import type { StateService } from './service.js';
+
+type HealthProbe = KindValue<'health.probe'>;
 
 /** How long past its stale keep a record is kept at least, ms. */
 export const GC_RETENTION_MS = 24 * 3_600_000;

@@ -8,16 +8,8 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { KIND_LIST, type SignalKind } from './kinds/index.js';
+// A kind's value type is KindValue<'<kind>'> (kinds/index.ts): nothing to re-export here per kind.
 import { Instant, strict } from './kinds/schema.js';
-
-export { HealthProbeValue, type HealthProbe } from './kinds/health-probe.js';
-export { LoadMetricsValue, type LoadMetrics } from './kinds/load-metrics.js';
-export { CapacityValue, type Capacity } from './kinds/capacity.js';
-export { PowerBudgetValue, type PowerBudget } from './kinds/power-budget.js';
-export { GRID_EVENT_TYPES, GridEventValue, type GridEventType, type GridEvent } from './kinds/grid-event.js';
-export { GRID_ALERT_TYPES, GridAlertValue, type GridAlertType, type GridAlert } from './kinds/grid-alert.js';
-export { CarbonValue, type Carbon } from './kinds/carbon.js';
-export { DemandValue, type Demand } from './kinds/demand.js';
 
 /** Each kind's value schema (from the kinds' registry, gslb/model/kinds/). */
 export const VALUE_SCHEMAS = Object.fromEntries(KIND_LIST.map((k) => [k.name, k.value])) as unknown as Record<SignalKind, TSchema>;

@@ -9,8 +9,13 @@ import { Kind, type TSchema } from '@sinclair/typebox';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
 import type { Signal } from '../model/types.js';
-import { MAX_EVENT_MS, MAX_FUTURE_MS, MAX_VALIDITY_MS, SignalEnvelope, VALUE_SCHEMAS, type Demand, type GridAlert, type GridEvent } from '../model/signals.js';
+import { MAX_EVENT_MS, MAX_FUTURE_MS, MAX_VALIDITY_MS, SignalEnvelope, VALUE_SCHEMAS } from '../model/signals.js';
+import type { KindValue } from '../model/kinds/index.js';
 import { INSTANT_MAX, INSTANT_MIN, isoOf } from '../model/domains.js';
+
+type Demand = KindValue<'demand'>;
+type GridAlert = KindValue<'grid.alert'>;
+type GridEvent = KindValue<'grid.event'>;
 
 /** A refused signal: `field` is the JSON path of the first problem (e.g. `value.level`). */
 export class SignalError extends Error {
