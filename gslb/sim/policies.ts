@@ -8,7 +8,7 @@
  *   With check: load (the default) a region fails a check while it is dark or its load is
  *   above its capacity; with check: event, whenever one of its events is in force.
  * - GridSteer: the real planner (`plan`) over a store snapshot built with the real reducer
- *   (`reduce`) from every fact as a Signal, and the real `decide`. Facts: the scenario's
+ *   (`reduce`, recording who wrote it: the scenario's `trust`) from every fact as a Signal, and the real `decide`. Facts: the scenario's
  *   grid facts (at T − notice, repeated by their source), a load.metrics scrape of every
  *   serving region every 15 s at mid-interval (kvCacheUse = load ÷ capacity now,
  *   throttledShare while throttled; a dark region's scrape fails and emits nothing), health
@@ -29,7 +29,8 @@ import type { SignalRecord, DemandBucket, StoreSnapshot } from '../model/snapsho
 import { validateSignal } from '../state/signals.js';
 import { drainLeadMs } from '../policy/drain.js';
 import type { Plan, Signal } from '../model/types.js';
-import type { PolicyParams } from './scenario.js';
+import { DEFAULT_FEED_PRINCIPAL, type PolicyParams, type TrustParams } from './scenario.js';
+import { collectorPrincipal, type Provenance } from '../model/principal.js';
 import { Rng } from './rng.js';
 import { CLASS_CLAMPED, STREAM_NOISE, type World } from './world.js';
 
@@ -193,6 +194,8 @@ export const CELL_K = 4;
 /** Demand buckets the snapshot keeps (the planner reads the last 6 closed ones). */
 const DEMAND_KEEP = 8;
 const BUCKET_MS = 10_000;
+/** The health collector section writes the probes (under its own grant). */
+const PROBE_BY: Provenance = { principal: collectorPrincipal('health'), grant: 'health/' };
 
 export class GridSteerPolicy implements SimPolicy {
   readonly name = 'gridsteer';
@@ -214,6 +217,7 @@ export class GridSteerPolicy implements SimPolicy {
   private nextScrape: number;
   private nextProbe: number;
   private readonly scrapeSources: string[];
+  private readonly scrapeBy: Provenance[];
   private readonly addressRegion: Map<string, number>;
   private readonly unplacedNow: Float64Array;
   private unplacedOf: Plan | undefined;
@@ -237,6 +241,7 @@ export class GridSteerPolicy implements SimPolicy {
     this.demandNow = new Float64Array(regions.length);
     this.addressRegion = new Map(regions.flatMap((r, i) => r.v4.map((a) => [a, i] as [string, number])));
     this.scrapeSources = this.ids.map((id) => world.scenario.world.scrapeSource.replaceAll('{region}', id));
+    this.scrapeBy = this.scrapeSources.map(collectorProvenance);
     // Scrapes run at mid-interval (an event at a round time is seen half an interval later); probes on the interval.
     this.nextScrape = t0 + Math.floor(world.scenario.world.scrapeIntervalMs / 2000) * 1000;
     this.nextProbe = t0;
@@ -257,11 +262,11 @@ export class GridSteerPolicy implements SimPolicy {
     return this.current;
   }
 
-  /** Stores a signal as the state layer does: validated, folded by the real reducer, latest wins. */
-  ingest(s: Signal, now: number): void {
+  /** Stores a signal as the state layer does: validated, folded by the real reducer with its writer's provenance, latest wins. */
+  ingest(s: Signal, now: number, by: Provenance): void {
     validateSignal(s, now, this.idSet);
     const id = `${s.region}|${s.kind}|${s.source}|${s.key}`;
-    const rec = reduce(this.records.get(id), s);
+    const rec = reduce(this.records.get(id), s, undefined, by);
     if (!rec) return;
     this.records.set(id, rec);
     this.revision++;
@@ -269,7 +274,7 @@ export class GridSteerPolicy implements SimPolicy {
   }
 
   fact(s: Signal, t: number): void {
-    this.ingest(s, t);
+    this.ingest(s, t, factProvenance(this.world.scenario.trust, s.source));
     this.replan();
   }
 
@@ -310,7 +315,7 @@ export class GridSteerPolicy implements SimPolicy {
         const use = sc.loadNoise > 0 ? Math.min(1, Math.max(0, exact * (1 + sc.loadNoise * this.noise.normal()))) : exact;
         const value: Record<string, number> = { kvCacheUse: Math.round(use * 1e4) / 1e4 };
         if (w.throttled[r]! > 0) value.throttledShare = w.throttled[r]!;
-        this.ingest({ region: this.ids[r]!, kind: 'load.metrics', source: this.scrapeSources[r]!, key: 'vllm', observedAt: t, expiresAt: t + 3 * sc.scrapeIntervalMs, value }, t);
+        this.ingest({ region: this.ids[r]!, kind: 'load.metrics', source: this.scrapeSources[r]!, key: 'vllm', observedAt: t, expiresAt: t + 3 * sc.scrapeIntervalMs, value }, t, this.scrapeBy[r]!);
       }
     }
     if (t >= this.nextProbe) {
@@ -318,7 +323,7 @@ export class GridSteerPolicy implements SimPolicy {
       for (const r of w.probed) {
         const region = this.world.regions[r]!;
         for (const vantage of ['sim-1', 'sim-2', 'sim-3']) {
-          this.ingest({ region: region.id, kind: 'health.probe', source: `health/${vantage}`, key: region.v4[0]!, observedAt: t, expiresAt: t + 3 * sc.probeIntervalMs, value: { up: w.serving[r] === 1 } }, t);
+          this.ingest({ region: region.id, kind: 'health.probe', source: `health/${vantage}`, key: region.v4[0]!, observedAt: t, expiresAt: t + 3 * sc.probeIntervalMs, value: { up: w.serving[r] === 1 } }, t, PROBE_BY);
         }
       }
     }
@@ -394,21 +399,28 @@ export function simPlannerSettings(world: World, p: PolicyParams['gridsteer']): 
     const mapping = (x: unknown) => x !== null && typeof x === 'object' && !Array.isArray(x);
     s[k] = mapping(d) && mapping(v) ? { ...(d as object), ...(v as object) } : v;
   }
-  // A grid source may declare physical loss only for the regions bound to it: bind each fact's
-  // source to the regions of the events it reports, unless the scenario binds sources itself.
-  const own = (p.planner.gridLoss as { bindings?: unknown } | undefined)?.bindings;
-  if (own === undefined) {
-    const gl = (s.gridLoss ?? {}) as Record<string, unknown>;
-    s.gridLoss = { ...gl, bindings: gridLossBindings(world.scenario.events) };
-  }
+  // Physical loss is trusted only from the sources the scenario binds (trust.bindings; default none, as in production).
+  s.gridLoss = { ...((s.gridLoss ?? {}) as Record<string, unknown>), bindings: structuredClone(world.scenario.trust.bindings) };
   return s as unknown as PlannerSettings;
 }
 
-/** Each fact source of the scenario → the regions of the events it reports (sorted, no duplicates). */
-export function gridLossBindings(events: readonly { region: string; facts: readonly { source: string }[] }[]): Record<string, string[]> {
-  const out = new Map<string, Set<string>>();
-  for (const e of events) for (const f of e.facts) (out.get(f.source) ?? out.set(f.source, new Set()).get(f.source)!).add(e.region);
-  return Object.fromEntries([...out.keys()].sort().map((k) => [k, [...out.get(k)!].sort()]));
+/**
+ * Who writes a scenario fact of `source`, as the state service records it (ADR 0021): the
+ * `trust.principals` entry of the longest prefix of the source, with its grant when granted,
+ * else one ungranted token (DEFAULT_FEED_PRINCIPAL).
+ */
+export function factProvenance(trust: TrustParams, source: string): Provenance {
+  let best: string | undefined;
+  for (const k of Object.keys(trust.principals)) if (source.startsWith(k) && (best === undefined || k.length > best.length)) best = k;
+  if (best === undefined) return { principal: DEFAULT_FEED_PRINCIPAL };
+  const e = trust.principals[best]!;
+  return e.granted ? { principal: e.principal, grant: best } : { principal: e.principal };
+}
+
+/** The collector section that writes a scrape or probe source (its first path segment), with its own grant. */
+function collectorProvenance(source: string): Provenance {
+  const section = source.split('/')[0]!;
+  return { principal: collectorPrincipal(section), grant: `${section}/` };
 }
 
 export function makePolicy(name: PolicyName, world: World, t0: number): SimPolicy {

@@ -151,7 +151,25 @@ export interface Scenario {
   events: ScenarioEvent[];
   world: WorldParams;
   policies: PolicyParams;
+  /** Who GridSteer trusts to declare physical loss (production default: nobody). */
+  trust: TrustParams;
 }
+
+/**
+ * The trust configuration of the simulated GridSteer, as production has it (ADR 0014, 0021):
+ * `policy.grid.loss.bindings`, and who writes each fact source (the ingest token or collector
+ * section, and whether its grant covers the source). Default: no bindings and every fact
+ * written by one ungranted token, so no claim of physical loss is trusted.
+ */
+export interface TrustParams {
+  /** Source prefix → the regions it may declare dark (policy.grid.loss.bindings). */
+  bindings: Record<string, string[]>;
+  /** Source prefix → who writes it (longest prefix wins); `granted`: its grant covers the prefix. */
+  principals: Record<string, { principal: string; granted: boolean }>;
+}
+
+/** The principal that writes a fact no `trust.principals` entry covers: a token without grants (its facts are never trusted for a loss). */
+export const DEFAULT_FEED_PRINCIPAL = 'token:feed';
 
 export const DEFAULT_EPOCH = '2026-08-20T18:00:00Z';
 
@@ -398,6 +416,31 @@ export const ScenarioSchema = Type.Object(
     events: Type.Array(EventSchema, { minItems: 1, maxItems: 16, description: 'what happens' }),
     world: Type.Optional(WorldSchema),
     policies: Type.Optional(PoliciesSchema),
+    trust: Type.Optional(
+      Type.Object(
+        {
+          bindings: Type.Optional(
+            Type.Record(Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 })), {
+              description: 'policy.grid.loss.bindings: source prefix → the regions it may declare dark; default none (the production default: no claim of physical loss is trusted)',
+            }),
+          ),
+          principals: Type.Optional(
+            Type.Record(
+              Type.String({ minLength: 1 }),
+              Type.Object(
+                {
+                  principal: Type.String({ pattern: '^(token|collector):.+$', 'x-form': 'token:<name> or collector:<name>', description: 'who writes the facts of the sources starting with this prefix' }),
+                  granted: Type.Optional(Type.Boolean({ description: 'its grant covers the prefix (default true); false: written without a grant, never trusted for a physical loss' })),
+                },
+                strict,
+              ),
+              { description: 'source prefix → who writes it (longest prefix wins); a source no prefix covers is written by token:feed without a grant' },
+            ),
+          ),
+        },
+        { ...strict, description: 'the trust configuration of the simulated GridSteer, as production has it (docs/grid-policy.md "Physical loss", ADR 0021)' },
+      ),
+    ),
   },
   { ...strict, description: 'a simulation scenario' },
 );
@@ -844,6 +887,20 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
   if (policies.gridsteer.hook.retryBaseMs < 10) issue(['policies', 'gridsteer', 'hook', 'retryBase'], 'must be at least 10ms, as the hook\'s retryBaseMs');
   if (policies.reactive.checkIntervalMs < 1000) issue(['policies', 'reactive', 'checkInterval'], 'must be at least 1s');
 
+  // Trust.
+  const trust: TrustParams = {
+    bindings: Object.fromEntries(Object.entries(f.trust?.bindings ?? {}).map(([k, v]) => [k, [...v]])),
+    principals: Object.fromEntries(Object.entries(f.trust?.principals ?? {}).map(([k, v]) => [k, { principal: v.principal, granted: v.granted ?? true }])),
+  };
+  for (const [src, bound] of Object.entries(trust.bindings)) {
+    bound.forEach((r, j) => {
+      if (regions.length > 0 && !ids.has(r)) issue(['trust', 'bindings', src, j], `"${r}" is not a region of the fleet: use one of ${[...ids].sort().join(', ')}`);
+    });
+  }
+  if ((planner.gridLoss as { bindings?: unknown } | undefined)?.bindings !== undefined) {
+    issue(['policies', 'gridsteer', 'planner', 'gridLoss', 'bindings'], 'set the bindings under trust.bindings (with trust.principals saying who writes each source)', 'key');
+  }
+
   if (issues.length > 0) throw new ScenarioError(markOverridden(issues, overrides));
   return {
     file: abs,
@@ -858,5 +915,6 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
     events,
     world,
     policies,
+    trust,
   };
 }

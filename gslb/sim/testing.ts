@@ -9,9 +9,11 @@ import { dirname, join } from 'node:path';
 /**
  * A one-hour scenario: regions east, west and south; `east` loses power from 30 to 45 min,
  * announced 20 minutes ahead through an OpenADR load-shed event; 20,000 sessions per hour.
- * `extra` is appended at the top level (e.g. a policies: section).
+ * `extra` is appended at the top level (e.g. a policies: section); `trust` is the trust
+ * configuration (default TINY_TRUST: the event's source bound to east and granted to its own
+ * token; '' for the production default, nothing trusted).
  */
-export function tinyScenario(extra = ''): string {
+export function tinyScenario(extra = '', trust = TINY_TRUST): string {
   return `title: tiny test fleet
 hours: 1
 regions:
@@ -36,8 +38,14 @@ world:
   resolvers: 40
   demandShare: { north-america: 1 }
   warmup: 5m
-${extra}`;
+${trust}${extra}`;
 }
+
+/** The tiny scenario's trust: its feed is bound to east, written under its own grant. */
+export const TINY_TRUST = `trust:
+  bindings: { openadr3/vtn.test: [east] }
+  principals: { openadr3/vtn.test: { principal: 'token:vtn-test' } }
+`;
 
 /** Writes `files` (relative path → text) into a fresh temporary folder removed after the test; returns the folder. */
 export function tempDir(t: { after(fn: () => void): void }, files: Record<string, string> = {}): string {
