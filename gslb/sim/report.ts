@@ -252,9 +252,10 @@ const rel = (t: number, T: number) => {
 function eventRow(rep: SimReport, e: EventRt): string {
   const sc = rep.scenario.events[e.idx]!;
   const told = sc.facts.length === 0 ? 'nothing: its own scrapes and probes only' : sc.facts.map((f) => `${f.kind} ${String(f.value.type ?? '')}${f.value.level !== undefined ? ` level ${String(f.value.level)}` : ''} from ${f.source}`).join('; ');
+  const changes = sc.changes.map((c) => `; at ${utc(rep.scenario.epoch + c.atMs)} ${c.cancelled ? 'cancelled' : `the end moved to ${utc(rep.scenario.epoch + c.endMs!)}`}`).join('');
   const effect = effectWords(e);
   const announced = sc.noticeMs > 0 ? `${rel(e.announce, e.T)} (${utc(e.announce)})` : 'at T (no notice)';
-  return `| ${e.id} | ${rep.world.regions[e.region]!.id} | ${effect} | ${announced} | ${utc(e.T)} | ${utc(e.E)} | ${told} |`;
+  return `| ${e.id} | ${rep.world.regions[e.region]!.id} | ${effect} | ${announced} | ${utc(e.T)} | ${utc(e.E)} | ${told}${changes} |`;
 }
 
 /** The Markdown report. `command` is the command line that made it; `chart` the SVG's file name (relative), if any. */

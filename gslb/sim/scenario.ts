@@ -67,6 +67,21 @@ export interface ScenarioEvent {
   noticeMs: number;
   effect: EventEffect;
   facts: ScenarioFact[];
+  /**
+   * What its source tells later, at given instants (modified, extended, cancelled): each
+   * change's fact replaces the last one (same source and id, observedAt = the change). The
+   * event's own atMs, durationMs and effect are the final truth, which the world follows;
+   * `announcedDurationMs` is what the first facts said.
+   */
+  changes: EventChange[];
+  announcedDurationMs: number;
+}
+
+/** A change of an event told by its source at `atMs` (after the scenario start): a new end (`endMs`, after the scenario start), or its cancellation. */
+export interface EventChange {
+  atMs: number;
+  endMs?: number;
+  cancelled?: true;
 }
 
 export interface WorldParams {
@@ -263,6 +278,19 @@ const EventSchema = Type.Object(
       { ...strict, description: 'what happens to the region' },
     ),
     facts: Type.Optional(Type.Array(FactSchema, { description: 'what GridSteer is told (none: it learns only from its own scrapes and probes)' })),
+    changes: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            at: Duration('when the source tells the change, after the simulation starts (after the announcement, before the end told so far)'),
+            end: Type.Optional(Duration('the new end E, after the simulation starts: shortened or extended')),
+            cancelled: Type.Optional(Type.Literal(true, { description: 'the source cancels the event: it stops at this instant (before T: it never happens)' })),
+          },
+          { ...strict, description: 'one change: give end or cancelled' },
+        ),
+        { minItems: 1, maxItems: 16, description: 'what the source tells later: the event modified, extended or cancelled (grid.event facts only); the world follows the final truth' },
+      ),
+    ),
   },
   { ...strict, description: 'one event' },
 );
@@ -775,7 +803,33 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
       facts.push({ kind: fa.kind, source: fa.source, key, value, repeatMs: fa.repeat === undefined ? 60_000 : durationMs(fa.repeat) });
       if (fa.repeat !== undefined && durationMs(fa.repeat) < 1000) issue(['events', i, 'facts', j, 'repeat'], 'must be at least 1s: a source cannot re-report faster than that here');
     });
-    events.push({ id: e.id, region: e.region, atMs: at, durationMs: dur, noticeMs: notice, effect, facts });
+    // Changes told later: the world follows the final truth (the last end told, or the cancellation).
+    const changes: EventChange[] = [];
+    let end = at + dur;
+    let prevAt = at - notice;
+    let trueEffect = effect;
+    (e.changes ?? []).forEach((c, k) => {
+      const here = ['events', i, 'changes', k];
+      const cAt = durationMs(c.at);
+      if (changes.some((x) => x.cancelled)) issue(here, 'comes after the cancellation: a cancelled event changes no more');
+      if ((c.end === undefined) === (c.cancelled === undefined)) issue(here, 'give exactly one of end (a new end) or cancelled: true', 'key');
+      if (cAt <= prevAt) issue([...here, 'at'], `must be after ${k === 0 ? 'the announcement (at − notice)' : 'the change before'} (${formatDuration(prevAt)})`);
+      else if (cAt >= end) issue([...here, 'at'], `must be before the end told so far (${formatDuration(end)}): an event over changes no more`);
+      if ((e.facts ?? []).some((fa) => fa.kind !== 'grid.event')) issue([...here, 'at'], 'only grid.event facts carry changes: tell the event as a grid.event');
+      if (c.end !== undefined) {
+        const newEnd = durationMs(c.end);
+        if (newEnd <= Math.max(at, cAt)) issue([...here, 'end'], `must be after T (${formatDuration(at)}) and after the change (${formatDuration(cAt)})`);
+        else if (newEnd > hoursMs) issue([...here, 'end'], `ends at ${formatDuration(newEnd)}, after the simulation ends (${formatDuration(hoursMs)})`);
+        end = newEnd;
+        changes.push({ atMs: cAt, endMs: newEnd });
+      } else {
+        changes.push({ atMs: cAt, cancelled: true });
+        if (cAt <= at) trueEffect = { kind: 'none' };
+        else end = cAt;
+      }
+      prevAt = cAt;
+    });
+    events.push({ id: e.id, region: e.region, atMs: at, durationMs: end - at, noticeMs: notice, effect: trueEffect, facts, changes, announcedDurationMs: dur });
   });
 
   // The world.
