@@ -11,7 +11,7 @@ import { loadScenario } from './scenario.js';
 import { buildWorld } from './world.js';
 import { factProvenance, GridSteerPolicy, ReactivePolicy, StaticPolicy, simPlannerSettings, type WorldState } from './policies.js';
 import type { Provenance } from '../model/principal.js';
-import { tempDir, tinyScenario } from './testing.js';
+import { tempDir, tinyScenario, tinyTwoSheds, toldOfEvents, verdicts } from './testing.js';
 
 function tinyWorld(t: { after(fn: () => void): void }, extra = '', trust?: string) {
   const dir = tempDir(t, { 'tiny.yaml': tinyScenario(extra, trust) });
@@ -186,14 +186,6 @@ test('the trust configuration is the scenario\'s: bindings as given (none by def
   for (const [what, source, want] of cases) assert.deepEqual(factProvenance(trust, source), want, what);
 });
 
-/** GridSteer told of the tiny scenario's event (the event's facts, at T − 20 min); returns the policy and T. */
-function toldOfEvents(w: ReturnType<typeof buildWorld>) {
-  const sc = w.scenario;
-  const p = new GridSteerPolicy(w, sc.policies.gridsteer, sc.epoch);
-  for (const e of sc.events) for (const f of e.facts) p.fact({ region: e.region, kind: f.kind, source: f.source, key: f.key, observedAt: sc.epoch + e.atMs - e.noticeMs, expiresAt: sc.epoch + e.atMs + e.durationMs, value: f.value }, sc.epoch + e.atMs - e.noticeMs);
-  return Object.assign(p, { w });
-}
-const verdicts = (p: GridSteerPolicy) => (p.current.trust ?? []).map((d) => `${d.region} ${d.status} ${d.principal}`).sort();
 
 test('a loss is trusted only from a bound source written under a grant: none by default, as in production', (t) => {
   assert.deepEqual(verdicts(toldOfEvents(tinyWorld(t))), ['east trusted token:vtn-test']);
@@ -203,14 +195,7 @@ test('a loss is trusted only from a bound source written under a grant: none by 
 });
 
 test('one principal speaking for two bound sources is one witness: its second loss is not trusted past maxTrustedLossShare', (t) => {
-  // A second event on west from another bound source: east + west = 200 of 300 units > 0.5 of the name.
-  const tiny = tinyScenario('', '');
-  const second = tiny.slice(tiny.indexOf('  - id: shed-1'), tiny.indexOf('world:\n')).replace('shed-1', 'shed-2').replace('region: east', 'region: west').replace('vtn.test', 'vtn.other');
-  const trust = (b: string) => `trust:\n  bindings: { openadr3/vtn.test: [east], openadr3/vtn.other: [west] }\n  principals: { openadr3/vtn.test: { principal: 'token:a' }, openadr3/vtn.other: { principal: '${b}' } }\n`;
-  const world = (b: string) => {
-    const dir = tempDir(t, { 'tiny.yaml': tinyScenario('', trust(b)).replace('world:\n', `${second}world:\n`) });
-    return buildWorld(loadScenario(join(dir, 'tiny.yaml')), 1, 1);
-  };
+  const world = (b: string) => buildWorld(loadScenario(join(tempDir(t, { 'tiny.yaml': tinyTwoSheds(b) }), 'tiny.yaml')), 1, 1);
   const westAtT = (p: ReturnType<typeof toldOfEvents>) => p.drainShare(p.w.regionIndex.get('west')!, p.w.scenario.epoch + 30 * 60_000);
   const two = toldOfEvents(world('token:b'));
   assert.deepEqual(verdicts(two), ['east trusted token:a', 'west trusted token:b'], 'two principals: each within its own bound');

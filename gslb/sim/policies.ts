@@ -28,7 +28,8 @@ import { reduce } from '../state/reducer.js';
 import type { SignalRecord, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
 import { validateSignal } from '../state/signals.js';
 import { drainLeadMs } from '../policy/drain.js';
-import type { Plan, Signal } from '../model/types.js';
+import { FLEET, type Override, type Plan, type Signal } from '../model/types.js';
+import { operatorShareAt } from '../policy/rules/operator.js';
 import { DEFAULT_FEED_PRINCIPAL, type PolicyParams, type TrustParams } from './scenario.js';
 import { collectorPrincipal, type Provenance } from '../model/principal.js';
 import { Rng } from './rng.js';
@@ -222,6 +223,10 @@ export class GridSteerPolicy implements SimPolicy {
   private readonly unplacedNow: Float64Array;
   private unplacedOf: Plan | undefined;
   private readonly noise: Rng;
+  /** The operator's overrides in force (the store's live ones), and the scenario's actions still to come. */
+  private overrides: Override[] = [];
+  private nextAction = 0;
+  private overrideSeq = 0;
 
   constructor(
     private readonly world: World,
@@ -252,7 +257,7 @@ export class GridSteerPolicy implements SimPolicy {
   snapshot(): StoreSnapshot {
     const records = [...this.records.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const open: DemandBucket[] = this.bucketStart < 0 || !this.p.demand ? [] : this.ids.map((home, r) => ({ bucket: this.bucketStart, home, name: this.decideName.name, queries: this.demandNow[r]! }));
-    return { revision: this.revision, records, overrides: [], demand: [...this.demandRows, ...open] };
+    return { revision: this.revision, records, overrides: this.overrides, demand: [...this.demandRows, ...open] };
   }
 
   private replan(): Plan {
@@ -290,7 +295,36 @@ export class GridSteerPolicy implements SimPolicy {
     return this.addressRegion.get(pick) ?? -1;
   }
 
+  /**
+   * The scenario's operator actions due at t, as the operator API stores them
+   * (gslb/control/service.ts): a drain or force-down is created (a force-down replaces the
+   * region's earlier forces), an undrain ends the region's drains and ramps it back from
+   * their level over drain.restoreMs, a distrust is a fleet override; each from t.
+   */
+  operate(t: number): void {
+    const acts = this.world.scenario.operator;
+    const epoch = this.world.scenario.epoch;
+    while (this.nextAction < acts.length && epoch + acts[this.nextAction]!.atMs <= t) {
+      const a = acts[this.nextAction++]!;
+      const base = { id: `sim-${++this.overrideSeq}`, actor: 'sim/operator', reason: a.reason, start: t, ...(a.untilMs !== undefined ? { end: epoch + a.untilMs } : {}) };
+      const region = a.region ?? FLEET;
+      if (a.action === 'drain') this.overrides.push({ ...base, region, action: 'drain', value: a.value ?? 0, ramp: a.rampMs ?? 0, ...(a.byMs !== undefined ? { by: epoch + a.byMs } : {}) });
+      else if (a.action === 'force-down') {
+        this.overrides = this.overrides.filter((o) => !(o.region === region && (o.action === 'force-up' || o.action === 'force-down')));
+        this.overrides.push({ ...base, region, action: 'force-down', ramp: 0 });
+      } else if (a.action === 'undrain') {
+        const from = operatorShareAt(this.settings, region, this.overrides.filter((o) => o.region === region), t);
+        this.overrides = this.overrides.filter((o) => !(o.region === region && (o.action === 'drain' || o.action === 'undrain')));
+        const restoreMs = this.settings.drain.restoreMs;
+        if (from < 1 && restoreMs > 0) this.overrides.push({ ...base, region, action: 'undrain', value: from, ramp: restoreMs, end: t + restoreMs });
+      } else this.overrides.push({ ...base, region: FLEET, action: 'distrust', ramp: 0, ...(a.source !== undefined ? { source: a.source } : { principal: a.principal! }) });
+      this.revision++;
+      this.dirty = true;
+    }
+  }
+
   tick(t: number, w: WorldState): void {
+    this.operate(t);
     const sc = this.world.scenario.world;
     // Demand: the 10-second bucket closes; the planner reads closed buckets only.
     const b = Math.floor(t / BUCKET_MS) * BUCKET_MS;

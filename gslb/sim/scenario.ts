@@ -168,6 +168,27 @@ export interface Scenario {
   policies: PolicyParams;
   /** Who GridSteer trusts to declare physical loss (production default: nobody). */
   trust: TrustParams;
+  /** What an operator does at given instants (GridSteer's overrides), in time order. */
+  operator: OperatorAction[];
+}
+
+/**
+ * One operator action at `atMs` (after the scenario start), as the operator API makes it
+ * (gslb/control/service.ts): a drain (to `value`, over `rampMs`, by the deadline `byMs`), an
+ * undrain (every drain of the region ended, ramped back over drain.restoreMs), a force-down,
+ * or a distrust of a source prefix or a principal; `untilMs` ends it (after the scenario start).
+ */
+export interface OperatorAction {
+  atMs: number;
+  action: 'drain' | 'undrain' | 'force-down' | 'distrust';
+  region?: string;
+  value?: number;
+  rampMs?: number;
+  byMs?: number;
+  untilMs?: number;
+  source?: string;
+  principal?: string;
+  reason: string;
 }
 
 /**
@@ -444,6 +465,28 @@ export const ScenarioSchema = Type.Object(
     events: Type.Array(EventSchema, { minItems: 1, maxItems: 16, description: 'what happens' }),
     world: Type.Optional(WorldSchema),
     policies: Type.Optional(PoliciesSchema),
+    operator: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            at: Duration('when the operator acts, after the simulation starts'),
+            action: Type.Union([Type.Literal('drain'), Type.Literal('undrain'), Type.Literal('force-down'), Type.Literal('distrust')], {
+              description: 'drain: gridsteer drain <region>; undrain: gridsteer undrain <region> (ends its drains, ramps back over drain.restoreMs); force-down: gridsteer force <region> down; distrust: gridsteer distrust <source|principal> on',
+            }),
+            region: Type.Optional(Id('the region (drain, undrain, force-down)')),
+            value: Type.Optional(Share('drain: the cap to reach (default 0, a full drain)')),
+            ramp: Type.Optional(Duration('drain: the ramp length (default 0)')),
+            by: Type.Optional(Duration('drain: the deadline by which the region is drained, after the simulation starts (the ramp is placed before it)')),
+            until: Type.Optional(Duration('the override ends then, after the simulation starts (default: it stays)')),
+            source: Type.Optional(Type.String({ minLength: 1, description: 'distrust: a source prefix' })),
+            principal: Type.Optional(Type.String({ pattern: '^(token|collector):.+$', description: 'distrust: a principal, token:<name> or collector:<name>' })),
+            reason: Type.Optional(Type.String({ minLength: 1, description: 'why, in words (default: "scenario")' })),
+          },
+          { ...strict, description: 'one operator action, passed to GridSteer\'s planner as an Override at that instant' },
+        ),
+        { maxItems: 64, description: 'operator overrides and acknowledgements at given instants (GridSteer only)' },
+      ),
+    ),
     trust: Type.Optional(
       Type.Object(
         {
@@ -951,6 +994,40 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
       if (regions.length > 0 && !ids.has(r)) issue(['trust', 'bindings', src, j], `"${r}" is not a region of the fleet: use one of ${[...ids].sort().join(', ')}`);
     });
   }
+  // Operator actions.
+  const operator: OperatorAction[] = [];
+  (f.operator ?? []).forEach((o, i) => {
+    const here = ['operator', i];
+    const atMs = durationMs(o.at);
+    const a: OperatorAction = { atMs, action: o.action, reason: o.reason ?? 'scenario' };
+    if (atMs >= hoursMs) issue([...here, 'at'], `is after the simulation ends (${formatDuration(hoursMs)})`);
+    if (o.action === 'distrust') {
+      if ((o.source === undefined) === (o.principal === undefined)) issue(here, 'a distrust names exactly one of source (a source prefix) or principal', 'key');
+      if (o.region !== undefined) issue([...here, 'region'], 'a distrust is fleet-wide: remove region', 'key');
+      if (o.source !== undefined) a.source = o.source;
+      if (o.principal !== undefined) a.principal = o.principal;
+    } else {
+      if (o.region === undefined) issue(here, `a ${o.action} needs region`, 'key');
+      else if (regions.length > 0 && !ids.has(o.region)) issue([...here, 'region'], `"${o.region}" is not a region of the fleet: use one of ${[...ids].sort().join(', ')}`);
+      else a.region = o.region;
+      for (const k of ['source', 'principal'] as const) if (o[k] !== undefined) issue([...here, k], `only a distrust names a ${k}: remove it`, 'key');
+    }
+    for (const k of ['value', 'ramp', 'by'] as const) if (o[k] !== undefined && o.action !== 'drain') issue([...here, k], `only a drain has ${k}: remove it`, 'key');
+    if (o.value !== undefined) a.value = o.value;
+    if (o.ramp !== undefined) a.rampMs = durationMs(o.ramp);
+    if (o.by !== undefined) {
+      a.byMs = durationMs(o.by);
+      if (a.byMs <= atMs) issue([...here, 'by'], `must be after at (${formatDuration(atMs)}): the deadline by which the region is drained`);
+    }
+    if (o.until !== undefined) {
+      a.untilMs = durationMs(o.until);
+      if (o.action === 'undrain') issue([...here, 'until'], 'an undrain ends when its ramp is done: remove until', 'key');
+      else if (a.untilMs <= Math.max(atMs, a.byMs ?? atMs)) issue([...here, 'until'], `must be after at${a.byMs !== undefined ? ' and by' : ''}`);
+    }
+    operator.push(a);
+  });
+  operator.sort((x, y) => x.atMs - y.atMs);
+
   if ((planner.gridLoss as { bindings?: unknown } | undefined)?.bindings !== undefined) {
     issue(['policies', 'gridsteer', 'planner', 'gridLoss', 'bindings'], 'set the bindings under trust.bindings (with trust.principals saying who writes each source)', 'key');
   }
@@ -970,5 +1047,6 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
     world,
     policies,
     trust,
+    operator,
   };
 }
