@@ -32,6 +32,7 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
     ['long-notice.yaml', 'us-va', 'power-off', 75 * 60_000, 'load-shed'],
     ['demand-response.yaml', 'us-va', 'throttle', 2 * 3_600_000, 'simple'],
     ['heat-dome.yaml', 'us-tx', 'power-off', 60 * 60_000, 'grid-emergency'],
+    ['one-aggregator.yaml', 'us-tx', 'power-off', 60 * 60_000, 'load-shed'],
   ];
   for (const [file, region, effect, notice, type] of cases) {
     const sc = loadScenario(join(BUNDLED, file));
@@ -54,9 +55,13 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
     const want: Record<string, string[]> = {};
     for (const ev of sc.events) for (const f of ev.facts) want[f.source] = [...new Set([...(want[f.source] ?? []), ev.region])].sort();
     assert.deepEqual(sc.trust.bindings, want, `${file}: trust.bindings`);
-    assert.deepEqual(Object.keys(sc.trust.principals).sort(), Object.keys(want).sort(), `${file}: trust.principals`);
     assert.ok(Object.values(sc.trust.principals).every((p) => p.granted), `${file}: granted`);
-    assert.equal(new Set(Object.values(sc.trust.principals).map((p) => p.principal)).size, Object.keys(want).length, `${file}: one principal per feed`);
+    // one-aggregator: one token for both feeds (its point); the others keep one principal per feed, as before principals.
+    if (file === 'one-aggregator.yaml') assert.deepEqual(sc.trust.principals, { 'openadr3/': { principal: 'token:aggregator', granted: true } });
+    else {
+      assert.deepEqual(Object.keys(sc.trust.principals).sort(), Object.keys(want).sort(), `${file}: trust.principals`);
+      assert.equal(new Set(Object.values(sc.trust.principals).map((p) => p.principal)).size, Object.keys(want).length, `${file}: one principal per feed`);
+    }
   }
   // Issue 30's heat dome: a power-off and two derates without notice, all three in force together.
   const heat = loadScenario(join(BUNDLED, 'heat-dome.yaml'));
