@@ -86,3 +86,23 @@ test('operator actions that the API would refuse are refused with their path', (
     assert.ok(issues.some((i) => i.path === path && message.test(i.message)), `${action}: ${JSON.stringify(issues)}`);
   }
 });
+
+test('windows: a maintenance window drains its region over its occurrence, planned with the horizon epoch the control loop passes', (t) => {
+  // The tiny scenario starts at 18:00 UTC: west's window occurs at 18:40 for 10 minutes.
+  const w = world(t, tinyScenario('windows:\n  - { id: west-maint, regions: [west], cron: "40 18 * * *", duration: 10m, reason: patching }\n'));
+  assert.equal(w.scenario.windows.length, 1);
+  const g = ticked(w, [1]);
+  assert.equal(g.share('west', -120), 1, 'before the window and its drain ahead (the planner drains it from about 17:08)');
+  assert.equal(g.share('west', 45), 0, 'drained during its occurrence');
+  assert.equal(g.share('east', 45), 1, 'other regions untouched');
+  assert.ok(g.share('west', 58) > 0, 'restored after it');
+  const bad = (() => {
+    try {
+      world(t, tinyScenario('windows:\n  - { id: w, regions: [north], cron: "40 18 * * *", duration: 10m, reason: x }\n'));
+    } catch (e) {
+      return (e as { issues: { path: string; message: string }[] }).issues;
+    }
+    return [];
+  })();
+  assert.ok(bad.some((i) => i.path === 'windows[0].regions[0]' && /unknown region "north"/.test(i.message)), JSON.stringify(bad));
+});

@@ -30,6 +30,7 @@ import { validateSignal } from '../state/signals.js';
 import { drainLeadMs } from '../policy/drain.js';
 import { FLEET, type Override, type Plan, type Signal } from '../model/types.js';
 import { operatorShareAt } from '../policy/rules/operator.js';
+import { HORIZON_MS } from '../policy/rules/windows.js';
 import { DEFAULT_FEED_PRINCIPAL, type PolicyParams, type TrustParams } from './scenario.js';
 import { collectorPrincipal, type Provenance } from '../model/principal.js';
 import { Rng } from './rng.js';
@@ -227,6 +228,7 @@ export class GridSteerPolicy implements SimPolicy {
   private overrides: Override[] = [];
   private nextAction = 0;
   private overrideSeq = 0;
+  private plannedEpoch = NaN;
 
   constructor(
     private readonly world: World,
@@ -250,7 +252,7 @@ export class GridSteerPolicy implements SimPolicy {
     // Scrapes run at mid-interval (an event at a round time is seen half an interval later); probes on the interval.
     this.nextScrape = t0 + Math.floor(world.scenario.world.scrapeIntervalMs / 2000) * 1000;
     this.nextProbe = t0;
-    this.current = this.replan();
+    this.current = this.replan(t0);
   }
 
   /** The snapshot the planner sees now (records by id, demand rows of the last buckets and the open one). */
@@ -260,10 +262,12 @@ export class GridSteerPolicy implements SimPolicy {
     return { revision: this.revision, records, overrides: this.overrides, demand: [...this.demandRows, ...open] };
   }
 
-  private replan(): Plan {
+  /** Plans at `now` with the horizon epoch the control loop would pass (floor(now / HORIZON_MS)): recurring windows act from it. */
+  private replan(now: number): Plan {
     this.plans++;
     this.dirty = false;
-    this.current = plan({ configHash: 'simulate', snapshot: this.snapshot(), settings: this.settings });
+    this.plannedEpoch = Math.floor(now / HORIZON_MS);
+    this.current = plan({ configHash: 'simulate', snapshot: this.snapshot(), settings: this.settings, horizonEpoch: Math.floor(now / HORIZON_MS) });
     return this.current;
   }
 
@@ -280,7 +284,7 @@ export class GridSteerPolicy implements SimPolicy {
 
   fact(s: Signal, t: number): void {
     this.ingest(s, t, factProvenance(this.world.scenario.trust, s.source));
-    this.replan();
+    this.replan(t);
   }
 
   answer(s: number, t: number): number {
@@ -361,7 +365,8 @@ export class GridSteerPolicy implements SimPolicy {
         }
       }
     }
-    if (this.dirty) this.replan();
+    // The control loop plans again when the horizon epoch moves on (a new day of window occurrences).
+    if (this.dirty || Math.floor(t / HORIZON_MS) !== this.plannedEpoch) this.replan(t);
   }
 
   drainShare(r: number, t: number): number {
@@ -433,6 +438,7 @@ export function simPlannerSettings(world: World, p: PolicyParams['gridsteer']): 
     const mapping = (x: unknown) => x !== null && typeof x === 'object' && !Array.isArray(x);
     s[k] = mapping(d) && mapping(v) ? { ...(d as object), ...(v as object) } : v;
   }
+  if (world.scenario.windows.length > 0) s.windows = world.scenario.windows;
   // Physical loss is trusted only from the sources the scenario binds (trust.bindings; default none, as in production).
   s.gridLoss = { ...((s.gridLoss ?? {}) as Record<string, unknown>), bindings: structuredClone(world.scenario.trust.bindings) };
   return s as unknown as PlannerSettings;

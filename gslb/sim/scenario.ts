@@ -20,6 +20,8 @@ import { closest, formatIssue, got, locateIn, parseYamlFile, pointerToPath, rend
 import { RegionSchema, type RegionConfig } from '../config/schema.js';
 import { expected, type SchemaLike } from '../config/describe.js';
 import { defaultSettings } from '../policy/planner/index.js';
+import { WindowSpecSchema, type PlannerWindow, type WindowSpec } from '../model/windows.js';
+import { checkWindow, safetyFactsOf } from '../config/windows.js';
 import { SignalError, validateSignal } from '../state/signals.js';
 import type { Signal, SignalKind } from '../model/types.js';
 import { CONTINENTS, type Continent } from './metros.js';
@@ -170,6 +172,8 @@ export interface Scenario {
   trust: TrustParams;
   /** What an operator does at given instants (GridSteer's overrides), in time order. */
   operator: OperatorAction[];
+  /** Recurring windows (maintenance, tariff, practice runs) in their planner form, as gridsteer.yaml's `windows` (docs/schedules.md). */
+  windows: PlannerWindow[];
 }
 
 /**
@@ -447,6 +451,10 @@ const PoliciesSchema = Type.Object(
   { ...strict, description: 'per policy settings' },
 );
 
+/** A window as gridsteer.yaml writes it: kind, timezone and cap may be left to their defaults (maintenance, UTC, 0). */
+const WP = WindowSpecSchema.properties;
+const WindowFileSchema = Type.Object({ ...WP, kind: Type.Optional(WP.kind), timezone: Type.Optional(WP.timezone), cap: Type.Optional(WP.cap) }, { ...strict, description: WindowSpecSchema.description });
+
 export const ScenarioSchema = Type.Object(
   {
     name: Type.Optional(Id('output file names (default: the file\'s base name)')),
@@ -465,6 +473,12 @@ export const ScenarioSchema = Type.Object(
     events: Type.Array(EventSchema, { minItems: 1, maxItems: 16, description: 'what happens' }),
     world: Type.Optional(WorldSchema),
     policies: Type.Optional(PoliciesSchema),
+    windows: Type.Optional(
+      Type.Array(WindowFileSchema, {
+        maxItems: 32,
+        description: 'recurring windows as gridsteer.yaml\'s windows (docs/schedules.md): maintenance windows, tariff windows, failover practice runs; GridSteer plans them with the horizon epoch the control loop passes',
+      }),
+    ),
     operator: Type.Optional(
       Type.Array(
         Type.Object(
@@ -1028,6 +1042,17 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
   });
   operator.sort((x, y) => x.atMs - y.atMs);
 
+  // Recurring windows, checked and parsed as the configuration's (gslb/control/setup.ts).
+  const drainSet = { ...defaults.drain as Record<string, unknown>, ...((planner.drain ?? {}) as Record<string, unknown>) } as { maxAutoShare: number; minDrainIntervalMs: number };
+  const safety = safetyFactsOf({ policy: { drain: drainSet }, names: [{ name: world.name }] }, regions.map((r) => ({ id: r.id, capacity: { units: r.capacityUnits } })));
+  const windows: PlannerWindow[] = [];
+  (f.windows ?? []).forEach((spec, i) => {
+    const full: WindowSpec = { ...spec, kind: spec.kind ?? 'maintenance', timezone: spec.timezone ?? 'UTC', cap: spec.cap ?? 0 };
+    const r = checkWindow(full, ids, safety, 'config');
+    for (const pr of r.problems) issue(['windows', i, ...pr.path], pr.message);
+    if (r.window) windows.push(r.window);
+  });
+
   if ((planner.gridLoss as { bindings?: unknown } | undefined)?.bindings !== undefined) {
     issue(['policies', 'gridsteer', 'planner', 'gridLoss', 'bindings'], 'set the bindings under trust.bindings (with trust.principals saying who writes each source)', 'key');
   }
@@ -1048,5 +1073,6 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
     policies,
     trust,
     operator,
+    windows,
   };
 }
