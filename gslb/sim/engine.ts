@@ -36,7 +36,7 @@ import type { Signal } from '../model/types.js';
 import { capReactionMs, makePolicy, type PolicyName, type SimPolicy, type WorldState } from './policies.js';
 import { EventHeap } from './heap.js';
 import { Rng } from './rng.js';
-import type { Scenario } from './scenario.js';
+import type { Scenario, ScenarioEvent, ScenarioFact } from './scenario.js';
 import { sampleLengthMs, sampleTailMs } from './sessions.js';
 import { cycleFactor, demandFactor, STREAM_ARRIVALS, STREAM_CUT_RETRY, STREAM_CYCLE, STREAM_HOOK, STREAM_POLICY, STREAM_WARM, type World } from './world.js';
 
@@ -90,6 +90,30 @@ export interface EventRt {
   /** Added distance is measured for the event region's clients in [distFrom, distTo). */
   distFrom: number;
   distTo: number;
+}
+
+/**
+ * What a fact's source tells, piece by piece: the announced value from the announcement, then
+ * each change's (a new end, or cancelled: true) from its instant, each re-reported until the
+ * next change or the end it tells (a cancellation: until the end told before it). `end` is
+ * the end told, ms epoch.
+ */
+export function factSegments(epoch: number, announce: number, e: ScenarioEvent, f: ScenarioFact): { from: number; to: number; end: number; value: Record<string, unknown> }[] {
+  const out: { from: number; to: number; end: number; value: Record<string, unknown> }[] = [];
+  let value = f.value;
+  let from = announce;
+  let end = value.end as number;
+  for (const c of e.changes) {
+    out.push({ from, to: epoch + c.atMs, end, value });
+    from = epoch + c.atMs;
+    if (c.cancelled) value = { ...value, cancelled: true };
+    else {
+      end = epoch + c.endMs!;
+      value = { ...value, end };
+    }
+  }
+  out.push({ from, to: end, end, value });
+  return out;
 }
 
 export function eventsOf(world: World): EventRt[] {
@@ -1003,9 +1027,11 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   sc.events.forEach((e, i) => {
     const ev = events[i]!;
     e.facts.forEach((f) => {
-      for (let at = ev.announce; at < ev.E; at += f.repeatMs) {
-        const expiresAt = f.kind === 'grid.event' ? Math.max(ev.E, at + 3 * f.repeatMs) : at + 3 * f.repeatMs;
-        facts.push({ t: Math.max(at, tl.start), signal: { region: e.region, kind: f.kind, source: f.source, key: f.key, observedAt: at, expiresAt, value: f.value } });
+      for (const seg of factSegments(sc.epoch, ev.announce, e, f)) {
+        for (let at = seg.from; at < seg.to; at += f.repeatMs) {
+          const expiresAt = f.kind === 'grid.event' ? Math.max(seg.end, at + 3 * f.repeatMs) : at + 3 * f.repeatMs;
+          facts.push({ t: Math.max(at, tl.start), signal: { region: e.region, kind: f.kind, source: f.source, key: f.key, observedAt: at, expiresAt, value: seg.value } });
+        }
       }
     });
   });

@@ -9,11 +9,12 @@ import { join } from 'node:path';
 import { defaultSettings } from '../policy/planner/index.js';
 import { loadScenario } from './scenario.js';
 import { buildWorld } from './world.js';
-import { GridSteerPolicy, gridLossBindings, ReactivePolicy, StaticPolicy, simPlannerSettings, type WorldState } from './policies.js';
-import { tempDir, tinyScenario } from './testing.js';
+import { factProvenance, GridSteerPolicy, ReactivePolicy, StaticPolicy, simPlannerSettings, type WorldState } from './policies.js';
+import type { Provenance } from '../model/principal.js';
+import { tempDir, tinyScenario, tinyTwoSheds, toldOfEvents, verdicts } from './testing.js';
 
-function tinyWorld(t: { after(fn: () => void): void }, extra = '') {
-  const dir = tempDir(t, { 'tiny.yaml': tinyScenario(extra) });
+function tinyWorld(t: { after(fn: () => void): void }, extra = '', trust?: string) {
+  const dir = tempDir(t, { 'tiny.yaml': tinyScenario(extra, trust) });
   const sc = loadScenario(join(dir, 'tiny.yaml'));
   return buildWorld(sc, 1, 1);
 }
@@ -131,7 +132,7 @@ test('GridSteer when no region admits: the name\'s whenAllDown decides (nearest,
     const p = new GridSteerPolicy(w, sc.policies.gridsteer, sc.epoch);
     const now = sc.epoch + 60_000;
     // Every region's endpoint fails its probe: every region is down.
-    for (const r of w.regions) p.ingest({ region: r.id, kind: 'health.probe', source: 'health/sim-1', key: r.v4[0]!, observedAt: now, expiresAt: now + 30_000, value: { up: false } }, now);
+    for (const r of w.regions) p.ingest({ region: r.id, kind: 'health.probe', source: 'health/sim-1', key: r.v4[0]!, observedAt: now, expiresAt: now + 30_000, value: { up: false } }, now, { principal: 'collector:health', grant: 'health/' });
     p.tick(now, { serving: new Uint8Array(3), load: new Float64Array(3), capacityNow: new Float64Array(3), throttled: new Float64Array(3), probed: [], eventActive: () => false });
     const picks = new Set<number>();
     for (let s = 0; s < w.subnetMetro.length; s++) {
@@ -171,29 +172,37 @@ test('reactive failover judged by load checks: a region fails while dark or over
   }
 });
 
-test('grid sources are bound to the regions of the events they report, unless the scenario binds them itself', (t) => {
-  const cases: [string, { region: string; facts: { source: string }[] }[], Record<string, string[]>][] = [
-    ['none', [{ region: 'east', facts: [] }], {}],
-    ['one source, one region', [{ region: 'east', facts: [{ source: 'openadr3/vtn.a' }] }], { 'openadr3/vtn.a': ['east'] }],
-    [
-      'a source reporting two regions, another one',
-      [
-        { region: 'west', facts: [{ source: 'openadr3/vtn.a' }, { source: 'grid-alerts/caiso' }] },
-        { region: 'east', facts: [{ source: 'openadr3/vtn.a' }] },
-        { region: 'east', facts: [{ source: 'openadr3/vtn.a' }] },
-      ],
-      { 'grid-alerts/caiso': ['west'], 'openadr3/vtn.a': ['east', 'west'] },
-    ],
+test('the trust configuration is the scenario\'s: bindings as given (none by default), each fact written by its principal', (t) => {
+  const gl = (w: ReturnType<typeof buildWorld>) => (simPlannerSettings(w, w.scenario.policies.gridsteer) as unknown as { gridLoss: { bindings: unknown; maxTrustedLossShare: number } }).gridLoss;
+  assert.deepEqual(gl(tinyWorld(t, '', '')).bindings, {}, 'production default: nothing bound');
+  assert.deepEqual(gl(tinyWorld(t)).bindings, { 'openadr3/vtn.test': ['east'] }, 'the scenario\'s bindings');
+  assert.deepEqual(gl(tinyWorld(t, 'policies:\n  gridsteer:\n    planner: { gridLoss: { maxTrustedLossShare: 0.3 } }\n')), { bindings: { 'openadr3/vtn.test': ['east'] }, maxTrustedLossShare: 0.3 }, 'other gridLoss settings kept');
+  const trust = { bindings: {}, principals: { 'openadr3/': { principal: 'token:a', granted: true }, 'openadr3/vtn.b': { principal: 'token:b', granted: false } } };
+  const cases: [string, string, Provenance][] = [
+    ['no prefix covers it: the ungranted feed token', 'grid-alerts/caiso', { principal: 'token:feed' }],
+    ['a prefix, granted', 'openadr3/vtn.a', { principal: 'token:a', grant: 'openadr3/' }],
+    ['the longest prefix wins; not granted', 'openadr3/vtn.b.example', { principal: 'token:b' }],
   ];
-  for (const [what, events, want] of cases) assert.deepEqual(gridLossBindings(events), want, what);
-  const w = tinyWorld(t);
-  const gs = w.scenario.policies.gridsteer;
-  const s = simPlannerSettings(w, gs) as unknown as { gridLoss: { bindings: Record<string, string[]> } };
-  assert.deepEqual(s.gridLoss.bindings, { 'openadr3/vtn.test': ['east'] }, 'derived from the tiny scenario\'s event');
-  const own = simPlannerSettings(w, { ...gs, planner: { gridLoss: { bindings: { 'openadr3/vtn.test': ['west'] }, maxTrustedLossShare: 0.4 } } }) as unknown as { gridLoss: unknown };
-  assert.deepEqual(own.gridLoss, { bindings: { 'openadr3/vtn.test': ['west'] }, maxTrustedLossShare: 0.4 }, 'the scenario\'s own bindings are kept');
-  const share = simPlannerSettings(w, { ...gs, planner: { gridLoss: { maxTrustedLossShare: 0.3 } } }) as unknown as { gridLoss: unknown };
-  assert.deepEqual(share.gridLoss, { maxTrustedLossShare: 0.3, bindings: { 'openadr3/vtn.test': ['east'] } }, 'other gridLoss settings kept, bindings added');
+  for (const [what, source, want] of cases) assert.deepEqual(factProvenance(trust, source), want, what);
+});
+
+
+test('a loss is trusted only from a bound source written under a grant: none by default, as in production', (t) => {
+  assert.deepEqual(verdicts(toldOfEvents(tinyWorld(t))), ['east trusted token:vtn-test']);
+  assert.deepEqual(verdicts(toldOfEvents(tinyWorld(t, '', ''))), ['east untrusted token:feed'], 'no trust configuration');
+  const ungranted = "trust:\n  bindings: { openadr3/vtn.test: [east] }\n  principals: { openadr3/vtn.test: { principal: 'token:vtn-test', granted: false } }\n";
+  assert.deepEqual(verdicts(toldOfEvents(tinyWorld(t, '', ungranted))), ['east untrusted token:vtn-test'], 'bound but written without a grant');
+});
+
+test('one principal speaking for two bound sources is one witness: its second loss is not trusted past maxTrustedLossShare', (t) => {
+  const world = (b: string) => buildWorld(loadScenario(join(tempDir(t, { 'tiny.yaml': tinyTwoSheds(b) }), 'tiny.yaml')), 1, 1);
+  const westAtT = (p: ReturnType<typeof toldOfEvents>) => p.drainShare(p.w.regionIndex.get('west')!, p.w.scenario.epoch + 30 * 60_000);
+  const two = toldOfEvents(world('token:b'));
+  assert.deepEqual(verdicts(two), ['east trusted token:a', 'west trusted token:b'], 'two principals: each within its own bound');
+  assert.equal(westAtT(two), 0, 'west drained at T');
+  const one = toldOfEvents(world('token:a'));
+  assert.deepEqual(verdicts(one), ['east trusted token:a', 'west waiting token:a'], 'one principal: the second loss waits');
+  assert.ok(westAtT(one) > 0, 'west is not drained to 0 on token:a\'s word alone (capped like any claim)');
 });
 
 test('GridSteer configured with wrong capacity units plans with them; the simulated fleet keeps its own', (t) => {
@@ -218,9 +227,9 @@ test('noisy load readings: each scrape\'s kvCacheUse has the given relative erro
     const p = new GridSteerPolicy(world, sc.policies.gridsteer, sc.epoch);
     const out: number[] = [];
     const ingest = p.ingest.bind(p);
-    p.ingest = (s, now) => {
+    p.ingest = (s, now, by) => {
       if (s.kind === 'load.metrics' && s.region === 'east') out.push((s.value as { kvCacheUse: number }).kvCacheUse);
-      ingest(s, now);
+      ingest(s, now, by);
     };
     const R = w.regions.length;
     const ws: WorldState = { serving: new Uint8Array(R).fill(1), load: Float64Array.from(w.capacity, (c) => 0.5 * c), capacityNow: Float64Array.from(w.capacity), throttled: new Float64Array(R), probed: [], eventActive: () => false };

@@ -8,7 +8,7 @@
  *   With check: load (the default) a region fails a check while it is dark or its load is
  *   above its capacity; with check: event, whenever one of its events is in force.
  * - GridSteer: the real planner (`plan`) over a store snapshot built with the real reducer
- *   (`reduce`) from every fact as a Signal, and the real `decide`. Facts: the scenario's
+ *   (`reduce`, recording who wrote it: the scenario's `trust`) from every fact as a Signal, and the real `decide`. Facts: the scenario's
  *   grid facts (at T − notice, repeated by their source), a load.metrics scrape of every
  *   serving region every 15 s at mid-interval (kvCacheUse = load ÷ capacity now,
  *   throttledShare while throttled; a dark region's scrape fails and emits nothing), health
@@ -28,8 +28,11 @@ import { reduce } from '../state/reducer.js';
 import type { SignalRecord, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
 import { validateSignal } from '../state/signals.js';
 import { drainLeadMs } from '../policy/drain.js';
-import type { Plan, Signal } from '../model/types.js';
-import type { PolicyParams } from './scenario.js';
+import { FLEET, type Override, type Plan, type Signal } from '../model/types.js';
+import { operatorShareAt } from '../policy/rules/operator.js';
+import { HORIZON_MS } from '../policy/rules/windows.js';
+import { DEFAULT_FEED_PRINCIPAL, type PolicyParams, type TrustParams } from './scenario.js';
+import { collectorPrincipal, type Provenance } from '../model/principal.js';
 import { Rng } from './rng.js';
 import { CLASS_CLAMPED, STREAM_NOISE, type World } from './world.js';
 
@@ -193,6 +196,8 @@ export const CELL_K = 4;
 /** Demand buckets the snapshot keeps (the planner reads the last 6 closed ones). */
 const DEMAND_KEEP = 8;
 const BUCKET_MS = 10_000;
+/** The health collector section writes the probes (under its own grant). */
+const PROBE_BY: Provenance = { principal: collectorPrincipal('health'), grant: 'health/' };
 
 export class GridSteerPolicy implements SimPolicy {
   readonly name = 'gridsteer';
@@ -214,10 +219,16 @@ export class GridSteerPolicy implements SimPolicy {
   private nextScrape: number;
   private nextProbe: number;
   private readonly scrapeSources: string[];
+  private readonly scrapeBy: Provenance[];
   private readonly addressRegion: Map<string, number>;
   private readonly unplacedNow: Float64Array;
   private unplacedOf: Plan | undefined;
   private readonly noise: Rng;
+  /** The operator's overrides in force (the store's live ones), and the scenario's actions still to come. */
+  private overrides: Override[] = [];
+  private nextAction = 0;
+  private overrideSeq = 0;
+  private plannedEpoch = NaN;
 
   constructor(
     private readonly world: World,
@@ -237,31 +248,34 @@ export class GridSteerPolicy implements SimPolicy {
     this.demandNow = new Float64Array(regions.length);
     this.addressRegion = new Map(regions.flatMap((r, i) => r.v4.map((a) => [a, i] as [string, number])));
     this.scrapeSources = this.ids.map((id) => world.scenario.world.scrapeSource.replaceAll('{region}', id));
+    this.scrapeBy = this.scrapeSources.map(collectorProvenance);
     // Scrapes run at mid-interval (an event at a round time is seen half an interval later); probes on the interval.
     this.nextScrape = t0 + Math.floor(world.scenario.world.scrapeIntervalMs / 2000) * 1000;
     this.nextProbe = t0;
-    this.current = this.replan();
+    this.current = this.replan(t0);
   }
 
   /** The snapshot the planner sees now (records by id, demand rows of the last buckets and the open one). */
   snapshot(): StoreSnapshot {
     const records = [...this.records.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const open: DemandBucket[] = this.bucketStart < 0 || !this.p.demand ? [] : this.ids.map((home, r) => ({ bucket: this.bucketStart, home, name: this.decideName.name, queries: this.demandNow[r]! }));
-    return { revision: this.revision, records, overrides: [], demand: [...this.demandRows, ...open] };
+    return { revision: this.revision, records, overrides: this.overrides, demand: [...this.demandRows, ...open] };
   }
 
-  private replan(): Plan {
+  /** Plans at `now` with the horizon epoch the control loop would pass (floor(now / HORIZON_MS)): recurring windows act from it. */
+  private replan(now: number): Plan {
     this.plans++;
     this.dirty = false;
-    this.current = plan({ configHash: 'simulate', snapshot: this.snapshot(), settings: this.settings });
+    this.plannedEpoch = Math.floor(now / HORIZON_MS);
+    this.current = plan({ configHash: 'simulate', snapshot: this.snapshot(), settings: this.settings, horizonEpoch: Math.floor(now / HORIZON_MS) });
     return this.current;
   }
 
-  /** Stores a signal as the state layer does: validated, folded by the real reducer, latest wins. */
-  ingest(s: Signal, now: number): void {
+  /** Stores a signal as the state layer does: validated, folded by the real reducer with its writer's provenance, latest wins. */
+  ingest(s: Signal, now: number, by: Provenance): void {
     validateSignal(s, now, this.idSet);
     const id = `${s.region}|${s.kind}|${s.source}|${s.key}`;
-    const rec = reduce(this.records.get(id), s);
+    const rec = reduce(this.records.get(id), s, undefined, by);
     if (!rec) return;
     this.records.set(id, rec);
     this.revision++;
@@ -269,8 +283,8 @@ export class GridSteerPolicy implements SimPolicy {
   }
 
   fact(s: Signal, t: number): void {
-    this.ingest(s, t);
-    this.replan();
+    this.ingest(s, t, factProvenance(this.world.scenario.trust, s.source));
+    this.replan(t);
   }
 
   answer(s: number, t: number): number {
@@ -285,7 +299,36 @@ export class GridSteerPolicy implements SimPolicy {
     return this.addressRegion.get(pick) ?? -1;
   }
 
+  /**
+   * The scenario's operator actions due at t, as the operator API stores them
+   * (gslb/control/service.ts): a drain or force-down is created (a force-down replaces the
+   * region's earlier forces), an undrain ends the region's drains and ramps it back from
+   * their level over drain.restoreMs, a distrust is a fleet override; each from t.
+   */
+  operate(t: number): void {
+    const acts = this.world.scenario.operator;
+    const epoch = this.world.scenario.epoch;
+    while (this.nextAction < acts.length && epoch + acts[this.nextAction]!.atMs <= t) {
+      const a = acts[this.nextAction++]!;
+      const base = { id: `sim-${++this.overrideSeq}`, actor: 'sim/operator', reason: a.reason, start: t, ...(a.untilMs !== undefined ? { end: epoch + a.untilMs } : {}) };
+      const region = a.region ?? FLEET;
+      if (a.action === 'drain') this.overrides.push({ ...base, region, action: 'drain', value: a.value ?? 0, ramp: a.rampMs ?? 0, ...(a.byMs !== undefined ? { by: epoch + a.byMs } : {}) });
+      else if (a.action === 'force-down') {
+        this.overrides = this.overrides.filter((o) => !(o.region === region && (o.action === 'force-up' || o.action === 'force-down')));
+        this.overrides.push({ ...base, region, action: 'force-down', ramp: 0 });
+      } else if (a.action === 'undrain') {
+        const from = operatorShareAt(this.settings, region, this.overrides.filter((o) => o.region === region), t);
+        this.overrides = this.overrides.filter((o) => !(o.region === region && (o.action === 'drain' || o.action === 'undrain')));
+        const restoreMs = this.settings.drain.restoreMs;
+        if (from < 1 && restoreMs > 0) this.overrides.push({ ...base, region, action: 'undrain', value: from, ramp: restoreMs, end: t + restoreMs });
+      } else this.overrides.push({ ...base, region: FLEET, action: 'distrust', ramp: 0, ...(a.source !== undefined ? { source: a.source } : { principal: a.principal! }) });
+      this.revision++;
+      this.dirty = true;
+    }
+  }
+
   tick(t: number, w: WorldState): void {
+    this.operate(t);
     const sc = this.world.scenario.world;
     // Demand: the 10-second bucket closes; the planner reads closed buckets only.
     const b = Math.floor(t / BUCKET_MS) * BUCKET_MS;
@@ -310,7 +353,7 @@ export class GridSteerPolicy implements SimPolicy {
         const use = sc.loadNoise > 0 ? Math.min(1, Math.max(0, exact * (1 + sc.loadNoise * this.noise.normal()))) : exact;
         const value: Record<string, number> = { kvCacheUse: Math.round(use * 1e4) / 1e4 };
         if (w.throttled[r]! > 0) value.throttledShare = w.throttled[r]!;
-        this.ingest({ region: this.ids[r]!, kind: 'load.metrics', source: this.scrapeSources[r]!, key: 'vllm', observedAt: t, expiresAt: t + 3 * sc.scrapeIntervalMs, value }, t);
+        this.ingest({ region: this.ids[r]!, kind: 'load.metrics', source: this.scrapeSources[r]!, key: 'vllm', observedAt: t, expiresAt: t + 3 * sc.scrapeIntervalMs, value }, t, this.scrapeBy[r]!);
       }
     }
     if (t >= this.nextProbe) {
@@ -318,11 +361,12 @@ export class GridSteerPolicy implements SimPolicy {
       for (const r of w.probed) {
         const region = this.world.regions[r]!;
         for (const vantage of ['sim-1', 'sim-2', 'sim-3']) {
-          this.ingest({ region: region.id, kind: 'health.probe', source: `health/${vantage}`, key: region.v4[0]!, observedAt: t, expiresAt: t + 3 * sc.probeIntervalMs, value: { up: w.serving[r] === 1 } }, t);
+          this.ingest({ region: region.id, kind: 'health.probe', source: `health/${vantage}`, key: region.v4[0]!, observedAt: t, expiresAt: t + 3 * sc.probeIntervalMs, value: { up: w.serving[r] === 1 } }, t, PROBE_BY);
         }
       }
     }
-    if (this.dirty) this.replan();
+    // The control loop plans again when the horizon epoch moves on (a new day of window occurrences).
+    if (this.dirty || Math.floor(t / HORIZON_MS) !== this.plannedEpoch) this.replan(t);
   }
 
   drainShare(r: number, t: number): number {
@@ -394,21 +438,29 @@ export function simPlannerSettings(world: World, p: PolicyParams['gridsteer']): 
     const mapping = (x: unknown) => x !== null && typeof x === 'object' && !Array.isArray(x);
     s[k] = mapping(d) && mapping(v) ? { ...(d as object), ...(v as object) } : v;
   }
-  // A grid source may declare physical loss only for the regions bound to it: bind each fact's
-  // source to the regions of the events it reports, unless the scenario binds sources itself.
-  const own = (p.planner.gridLoss as { bindings?: unknown } | undefined)?.bindings;
-  if (own === undefined) {
-    const gl = (s.gridLoss ?? {}) as Record<string, unknown>;
-    s.gridLoss = { ...gl, bindings: gridLossBindings(world.scenario.events) };
-  }
+  if (world.scenario.windows.length > 0) s.windows = world.scenario.windows;
+  // Physical loss is trusted only from the sources the scenario binds (trust.bindings; default none, as in production).
+  s.gridLoss = { ...((s.gridLoss ?? {}) as Record<string, unknown>), bindings: structuredClone(world.scenario.trust.bindings) };
   return s as unknown as PlannerSettings;
 }
 
-/** Each fact source of the scenario → the regions of the events it reports (sorted, no duplicates). */
-export function gridLossBindings(events: readonly { region: string; facts: readonly { source: string }[] }[]): Record<string, string[]> {
-  const out = new Map<string, Set<string>>();
-  for (const e of events) for (const f of e.facts) (out.get(f.source) ?? out.set(f.source, new Set()).get(f.source)!).add(e.region);
-  return Object.fromEntries([...out.keys()].sort().map((k) => [k, [...out.get(k)!].sort()]));
+/**
+ * Who writes a scenario fact of `source`, as the state service records it (ADR 0021): the
+ * `trust.principals` entry of the longest prefix of the source, with its grant when granted,
+ * else one ungranted token (DEFAULT_FEED_PRINCIPAL).
+ */
+export function factProvenance(trust: TrustParams, source: string): Provenance {
+  let best: string | undefined;
+  for (const k of Object.keys(trust.principals)) if (source.startsWith(k) && (best === undefined || k.length > best.length)) best = k;
+  if (best === undefined) return { principal: DEFAULT_FEED_PRINCIPAL };
+  const e = trust.principals[best]!;
+  return e.granted ? { principal: e.principal, grant: best } : { principal: e.principal };
+}
+
+/** The collector section that writes a scrape or probe source (its first path segment), with its own grant. */
+function collectorProvenance(source: string): Provenance {
+  const section = source.split('/')[0]!;
+  return { principal: collectorPrincipal(section), grant: `${section}/` };
 }
 
 export function makePolicy(name: PolicyName, world: World, t0: number): SimPolicy {

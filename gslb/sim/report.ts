@@ -252,9 +252,10 @@ const rel = (t: number, T: number) => {
 function eventRow(rep: SimReport, e: EventRt): string {
   const sc = rep.scenario.events[e.idx]!;
   const told = sc.facts.length === 0 ? 'nothing: its own scrapes and probes only' : sc.facts.map((f) => `${f.kind} ${String(f.value.type ?? '')}${f.value.level !== undefined ? ` level ${String(f.value.level)}` : ''} from ${f.source}`).join('; ');
+  const changes = sc.changes.map((c) => `; at ${utc(rep.scenario.epoch + c.atMs)} ${c.cancelled ? 'cancelled' : `the end moved to ${utc(rep.scenario.epoch + c.endMs!)}`}`).join('');
   const effect = effectWords(e);
   const announced = sc.noticeMs > 0 ? `${rel(e.announce, e.T)} (${utc(e.announce)})` : 'at T (no notice)';
-  return `| ${e.id} | ${rep.world.regions[e.region]!.id} | ${effect} | ${announced} | ${utc(e.T)} | ${utc(e.E)} | ${told} |`;
+  return `| ${e.id} | ${rep.world.regions[e.region]!.id} | ${effect} | ${announced} | ${utc(e.T)} | ${utc(e.E)} | ${told}${changes} |`;
 }
 
 /** The Markdown report. `command` is the command line that made it; `chart` the SVG's file name (relative), if any. */
@@ -278,6 +279,11 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
   if (o.json) L.push('', `Every figure below, and the time series, are also in [${o.json}](${o.json}).`);
   L.push('', '## Events', '', `GridSteer's drain lead (max(ramp, TTL0 − g) + g + S + m, g = max(Tmin, F), S at its minimum: ADR 0016) is ${formatDuration(lead)}.`, '', '| event | region | effect | announced | T (UTC) | E (UTC) | GridSteer is told |', '| --- | --- | --- | --- | --- | --- | --- |');
   for (const e of rep.events) L.push(eventRow(rep, e));
+  if (sc.operator.length > 0) {
+    const what = (a: (typeof sc.operator)[number]) =>
+      `${utc(sc.epoch + a.atMs)} ${a.action} ${a.region ?? a.source ?? a.principal ?? ''}${a.value ? ` to ${a.value}` : ''}${a.byMs !== undefined ? ` by ${utc(sc.epoch + a.byMs)}` : ''}${a.untilMs !== undefined ? ` until ${utc(sc.epoch + a.untilMs)}` : ''} (${a.reason})`;
+    L.push('', `The operator (GridSteer's overrides; the other policies ignore them): ${sc.operator.map(what).join('; ')}.`);
+  }
 
   L.push('', '## The world', '');
   const cr = sc.world.cutRetry;

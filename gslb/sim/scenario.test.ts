@@ -32,6 +32,7 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
     ['long-notice.yaml', 'us-va', 'power-off', 75 * 60_000, 'load-shed'],
     ['demand-response.yaml', 'us-va', 'throttle', 2 * 3_600_000, 'simple'],
     ['heat-dome.yaml', 'us-tx', 'power-off', 60 * 60_000, 'grid-emergency'],
+    ['one-aggregator.yaml', 'us-tx', 'power-off', 60 * 60_000, 'load-shed'],
   ];
   for (const [file, region, effect, notice, type] of cases) {
     const sc = loadScenario(join(BUNDLED, file));
@@ -50,6 +51,17 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
       assert.equal(e.facts[0]!.value.end, sc.epoch + e.atMs + e.durationMs, `${file}: end comes from duration`);
     }
     assert.equal(sc.name, file.replace('.yaml', ''));
+    // The trust configuration is explicit: each feed bound to its events' regions (what the simulator did on its own before), under its own granted token.
+    const want: Record<string, string[]> = {};
+    for (const ev of sc.events) for (const f of ev.facts) want[f.source] = [...new Set([...(want[f.source] ?? []), ev.region])].sort();
+    assert.deepEqual(sc.trust.bindings, want, `${file}: trust.bindings`);
+    assert.ok(Object.values(sc.trust.principals).every((p) => p.granted), `${file}: granted`);
+    // one-aggregator: one token for both feeds (its point); the others keep one principal per feed, as before principals.
+    if (file === 'one-aggregator.yaml') assert.deepEqual(sc.trust.principals, { 'openadr3/': { principal: 'token:aggregator', granted: true } });
+    else {
+      assert.deepEqual(Object.keys(sc.trust.principals).sort(), Object.keys(want).sort(), `${file}: trust.principals`);
+      assert.equal(new Set(Object.values(sc.trust.principals).map((p) => p.principal)).size, Object.keys(want).length, `${file}: one principal per feed`);
+    }
   }
   // Issue 30's heat dome: a power-off and two derates without notice, all three in force together.
   const heat = loadScenario(join(BUNDLED, 'heat-dome.yaml'));
@@ -202,6 +214,9 @@ const BAD: BadCase[] = [
   { what: 'a hook retry base below 10 ms', text: tinyScenario('policies:\n  gridsteer:\n    hook: { retryBase: 5ms }\n'), path: 'policies.gridsteer.hook.retryBase', message: /must be at least 10ms/ },
   { what: 'a misspelt hook key', text: tinyScenario('policies:\n  gridsteer:\n    hook: { dealy: 2s }\n'), path: 'policies.gridsteer.hook.dealy', message: /unknown key "dealy": did you mean "delay"\?/ },
   { what: 'an unknown reactive check', text: tinyScenario('policies:\n  reactive: { check: latency }\n'), path: 'policies.reactive.check', message: /must be one of "load", "event"/ },
+  { what: 'a trust binding to a region not in the fleet', text: tinyScenario('', 'trust:\n  bindings: { openadr3/vtn.test: [north] }\n'), path: 'trust.bindings.openadr3/vtn.test[0]', message: /"north" is not a region of the fleet: use one of east, south, west/ },
+  { what: 'a principal that is neither a token nor a collector', text: tinyScenario('', "trust:\n  principals: { openadr3/: { principal: 'ercot' } }\n"), path: 'trust.principals.openadr3/.principal', message: /token:<name> or collector:<name>/ },
+  { what: 'bindings among the planner settings', text: tinyScenario('policies:\n  gridsteer:\n    planner: { gridLoss: { bindings: {} } }\n'), path: 'policies.gridsteer.planner.gridLoss.bindings', message: /set the bindings under trust\.bindings/ },
   { what: 'a bad --set path', text: tiny, overrides: [{ path: 'events..x', value: '1' }], path: 'events..x', message: /not a setting path/ },
   { what: 'a --set value the schema refuses says where it came from', text: tiny, overrides: [{ path: 'events[0].notice', value: 'soon' }], path: 'events[0].notice', message: /must be a duration.*\(the value comes from --set events\[0\]\.notice=soon\)/ },
   { what: 'a --set into a missing list item', text: tiny, overrides: [{ path: 'events[3].notice', value: '1m' }], path: 'events[3].notice', message: /a list item can only be changed, not added/ },

@@ -20,6 +20,8 @@ import { closest, formatIssue, got, locateIn, parseYamlFile, pointerToPath, rend
 import { RegionSchema, type RegionConfig } from '../config/schema.js';
 import { expected, type SchemaLike } from '../config/describe.js';
 import { defaultSettings } from '../policy/planner/index.js';
+import { WindowSpecSchema, type PlannerWindow, type WindowSpec } from '../model/windows.js';
+import { checkWindow, safetyFactsOf } from '../config/windows.js';
 import { SignalError, validateSignal } from '../state/signals.js';
 import type { Signal, SignalKind } from '../model/types.js';
 import { CONTINENTS, type Continent } from './metros.js';
@@ -67,6 +69,21 @@ export interface ScenarioEvent {
   noticeMs: number;
   effect: EventEffect;
   facts: ScenarioFact[];
+  /**
+   * What its source tells later, at given instants (modified, extended, cancelled): each
+   * change's fact replaces the last one (same source and id, observedAt = the change). The
+   * event's own atMs, durationMs and effect are the final truth, which the world follows;
+   * `announcedDurationMs` is what the first facts said.
+   */
+  changes: EventChange[];
+  announcedDurationMs: number;
+}
+
+/** A change of an event told by its source at `atMs` (after the scenario start): a new end (`endMs`, after the scenario start), or its cancellation. */
+export interface EventChange {
+  atMs: number;
+  endMs?: number;
+  cancelled?: true;
 }
 
 export interface WorldParams {
@@ -151,7 +168,48 @@ export interface Scenario {
   events: ScenarioEvent[];
   world: WorldParams;
   policies: PolicyParams;
+  /** Who GridSteer trusts to declare physical loss (production default: nobody). */
+  trust: TrustParams;
+  /** What an operator does at given instants (GridSteer's overrides), in time order. */
+  operator: OperatorAction[];
+  /** Recurring windows (maintenance, tariff, practice runs) in their planner form, as gridsteer.yaml's `windows` (docs/schedules.md). */
+  windows: PlannerWindow[];
 }
+
+/**
+ * One operator action at `atMs` (after the scenario start), as the operator API makes it
+ * (gslb/control/service.ts): a drain (to `value`, over `rampMs`, by the deadline `byMs`), an
+ * undrain (every drain of the region ended, ramped back over drain.restoreMs), a force-down,
+ * or a distrust of a source prefix or a principal; `untilMs` ends it (after the scenario start).
+ */
+export interface OperatorAction {
+  atMs: number;
+  action: 'drain' | 'undrain' | 'force-down' | 'distrust';
+  region?: string;
+  value?: number;
+  rampMs?: number;
+  byMs?: number;
+  untilMs?: number;
+  source?: string;
+  principal?: string;
+  reason: string;
+}
+
+/**
+ * The trust configuration of the simulated GridSteer, as production has it (ADR 0014, 0021):
+ * `policy.grid.loss.bindings`, and who writes each fact source (the ingest token or collector
+ * section, and whether its grant covers the source). Default: no bindings and every fact
+ * written by one ungranted token, so no claim of physical loss is trusted.
+ */
+export interface TrustParams {
+  /** Source prefix → the regions it may declare dark (policy.grid.loss.bindings). */
+  bindings: Record<string, string[]>;
+  /** Source prefix → who writes it (longest prefix wins); `granted`: its grant covers the prefix. */
+  principals: Record<string, { principal: string; granted: boolean }>;
+}
+
+/** The principal that writes a fact no `trust.principals` entry covers: a token without grants (its facts are never trusted for a loss). */
+export const DEFAULT_FEED_PRINCIPAL = 'token:feed';
 
 export const DEFAULT_EPOCH = '2026-08-20T18:00:00Z';
 
@@ -245,6 +303,19 @@ const EventSchema = Type.Object(
       { ...strict, description: 'what happens to the region' },
     ),
     facts: Type.Optional(Type.Array(FactSchema, { description: 'what GridSteer is told (none: it learns only from its own scrapes and probes)' })),
+    changes: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            at: Duration('when the source tells the change, after the simulation starts (after the announcement, before the end told so far)'),
+            end: Type.Optional(Duration('the new end E, after the simulation starts: shortened or extended')),
+            cancelled: Type.Optional(Type.Literal(true, { description: 'the source cancels the event: it stops at this instant (before T: it never happens)' })),
+          },
+          { ...strict, description: 'one change: give end or cancelled' },
+        ),
+        { minItems: 1, maxItems: 16, description: 'what the source tells later: the event modified, extended or cancelled (grid.event facts only); the world follows the final truth' },
+      ),
+    ),
   },
   { ...strict, description: 'one event' },
 );
@@ -380,6 +451,10 @@ const PoliciesSchema = Type.Object(
   { ...strict, description: 'per policy settings' },
 );
 
+/** A window as gridsteer.yaml writes it: kind, timezone and cap may be left to their defaults (maintenance, UTC, 0). */
+const WP = WindowSpecSchema.properties;
+const WindowFileSchema = Type.Object({ ...WP, kind: Type.Optional(WP.kind), timezone: Type.Optional(WP.timezone), cap: Type.Optional(WP.cap) }, { ...strict, description: WindowSpecSchema.description });
+
 export const ScenarioSchema = Type.Object(
   {
     name: Type.Optional(Id('output file names (default: the file\'s base name)')),
@@ -398,6 +473,59 @@ export const ScenarioSchema = Type.Object(
     events: Type.Array(EventSchema, { minItems: 1, maxItems: 16, description: 'what happens' }),
     world: Type.Optional(WorldSchema),
     policies: Type.Optional(PoliciesSchema),
+    windows: Type.Optional(
+      Type.Array(WindowFileSchema, {
+        maxItems: 32,
+        description: 'recurring windows as gridsteer.yaml\'s windows (docs/schedules.md): maintenance windows, tariff windows, failover practice runs; GridSteer plans them with the horizon epoch the control loop passes',
+      }),
+    ),
+    operator: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            at: Duration('when the operator acts, after the simulation starts'),
+            action: Type.Union([Type.Literal('drain'), Type.Literal('undrain'), Type.Literal('force-down'), Type.Literal('distrust')], {
+              description: 'drain: gridsteer drain <region>; undrain: gridsteer undrain <region> (ends its drains, ramps back over drain.restoreMs); force-down: gridsteer force <region> down; distrust: gridsteer distrust <source|principal> on',
+            }),
+            region: Type.Optional(Id('the region (drain, undrain, force-down)')),
+            value: Type.Optional(Share('drain: the cap to reach (default 0, a full drain)')),
+            ramp: Type.Optional(Duration('drain: the ramp length (default 0)')),
+            by: Type.Optional(Duration('drain: the deadline by which the region is drained, after the simulation starts (the ramp is placed before it)')),
+            until: Type.Optional(Duration('the override ends then, after the simulation starts (default: it stays)')),
+            source: Type.Optional(Type.String({ minLength: 1, description: 'distrust: a source prefix' })),
+            principal: Type.Optional(Type.String({ pattern: '^(token|collector):.+$', description: 'distrust: a principal, token:<name> or collector:<name>' })),
+            reason: Type.Optional(Type.String({ minLength: 1, description: 'why, in words (default: "scenario")' })),
+          },
+          { ...strict, description: 'one operator action, passed to GridSteer\'s planner as an Override at that instant' },
+        ),
+        { maxItems: 64, description: 'operator overrides and acknowledgements at given instants (GridSteer only)' },
+      ),
+    ),
+    trust: Type.Optional(
+      Type.Object(
+        {
+          bindings: Type.Optional(
+            Type.Record(Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 })), {
+              description: 'policy.grid.loss.bindings: source prefix → the regions it may declare dark; default none (the production default: no claim of physical loss is trusted)',
+            }),
+          ),
+          principals: Type.Optional(
+            Type.Record(
+              Type.String({ minLength: 1 }),
+              Type.Object(
+                {
+                  principal: Type.String({ pattern: '^(token|collector):.+$', 'x-form': 'token:<name> or collector:<name>', description: 'who writes the facts of the sources starting with this prefix' }),
+                  granted: Type.Optional(Type.Boolean({ description: 'its grant covers the prefix (default true); false: written without a grant, never trusted for a physical loss' })),
+                },
+                strict,
+              ),
+              { description: 'source prefix → who writes it (longest prefix wins); a source no prefix covers is written by token:feed without a grant' },
+            ),
+          ),
+        },
+        { ...strict, description: 'the trust configuration of the simulated GridSteer, as production has it (docs/grid-policy.md "Physical loss", ADR 0021)' },
+      ),
+    ),
   },
   { ...strict, description: 'a simulation scenario' },
 );
@@ -732,7 +860,33 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
       facts.push({ kind: fa.kind, source: fa.source, key, value, repeatMs: fa.repeat === undefined ? 60_000 : durationMs(fa.repeat) });
       if (fa.repeat !== undefined && durationMs(fa.repeat) < 1000) issue(['events', i, 'facts', j, 'repeat'], 'must be at least 1s: a source cannot re-report faster than that here');
     });
-    events.push({ id: e.id, region: e.region, atMs: at, durationMs: dur, noticeMs: notice, effect, facts });
+    // Changes told later: the world follows the final truth (the last end told, or the cancellation).
+    const changes: EventChange[] = [];
+    let end = at + dur;
+    let prevAt = at - notice;
+    let trueEffect = effect;
+    (e.changes ?? []).forEach((c, k) => {
+      const here = ['events', i, 'changes', k];
+      const cAt = durationMs(c.at);
+      if (changes.some((x) => x.cancelled)) issue(here, 'comes after the cancellation: a cancelled event changes no more');
+      if ((c.end === undefined) === (c.cancelled === undefined)) issue(here, 'give exactly one of end (a new end) or cancelled: true', 'key');
+      if (cAt <= prevAt) issue([...here, 'at'], `must be after ${k === 0 ? 'the announcement (at − notice)' : 'the change before'} (${formatDuration(prevAt)})`);
+      else if (cAt >= end) issue([...here, 'at'], `must be before the end told so far (${formatDuration(end)}): an event over changes no more`);
+      if ((e.facts ?? []).some((fa) => fa.kind !== 'grid.event')) issue([...here, 'at'], 'only grid.event facts carry changes: tell the event as a grid.event');
+      if (c.end !== undefined) {
+        const newEnd = durationMs(c.end);
+        if (newEnd <= Math.max(at, cAt)) issue([...here, 'end'], `must be after T (${formatDuration(at)}) and after the change (${formatDuration(cAt)})`);
+        else if (newEnd > hoursMs) issue([...here, 'end'], `ends at ${formatDuration(newEnd)}, after the simulation ends (${formatDuration(hoursMs)})`);
+        end = newEnd;
+        changes.push({ atMs: cAt, endMs: newEnd });
+      } else {
+        changes.push({ atMs: cAt, cancelled: true });
+        if (cAt <= at) trueEffect = { kind: 'none' };
+        else end = cAt;
+      }
+      prevAt = cAt;
+    });
+    events.push({ id: e.id, region: e.region, atMs: at, durationMs: end - at, noticeMs: notice, effect: trueEffect, facts, changes, announcedDurationMs: dur });
   });
 
   // The world.
@@ -844,6 +998,65 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
   if (policies.gridsteer.hook.retryBaseMs < 10) issue(['policies', 'gridsteer', 'hook', 'retryBase'], 'must be at least 10ms, as the hook\'s retryBaseMs');
   if (policies.reactive.checkIntervalMs < 1000) issue(['policies', 'reactive', 'checkInterval'], 'must be at least 1s');
 
+  // Trust.
+  const trust: TrustParams = {
+    bindings: Object.fromEntries(Object.entries(f.trust?.bindings ?? {}).map(([k, v]) => [k, [...v]])),
+    principals: Object.fromEntries(Object.entries(f.trust?.principals ?? {}).map(([k, v]) => [k, { principal: v.principal, granted: v.granted ?? true }])),
+  };
+  for (const [src, bound] of Object.entries(trust.bindings)) {
+    bound.forEach((r, j) => {
+      if (regions.length > 0 && !ids.has(r)) issue(['trust', 'bindings', src, j], `"${r}" is not a region of the fleet: use one of ${[...ids].sort().join(', ')}`);
+    });
+  }
+  // Operator actions.
+  const operator: OperatorAction[] = [];
+  (f.operator ?? []).forEach((o, i) => {
+    const here = ['operator', i];
+    const atMs = durationMs(o.at);
+    const a: OperatorAction = { atMs, action: o.action, reason: o.reason ?? 'scenario' };
+    if (atMs >= hoursMs) issue([...here, 'at'], `is after the simulation ends (${formatDuration(hoursMs)})`);
+    if (o.action === 'distrust') {
+      if ((o.source === undefined) === (o.principal === undefined)) issue(here, 'a distrust names exactly one of source (a source prefix) or principal', 'key');
+      if (o.region !== undefined) issue([...here, 'region'], 'a distrust is fleet-wide: remove region', 'key');
+      if (o.source !== undefined) a.source = o.source;
+      if (o.principal !== undefined) a.principal = o.principal;
+    } else {
+      if (o.region === undefined) issue(here, `a ${o.action} needs region`, 'key');
+      else if (regions.length > 0 && !ids.has(o.region)) issue([...here, 'region'], `"${o.region}" is not a region of the fleet: use one of ${[...ids].sort().join(', ')}`);
+      else a.region = o.region;
+      for (const k of ['source', 'principal'] as const) if (o[k] !== undefined) issue([...here, k], `only a distrust names a ${k}: remove it`, 'key');
+    }
+    for (const k of ['value', 'ramp', 'by'] as const) if (o[k] !== undefined && o.action !== 'drain') issue([...here, k], `only a drain has ${k}: remove it`, 'key');
+    if (o.value !== undefined) a.value = o.value;
+    if (o.ramp !== undefined) a.rampMs = durationMs(o.ramp);
+    if (o.by !== undefined) {
+      a.byMs = durationMs(o.by);
+      if (a.byMs <= atMs) issue([...here, 'by'], `must be after at (${formatDuration(atMs)}): the deadline by which the region is drained`);
+    }
+    if (o.until !== undefined) {
+      a.untilMs = durationMs(o.until);
+      if (o.action === 'undrain') issue([...here, 'until'], 'an undrain ends when its ramp is done: remove until', 'key');
+      else if (a.untilMs <= Math.max(atMs, a.byMs ?? atMs)) issue([...here, 'until'], `must be after at${a.byMs !== undefined ? ' and by' : ''}`);
+    }
+    operator.push(a);
+  });
+  operator.sort((x, y) => x.atMs - y.atMs);
+
+  // Recurring windows, checked and parsed as the configuration's (gslb/control/setup.ts).
+  const drainSet = { ...defaults.drain as Record<string, unknown>, ...((planner.drain ?? {}) as Record<string, unknown>) } as { maxAutoShare: number; minDrainIntervalMs: number };
+  const safety = safetyFactsOf({ policy: { drain: drainSet }, names: [{ name: world.name }] }, regions.map((r) => ({ id: r.id, capacity: { units: r.capacityUnits } })));
+  const windows: PlannerWindow[] = [];
+  (f.windows ?? []).forEach((spec, i) => {
+    const full: WindowSpec = { ...spec, kind: spec.kind ?? 'maintenance', timezone: spec.timezone ?? 'UTC', cap: spec.cap ?? 0 };
+    const r = checkWindow(full, ids, safety, 'config');
+    for (const pr of r.problems) issue(['windows', i, ...pr.path], pr.message);
+    if (r.window) windows.push(r.window);
+  });
+
+  if ((planner.gridLoss as { bindings?: unknown } | undefined)?.bindings !== undefined) {
+    issue(['policies', 'gridsteer', 'planner', 'gridLoss', 'bindings'], 'set the bindings under trust.bindings (with trust.principals saying who writes each source)', 'key');
+  }
+
   if (issues.length > 0) throw new ScenarioError(markOverridden(issues, overrides));
   return {
     file: abs,
@@ -858,5 +1071,8 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
     events,
     world,
     policies,
+    trust,
+    operator,
+    windows,
   };
 }

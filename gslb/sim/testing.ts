@@ -5,13 +5,17 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { GridSteerPolicy } from './policies.js';
+import type { buildWorld } from './world.js';
 
 /**
  * A one-hour scenario: regions east, west and south; `east` loses power from 30 to 45 min,
  * announced 20 minutes ahead through an OpenADR load-shed event; 20,000 sessions per hour.
- * `extra` is appended at the top level (e.g. a policies: section).
+ * `extra` is appended at the top level (e.g. a policies: section); `trust` is the trust
+ * configuration (default TINY_TRUST: the event's source bound to east and granted to its own
+ * token; '' for the production default, nothing trusted).
  */
-export function tinyScenario(extra = ''): string {
+export function tinyScenario(extra = '', trust = TINY_TRUST): string {
   return `title: tiny test fleet
 hours: 1
 regions:
@@ -36,7 +40,26 @@ world:
   resolvers: 40
   demandShare: { north-america: 1 }
   warmup: 5m
-${extra}`;
+${trust}${extra}`;
+}
+
+/** The tiny scenario's trust: its feed is bound to east, written under its own grant. */
+export const TINY_TRUST = `trust:
+  bindings: { openadr3/vtn.test: [east] }
+  principals: { openadr3/vtn.test: { principal: 'token:vtn-test' } }
+`;
+
+/**
+ * The tiny scenario with a second shed, of west at the same time from another bound source
+ * (openadr3/vtn.other): east's source is written by token:a, west's by `westBy`. East and west
+ * are 200 of the name's 300 units, beyond maxTrustedLossShare 0.5 for one principal.
+ */
+export function tinyTwoSheds(westBy: string, extra = ''): string {
+  const trust = `trust:\n  bindings: { openadr3/vtn.test: [east], openadr3/vtn.other: [west] }\n  principals: { openadr3/vtn.test: { principal: 'token:a' }, openadr3/vtn.other: { principal: '${westBy}' } }\n`;
+  const tiny = tinyScenario(extra, trust);
+  const first = tiny.slice(tiny.indexOf('  - id: shed-1'), tiny.indexOf('world:\n'));
+  const second = first.replace('shed-1', 'shed-2').replace('region: east', 'region: west').replace('vtn.test', 'vtn.other');
+  return tiny.replace('world:\n', `${second}world:\n`);
 }
 
 /** Writes `files` (relative path → text) into a fresh temporary folder removed after the test; returns the folder. */
@@ -49,3 +72,11 @@ export function tempDir(t: { after(fn: () => void): void }, files: Record<string
   }
   return dir;
 }
+
+/** GridSteer told of the scenario's events (each event's facts, at its announcement); returns the policy with its world. */
+export function toldOfEvents(w: ReturnType<typeof buildWorld>, p = new GridSteerPolicy(w, w.scenario.policies.gridsteer, w.scenario.epoch)) {
+  const sc = w.scenario;
+  for (const e of sc.events) for (const f of e.facts) p.fact({ region: e.region, kind: f.kind, source: f.source, key: f.key, observedAt: sc.epoch + e.atMs - e.noticeMs, expiresAt: sc.epoch + e.atMs + e.durationMs, value: f.value }, sc.epoch + e.atMs - e.noticeMs);
+  return Object.assign(p, { w });
+}
+export const verdicts = (p: GridSteerPolicy) => (p.current.trust ?? []).map((d) => `${d.region} ${d.status} ${d.principal}`).sort();
