@@ -79,6 +79,15 @@ async function waitAnswer(want: string, what: string): Promise<number> {
 
 test('both model servers up: the nearer region answers', async () => {
   await waitAnswer('127.0.0.2', 'at start');
+  // Wait until a probe of near is stored: without one a region is up by default, and the first
+  // probe sets an endpoint's state at once, so stopping near before any probe would take it down
+  // on one failure, not three (a slow start made the next test see that).
+  for (let i = 0; i < 100; i++) {
+    const r = (await (await fetch(`${srv.http}/v1/regions/near`, { signal: AbortSignal.timeout(5000) })).json()) as { signals: { kind: string; value: { up?: boolean } }[] };
+    if (r.signals.some((x) => x.kind === 'health.probe' && x.value.up === true)) return;
+    await sleep(100);
+  }
+  assert.fail('no probe of near was stored within 10 s');
 });
 
 test('the nearer model server stops: after three failed probes the answer moves; it comes back after two good ones', async (t) => {
