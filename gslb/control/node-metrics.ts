@@ -26,6 +26,19 @@ export interface NodeMetricsSinks {
   rejected(route: string, status: number): void;
 }
 
+/** How many items share each label set (for a gauge of counts by labels). */
+function countBy<T, L extends Record<string, string>>(items: readonly T[], labelsOf: (x: T) => L): [L, number][] {
+  const n = new Map<string, [L, number]>();
+  for (const x of items) {
+    const labels = labelsOf(x);
+    const k = JSON.stringify(labels);
+    const e = n.get(k);
+    if (e) e[1]++;
+    else n.set(k, [labels, 1]);
+  }
+  return [...n.values()];
+}
+
 export function registerNodeMetrics(registry: Registry, s: NodeMetricsSources): NodeMetricsSinks {
   const apiRejected = new client.Counter({
     name: 'gridsteer_api_rejected_total',
@@ -84,13 +97,7 @@ export function registerNodeMetrics(registry: Registry, s: NodeMetricsSources): 
     registers: [registry],
     collect() {
       this.reset();
-      const n = new Map<string, { kind: string; severity: string; count: number }>();
-      for (const a of s.plan().alerts ?? []) {
-        const k = `${a.kind}|${a.severity}`;
-        const x = n.get(k) ?? n.set(k, { kind: a.kind, severity: a.severity, count: 0 }).get(k)!;
-        x.count++;
-      }
-      for (const x of n.values()) this.set({ kind: x.kind, severity: x.severity }, x.count);
+      for (const [labels, count] of countBy(s.plan().alerts ?? [], (a) => ({ kind: a.kind, severity: a.severity }))) this.set(labels, count);
     },
   });
   new client.Gauge({
@@ -100,13 +107,7 @@ export function registerNodeMetrics(registry: Registry, s: NodeMetricsSources): 
     registers: [registry],
     collect() {
       this.reset();
-      const n = new Map<string, { status: string; principal: string; count: number }>();
-      for (const d of s.plan().trust ?? []) {
-        const k = `${d.status}|${d.principal}`;
-        const x = n.get(k) ?? n.set(k, { status: d.status, principal: d.principal, count: 0 }).get(k)!;
-        x.count++;
-      }
-      for (const x of n.values()) this.set({ status: x.status, principal: x.principal }, x.count);
+      for (const [labels, count] of countBy(s.plan().trust ?? [], (d) => ({ status: d.status, principal: d.principal }))) this.set(labels, count);
     },
   });
   new client.Gauge({

@@ -505,7 +505,7 @@ export class StateService {
   readonly ingestRefused = new Map<string, { forbidden: number; quota: number }>();
   private readonly quotaBuckets = new QuotaBuckets();
   /** Per principal, the ids of its live records in the last snapshot read (rebuilt once per snapshot). */
-  private liveIds: { snap: StoreSnapshot; at: number; ids: Map<string, Set<string>> } | null = null;
+  private liveIds: { snap: StoreSnapshot; ids: Map<string, Set<string>> } | null = null;
 
   /** Per principal, ids this node stored that the last snapshot read may not hold yet (id → the write's revision). */
   private readonly pending = new Map<string, Map<string, number>>();
@@ -543,7 +543,7 @@ export class StateService {
           if (!set) ids.set(r.principal, (set = new Set()));
           set.add(r.id);
         }
-        this.liveIds = { snap: this.lastSnapshot, at: now, ids };
+        this.liveIds = { snap: this.lastSnapshot, ids };
       }
       const snapRev = this.lastSnapshot.revision;
       const held = new Set(this.liveIds.ids.get(principal));
