@@ -12,6 +12,13 @@
  *   kind; each snapshot planned with shared settings (reuse), with a fresh copy (from
  *   scratch) and, every tenth change, with frozen inputs.
  *
+ * A plan's `version` hashes the settings too (gslb/policy/planner/plan.ts), so a change that only
+ * adds a setting would move every section's digest although no plan says anything new. The
+ * sections therefore digest each plan without its `version`; the settings get a line of their
+ * own (`settings`: the digest of every settings object planned with, canonical JSON), and
+ * `versions` digests the versions themselves. A refactor that keeps behaviour keeps every
+ * section line and `all`; adding a setting may move `settings` and `versions` only.
+ *
  * Bounded (fixed counts); no clock reads enter a plan. usage: node dist/bench/plan-digest.js
  */
 import { createHash } from 'node:crypto';
@@ -22,6 +29,25 @@ import { benchFleet } from './fleet.js';
 import { World, fleetSettings, populate, step } from '../test/helpers/plan-walk.js';
 
 const all = createHash('sha256');
+const settingsDigest = createHash('sha256');
+const versionsDigest = createHash('sha256');
+
+/** JSON with sorted keys (a settings object's key order is not part of what it says). */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x));
+}
+
+/** A plan input's settings, seen once per object (the walk plans with one shared object many times). */
+const seenSettings = new WeakSet<object>();
+function planOf(input: Parameters<typeof plan>[0]): unknown {
+  if (!seenSettings.has(input.settings)) {
+    seenSettings.add(input.settings);
+    settingsDigest.update(canonical(input.settings)).update('\n');
+  }
+  const { version, ...content } = plan(input);
+  versionsDigest.update(`${version}\n`);
+  return content;
+}
 
 function section(name: string, plans: () => Iterable<unknown>): void {
   const h = createHash('sha256');
@@ -39,7 +65,7 @@ function section(name: string, plans: () => Iterable<unknown>): void {
 for (const n of [10, 100, 1000]) {
   section(`bench-${n}`, function* () {
     const { settings, snapshot } = benchFleet(n);
-    yield plan({ configHash: 'bench', snapshot, settings: { ...settings } });
+    yield planOf({ configHash: 'bench', snapshot, settings: { ...settings } });
     const records = [...snapshot.records];
     const loads = records.flatMap((r, i) => (r.signal.kind === 'load.metrics' ? [i] : []));
     for (let i = 0; i < 20; i++) {
@@ -47,7 +73,7 @@ for (const n of [10, 100, 1000]) {
       const prev = records[at]!;
       const next = reduce(prev, { ...prev.signal, observedAt: prev.signal.observedAt + 1 + i, value: { kvCacheUse: ((i * 37) % 100) / 100 } });
       if (next) records[at] = next;
-      yield plan({ configHash: 'bench', snapshot: { ...snapshot, revision: snapshot.revision + 1 + i, records: [...records] }, settings });
+      yield planOf({ configHash: 'bench', snapshot: { ...snapshot, revision: snapshot.revision + 1 + i, records: [...records] }, settings });
     }
   });
 }
@@ -60,11 +86,13 @@ for (const seed of [1, 7, 42, 99, 2024]) {
     for (let i = 0; i < 200; i++) {
       step(w);
       const snapshot = w.snapshot();
-      yield plan({ configHash: 'cfg', snapshot, settings: shared });
-      yield plan({ configHash: 'cfg', snapshot, settings: { ...shared } });
-      if (i % 10 === 0) yield plan({ configHash: 'cfg', snapshot, settings: shared, frozen: true });
+      yield planOf({ configHash: 'cfg', snapshot, settings: shared });
+      yield planOf({ configHash: 'cfg', snapshot, settings: { ...shared } });
+      if (i % 10 === 0) yield planOf({ configHash: 'cfg', snapshot, settings: shared, frozen: true });
     }
   });
 }
 
 console.log(`all        ${all.digest('hex')}`);
+console.log(`settings   ${settingsDigest.digest('hex')}`);
+console.log(`versions   ${versionsDigest.digest('hex')}`);
