@@ -15,11 +15,13 @@ import { RegionMemo, regionMemos } from './memo.js';
 import { type FloorSegment, safetyFloors } from '../rules/safety.js';
 import { type PlanInput, type PlannerRegion, type PlannerSettings, phaseAt, round } from '../settings.js';
 import { demandPerHome, spillLimits } from '../rules/spill.js';
-import { splitRecords } from '../rules/records.js';
+import { routeRecords } from '../rules/records.js';
+import { ROUTED_KINDS } from '../rules/index.js';
 import { type RegionRecords, type RegionView, Texts, type ViewContext } from '../rules/rule.js';
+import type { RegionWindow } from '../rules/shared.js';
 import { sameStep, staticWeightsOf, stepOf, viewAt } from './view.js';
 import { lossAlerts, lossVerdicts, trustDecisions, verdictKey } from '../rules/loss.js';
-import { type RegionWindow, type WindowSkip, windowExpansion, windowInstants } from '../rules/windows.js';
+import { type WindowSkip, windowExpansion, windowInstants } from '../rules/windows.js';
 import { practiceOutcomes } from '../rules/practice.js';
 import { quarantineAlert, quarantineOf, withoutTargets } from '../quarantine.js';
 import type { PlannerWindow, WindowOccurrence } from '../../model/windows.js';
@@ -158,7 +160,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     for (const t of times) {
       // Only votes change here: if they decide what they decided before, so is the view.
       if (whyAt.get(t) === VOTES_ONLY && skipVotes) {
-        tallyHealth(rr.health, rr.tally, t, hp, lossEndedAt(rr, c, t));
+        tallyHealth(rr.byKind['health.probe'], rr.tally, t, hp, lossEndedAt(rr, c, t));
         const o = healthOutcome(rr.tally);
         if (o === outcome) continue;
       }
@@ -193,14 +195,14 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
   // the loss pass over every region's claims of physical loss (rules/loss.ts).
   const reuse = new Map<RegionId, RegionMemo>();
   const factsBy = new Map<RegionId, RegionRecords['facts']>();
-  const gridRecsBy = new Map<RegionId, SignalRecord[]>();
+  const gridRecsBy = new Map<RegionId, readonly SignalRecord[]>();
   for (const region of s.regions) {
     const recs = recsBy.get(region.id)!;
     const m = memos.get(region.id);
-    const rr = m && m.sameRecords(recs) ? (reuse.set(region.id, m), m.rr) : splitRecords(recs, region, s);
+    const rr = m && m.sameRecords(recs) ? (reuse.set(region.id, m), m.rr) : routeRecords(recs, region, s, ROUTED_KINDS);
     rrBy.set(region.id, rr);
     factsBy.set(region.id, rr.facts);
-    gridRecsBy.set(region.id, rr.grid);
+    gridRecsBy.set(region.id, rr.byKind['grid.event']);
   }
   const verdicts = lossVerdicts(s, factsBy, gridRecsBy, snapshot.overrides);
   if (verdicts.size > 0) ctx.loss = verdicts;
@@ -215,10 +217,7 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     let m = reuse.get(id);
     if (!m || !m.sameKeys(ovsKey, lossKey, frozen)) {
       made++;
-      const own = regionInstants(region, recs, rr, ovs, freezes, s);
-      windowInstants(wx?.byRegion.get(id), (t) => {
-        if (t > 0 && Number.isFinite(t)) own.set(t, (own.get(t) ?? 0) | ANY_CHANGE);
-      });
+      const own = regionInstants(region, recs, rr, ovs, ctx, s);
       m = new RegionMemo(recs, ovsKey, lossKey, frozen, rr, own, schedule(region, rr, own, ctx));
       memos.set(id, m);
     }
@@ -316,8 +315,8 @@ function planCore(input: PlanInput): { plan: Plan; gridAt: (t: number) => Record
     const util = new Map<RegionId, number>();
     const loadAt = new Map<RegionId, number>();
     for (const region of s.regions) {
-      for (const r of rrBy.get(region.id)!.compute) {
-        if (r.signal.kind !== 'load.metrics' || phaseAt(r, tRef, s.stale['load.metrics']) === 'stale') continue;
+      for (const r of rrBy.get(region.id)!.byKind['load.metrics']) {
+        if (phaseAt(r, tRef, s.stale['load.metrics']) === 'stale') continue;
         const v = r.signal.value as LoadMetrics;
         const u = v.kvCacheUse ?? 0;
         if (u > (util.get(region.id) ?? 0)) {

@@ -4,15 +4,12 @@
  */
 import type { Override, RegionId, RegionStep } from '../../model/types.js';
 import { applyViewRules } from '../rules/index.js';
-import type { RegionRecords, RegionView, ViewAcc, ViewContext } from '../rules/rule.js';
+import { type RegionRecords, type RegionView, type ViewAcc, type ViewContext, refusal } from '../rules/rule.js';
 import { type PlannerRegion, type PlannerSettings, round } from '../settings.js';
 
-/**
- * A region's view at t: every rule of rules/index.ts applied in its written order to one
- * accumulator, caps combined by minimum (see rules/rule.ts).
- */
-export function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: number, s: PlannerSettings, ctx: ViewContext): RegionView {
-  const a: ViewAcc = {
+/** A fresh accumulator for one region at one instant (every output at its neutral value). */
+export function newAcc(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: number, s: PlannerSettings, ctx: ViewContext): ViewAcc {
+  return {
     region,
     rr,
     ovs,
@@ -29,17 +26,34 @@ export function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[]
     grid: 1,
     lossRaw: 1,
     goawayBy: undefined,
-    gridRefuse: false,
-    opRefuse: false,
+    refuseWhy: undefined,
+    autoRefuseWhy: undefined,
+    autoLifted: false,
     ttlCap: undefined,
     eventLimitW: Infinity,
     eventLimitWhy: '',
     noSpill: false,
-    winGrid: 1,
-    winRefuse: false,
+    auto: 1,
+    autoFirm: 1,
+    autoGoaway: Infinity,
+    loss: 1,
+    lossFirm: 1,
+    lossGoaway: Infinity,
+    lossSources: '',
   };
+}
+
+/**
+ * A region's view at t: every rule of rules/index.ts applied in its written order to one
+ * accumulator, caps combined by minimum (see rules/rule.ts).
+ */
+export function viewAt(region: PlannerRegion, rr: RegionRecords, ovs: Override[], t: number, s: PlannerSettings, ctx: ViewContext): RegionView {
+  const a = newAcc(region, rr, ovs, t, s, ctx);
   applyViewRules(a);
-  const view: RegionView = { down: a.down, refuse: a.gridRefuse || a.opRefuse, gridRaw: a.gridRaw, grid: a.grid, lossRaw: a.lossRaw, share: round(a.share), firm: round(Math.max(a.share, a.firm)), noSpill: a.noSpill, reasons: a.reasons };
+  // Refusal is decided here, once every rule has run (rules/rule.ts refuseNew): no rule's depends on the order.
+  const why = refusal(a);
+  const view: RegionView = { down: a.down, refuse: why !== undefined, gridRaw: a.gridRaw, grid: a.grid, lossRaw: a.lossRaw, share: round(a.share), firm: round(Math.max(a.share, a.firm)), noSpill: a.noSpill, reasons: a.reasons };
+  if (why !== undefined) view.refuseWhy = why;
   if (a.ttlCap !== undefined) view.ttlCap = a.ttlCap;
   if (a.goawayBy !== undefined && !view.refuse && !a.down && round(a.share) === 0) view.goawayBy = a.goawayBy;
   return view;

@@ -66,6 +66,7 @@ export function carbonPreferences(
 export const carbonPass: PlanPass = {
   name: 'carbon tie-break',
   module: 'rules/carbon.ts',
+  kinds: ['carbon'],
   reads: "carbon intensity; every region's view at the newest input; distance from the home",
   changesAt: 'every plan',
   sets: 'a preferred region per home, tried first (never over health, drains, caps or power)',

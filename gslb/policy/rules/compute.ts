@@ -6,11 +6,15 @@
  */
 import type { KindValue } from '../../model/kinds/index.js';
 import { phaseAt, round } from '../settings.js';
-import { type ViewAcc, type ViewRule, capText, capWords, staleCap } from './rule.js';
+import { type ViewAcc, type ViewRule, capText, capWords, noSpill, staleCap } from './rule.js';
+
+/** In the order their records are read (record order: a kind's records follow the one before's). */
+const COMPUTE_KINDS = ['capacity', 'load.metrics'] as const;
 
 export const computeRule: ViewRule = {
   name: 'compute capacity',
   module: 'rules/compute.ts',
+  kinds: COMPUTE_KINDS,
   reads: 'capacity, load.metrics',
   changesAt: "a record's expiry and stale point",
   sets: 'cap (capacity, throttling); no spill (saturated)',
@@ -18,9 +22,7 @@ export const computeRule: ViewRule = {
     const { region, rr, t, s } = a;
     const id = region.id;
     const texts = a.ctx.texts;
-    for (const r of rr.compute) {
-      const kind = r.signal.kind;
-      if (kind !== 'capacity' && kind !== 'load.metrics') continue;
+    for (const kind of COMPUTE_KINDS) for (const r of rr.byKind[kind]) {
       const pol = s.stale[kind];
       const ph = phaseAt(r, t, pol);
       if (ph === 'stale') {
@@ -52,10 +54,7 @@ export const computeRule: ViewRule = {
             );
           } else capText(a, left, texts.get(r, 'throttled') ?? texts.put(r, 'throttled', capWords(id, left, `${Math.round(lost * 100)} % of GPUs throttled (${r.signal.source})`)));
         }
-        if (saturated) {
-          a.noSpill = true;
-          a.reasons.push(texts.get(r, 'saturated') ?? texts.put(r, 'saturated', `${id}: saturated (${waiting} requests waiting, KV cache at ${Math.round(kv * 100)} %, ${r.signal.source}): takes no spill`));
-        }
+        if (saturated) noSpill(a, texts.get(r, 'saturated') ?? texts.put(r, 'saturated', `${id}: saturated (${waiting} requests waiting, KV cache at ${Math.round(kv * 100)} %, ${r.signal.source}): takes no spill`));
       }
     }
   },

@@ -5,8 +5,9 @@
 import { grantedRecord, principalOf } from '../../model/principal.js';
 import type { SignalRecord } from '../../model/snapshot.js';
 import type { KindValue } from '../../model/kinds/index.js';
-import { curveWords, drainCurve, type CurvePhase, type CurvePoint, type DrainCurve } from '../drain.js';
-import type { ViewAcc, ViewRule } from './rule.js';
+import { curveWords, drainCurve, type CurvePhase, type CurvePoint } from '../drain.js';
+import { type ViewAcc, type ViewRule, automationCap, capTtl, refuseNew } from './rule.js';
+import type { GridFact, LossClaim } from './shared.js';
 import { gridImportW, siteAvailableW } from './watts.js';
 import type { GridRule } from '../../model/policy.js';
 import { type PlannerRegion, type PlannerSettings, round } from '../settings.js';
@@ -43,66 +44,17 @@ export function trustOf(s: PlannerSettings, source: string): 'full' | 'cap' {
 }
 
 /**
- * One grid fact read through gridPolicy: a grid record's current content, or — while it
- * restores — the content it had before it changed or was cancelled (GridFold.last).
- */
-export interface GridFact {
-  rule: GridRule;
-  /** In words, e.g. "grid event e1 from openadr3/vtn: load-shed, 2026-…–2026-…". */
-  what: string;
-  /** The window [start, end) in which it is in force (end already cut at a change). */
-  start: number;
-  end: number;
-  /** In force from here: the start, or when it was learned if later (nothing acts on what was not yet known). */
-  from: number;
-  /** The cap its rule asks for (1 = none), after the source's trust. */
-  cap: number;
-  limitW?: number;
-  note: string;
-  effect: string;
-  shadow: boolean;
-  previous: boolean;
-  /** A grid alert past its expiresAt is kept (until its stale policy ends it): said so from here. */
-  keptFrom?: number;
-  priority?: number;
-  priorityKey: string;
-  curve?: DrainCurve;
-  /**
-   * A claim of physical loss (its rule has `loss`: a drain, or an import limit leaving less
-   * than the region's minServingW): whether it is trusted is the loss pass's (rules/loss.ts).
-   */
-  loss?: LossClaim;
-}
-
-/** What a fact of physical loss says, for the loss pass: who says it, and the drain curve to 0 it asks for. */
-export interface LossClaim {
-  source: string;
-  /** Who wrote it (model/principal.ts principalOf): the loss bounds count principals, not sources (ADR 0021). */
-  principal: string;
-  /** Written under a grant (model/principal.ts grantedRecord): a claim without one is never trusted and never corroborates. */
-  granted: boolean;
-  /** The record now says the event is cancelled (this claim is what it said before). */
-  cancelled: boolean;
-  /** The event id at its source (grid.event), or the record key (grid.alert). */
-  eventId: string;
-  observedAt: number;
-  learnedAt: number;
-  /** The drain curve to 0 (the fact's own for a drain; for an import limit, to 0 instead of the share it leaves). */
-  curve: DrainCurve;
-}
-
-/**
  * The share an import limit of `limitW` leaves the region (its full-load draw against the
  * limited import plus on-site generation and storage from its power budget), or 1 when the
  * region has no fullLoadW.
  */
-function importShare(region: PlannerRegion, power: SignalRecord[], limitW: number): number {
+function importShare(region: PlannerRegion, power: readonly SignalRecord[], limitW: number): number {
   if (!region.fullLoadW) return 1;
   return Math.min(1, importAvailableW(region, power, limitW) / region.fullLoadW);
 }
 
 /** The W a site has under an import limit: the limited import plus on-site generation and storage (the last applied budget). */
-function importAvailableW(region: PlannerRegion, power: SignalRecord[], limitW: number): number {
+function importAvailableW(region: PlannerRegion, power: readonly SignalRecord[], limitW: number): number {
   // The last applied budget counts (not the least of several, as the power rule takes, nor
   // skipping a stale one): kept as it was, see ADR 0012.
   let avail = gridImportW(region, limitW);
@@ -113,7 +65,7 @@ function importAvailableW(region: PlannerRegion, power: SignalRecord[], limitW: 
   return avail;
 }
 
-export function gridFacts(region: PlannerRegion, grid: SignalRecord[], power: SignalRecord[], s: PlannerSettings): GridFact[] {
+export function gridFacts(region: PlannerRegion, grid: readonly SignalRecord[], power: readonly SignalRecord[], s: PlannerSettings): GridFact[] {
   const out: GridFact[] = [];
   const iso = (t: number) => (Number.isFinite(t) ? isoOf(t) : '…');
   for (const r of grid) {
@@ -260,46 +212,46 @@ export function eventImportLimitAt(facts: readonly GridFact[], t: number): numbe
 
 /**
  * The grid rule: every grid fact read through gridPolicy (first matching rule), with its drain
- * curve (drain.ts): the ramp ahead of its start, the hold, the restore after it. Then the
- * automation's safety floor (the safety pass) or the operator's freeze, which act on
- * gridPolicy's share only.
+ * curve (drain.ts): the ramp ahead of its start, the hold, the restore after it. A fact lowers
+ * gridPolicy's discretionary share (automationCap); the automation limits (rules/limits.ts)
+ * then apply the safety floor or the operator's freeze to it. A trusted physical loss (the
+ * loss pass's verdict) is kept apart: no limit lifts it.
  */
 export const gridRule: ViewRule = {
   name: 'grid obligations',
   module: 'rules/grid.ts',
-  reads: 'grid.event and grid.alert through gridPolicy (power.budget for an import limit\'s share); the freeze; the safety floor',
-  changesAt: "a fact's window (from, end), each step of its drain curve; a freeze's start and end; a safety floor's segments",
-  sets: 'cap (its hold and restore after an event\'s end soft, ADR 0018); TTL cap (pre-arm, late notice); refuse (an obligation to take nothing); the import limit the power rule reads',
+  kinds: ['grid.alert', 'grid.event', 'power.budget'],
+  derived: ['facts'],
+  reads: 'grid.event and grid.alert through gridPolicy (power.budget for an import limit\'s share); the loss pass\'s verdicts',
+  changesAt: "a fact's window (from, end), each step of its drain curve",
+  sets: "gridPolicy's share (its hold and restore after an event's end soft, ADR 0018); a trusted physical loss's cap; TTL cap (pre-arm, late notice); refuse (an obligation to take nothing); the import limit the power rule reads",
+  instants(x, at): void {
+    for (const f of x.rr.facts) {
+      at(f.from);
+      at(f.end);
+      for (const t of f.curve?.instants ?? []) at(t);
+    }
+  },
   apply(a: ViewAcc): void {
     const id = a.region.id;
     const t = a.t;
     const s = a.s;
     const reasons = a.reasons;
     const verdicts = a.ctx.loss;
-    let grid = a.winGrid; // tariff and practice windows (rules/windows.ts) rank as grid obligations
-    let refuse = a.winRefuse;
-    let goaway = Infinity;
     // Trusted physical losses (the loss pass, rules/loss.ts): planned whatever the safety limits and the freeze say.
-    let lossCap = 1;
-    // The same without the soft holds (a curve's hold and restore after its end): RegionView.firm.
-    let gridFirm = grid;
-    let lossFirm = 1;
-    let lossRefuse = false;
-    let lossGoaway = Infinity;
-    let lossSources = '';
     if (verdicts !== undefined) {
       for (const f of a.rr.facts) {
         if (f.loss === undefined || f.shadow || verdicts.get(f)?.status !== 'trusted') continue;
         const c = f.loss.curve;
         const p = c.at(t);
-        if (p.cap < lossCap) lossCap = p.cap;
-        if (p.cap < lossFirm && !softPhase(p.phase)) lossFirm = p.cap;
+        if (p.cap < a.loss) a.loss = p.cap;
+        if (p.cap < a.lossFirm && !softPhase(p.phase)) a.lossFirm = p.cap;
         if (p.cap < 1) {
           reasons.push(`${id}: physical loss: rule ${f.rule.name} (${f.what}), trusted: ${verdicts.get(f)!.why}: ${curveWords(c, p)} → cap ${p.cap}`);
-          if (!lossSources.includes(f.loss.source)) lossSources += `${lossSources ? ', ' : ''}${f.loss.source}`;
+          if (!a.lossSources.includes(f.loss.source)) a.lossSources += `${a.lossSources ? ', ' : ''}${f.loss.source}`;
         }
-        if (t >= c.refuseAt && t < c.endAt) lossRefuse = true;
-        else if (t >= c.reach && t < c.refuseAt && c.refuseAt < lossGoaway) lossGoaway = c.refuseAt;
+        if (t >= c.refuseAt && t < c.endAt) refuseNew(a, `physical loss: ${f.what}`);
+        else if (t >= c.reach && t < c.refuseAt && c.refuseAt < a.lossGoaway) a.lossGoaway = c.refuseAt;
       }
     }
     // OpenADR: among overlapping events of one source and program, the lowest priority number wins.
@@ -317,68 +269,26 @@ export const gridRule: ViewRule = {
         reasons.push(`${id}: shadow: rule ${f.rule.name} (${f.what}) would apply: ${f.effect || 'nothing'}${f.note}${phase ? ` — now${phase}` : ''}`);
         continue;
       }
-      if (p && p.cap < 1) {
-        if (p.cap < grid) grid = p.cap;
-        if (p.cap < gridFirm && !softPhase(p.phase)) gridFirm = p.cap;
-        reasons.push(`${id}: rule ${f.rule.name} (${f.what})${f.note}${phase} → cap ${p.cap}`);
-      }
+      if (p && p.cap < 1) automationCap(a, p.cap, `${id}: rule ${f.rule.name} (${f.what})${f.note}${phase} → cap ${p.cap}`, softPhase(p.phase));
       const c = f.curve;
       if (c && c.shortfallMs > 0 && !f.previous && t >= c.input.learnedAt && t < f.start) {
-        a.ttlCap = Math.min(a.ttlCap ?? Infinity, s.drain.minTtlS);
-        reasons.push(
+        capTtl(
+          a,
+          s.drain.minTtlS,
           `${id}: ${f.what} was learned ${Math.round(c.shortfallMs / 1000)} s later than the lead it needs (${Math.round((c.input.start - c.noticeStart) / 1000)} s): TTL ${s.drain.minTtlS} s until it starts`,
         );
       }
       // The drain-hook contract: GOAWAY from the instant the weight reaches 0, new streams refused from T − S.
       if (f.cap === 0 && t < f.end) {
-        if (c ? t >= c.refuseAt && t < c.endAt : inWindow) refuse = true;
-        else if (c && t >= c.reach && t < c.refuseAt && c.refuseAt < goaway) goaway = c.refuseAt;
+        if (c ? t >= c.refuseAt && t < c.endAt : inWindow) refuseNew(a, `rule ${f.rule.name} (${f.what})`, true);
+        else if (c && t >= c.reach && t < c.refuseAt && c.refuseAt < a.autoGoaway) a.autoGoaway = c.refuseAt;
       }
       if (!inWindow) continue;
-      if (f.rule.then.ttlCap !== undefined) {
-        a.ttlCap = Math.min(a.ttlCap ?? Infinity, f.rule.then.ttlCap);
-        reasons.push(`${id}: rule ${f.rule.name} (${f.what}) → TTL ≤ ${f.rule.then.ttlCap} s`);
-      }
+      if (f.rule.then.ttlCap !== undefined) capTtl(a, f.rule.then.ttlCap, `${id}: rule ${f.rule.name} (${f.what}) → TTL ≤ ${f.rule.then.ttlCap} s`);
       if (f.rule.then.importLimit && f.limitW !== undefined && f.limitW < a.eventLimitW) {
         a.eventLimitW = f.limitW;
         a.eventLimitWhy = `rule ${f.rule.name} (${f.what})`;
       }
     }
-    // Safety and the operator's freeze act on gridPolicy's discretionary share only (measured
-    // power and compute, and a trusted physical loss, are facts no switch makes untrue).
-    a.gridRaw = Math.min(grid, lossCap);
-    a.lossRaw = lossCap;
-    const freezes = a.ctx.freezes;
-    const fr = freezes.length === 0 ? undefined : freezes.find((o) => o.start <= t && (o.end === undefined || t < o.end));
-    let lifted = '';
-    if (fr) {
-      const held = fr.hold?.[id] ?? 1;
-      if (held !== grid) reasons.push(`${id}: automation frozen by ${fr.actor} (${fr.reason}) [${fr.id}]: gridPolicy held at ${held}${grid < 1 ? `, not ${grid}` : ' (it would lift)'}`);
-      grid = held;
-      gridFirm = held;
-      if (held > 0) refuse = false;
-      lifted = `automation frozen by ${fr.actor} [${fr.id}]`;
-    } else {
-      const fl = a.ctx.floor?.(t);
-      if (fl && fl.floor > grid) {
-        reasons.push(`${id}: ${fl.why}: gridPolicy held at ${round(fl.floor)}, not ${grid}`);
-        grid = round(fl.floor);
-        gridFirm = Math.max(gridFirm, grid);
-        refuse = false;
-        lifted = 'the safety limits';
-      }
-    }
-    if (lossCap < grid) {
-      if (lifted) reasons.push(`${id}: the physical loss acts although ${lifted} would hold it (gridsteer distrust ${lossSources} stops it)`);
-      grid = lossCap;
-    }
-    refuse = refuse || lossRefuse;
-    if (lossGoaway < goaway) goaway = lossGoaway;
-    a.grid = grid;
-    a.gridRefuse = refuse;
-    if (grid === 0 && !refuse && Number.isFinite(goaway) && (a.goawayBy === undefined || goaway < a.goawayBy)) a.goawayBy = goaway;
-    if (grid < a.share) a.share = grid;
-    gridFirm = Math.min(gridFirm, lossFirm);
-    if (gridFirm < a.firm) a.firm = gridFirm;
   },
 };

@@ -4,24 +4,9 @@
  */
 import type { SignalRecord } from '../../model/snapshot.js';
 import { type StalePolicy, phaseAt } from '../settings.js';
-import { type RegionRecords, type ViewAcc, type ViewContext, type ViewRule, capText, capWords } from './rule.js';
+import { type RegionRecords, type ViewAcc, type ViewContext, type ViewRule, capText, capWords, markDown } from './rule.js';
+import type { HealthScratch } from './shared.js';
 import { isoOf } from '../../model/domains.js';
-
-/**
- * A region's endpoints (health.probe keys, in the order healthAt lists them) and, per health
- * record, its endpoint's index (−1: not a health fold); arrays viewAt's tally reuses at each
- * instant instead of making new ones.
- */
-export interface HealthScratch {
-  keys: string[];
-  keyOf: Int32Array;
-  ups: Int32Array;
-  downs: Int32Array;
-  /** Latest turn up of the vantages voting up; NaN: one of them never turned (healthAt's undefined). */
-  since: Float64Array;
-  /** Down votes, at the last tally, from probes made at or after its `fresh` instant (tallyHealth). */
-  lateDowns: number;
-}
 
 export function healthScratch(health: readonly SignalRecord[]): HealthScratch {
   const keys: string[] = [];
@@ -173,13 +158,15 @@ export function healthOutcome(h: HealthScratch): string {
 export const healthRule: ViewRule = {
   name: 'health',
   module: 'rules/health.ts',
+  kinds: ['health.probe'],
+  derived: ['tally', 'facts'],
   reads: 'health.probe (every vantage, every endpoint); the end of a known outage (a trusted physical loss, a grid drain to 0)',
   changesAt: "a probe's expiry and stale point (votes only: skipped when the votes decide as before)",
   sets: "down (unless forced up); after a known outage's end, until a probe made since says otherwise, a soft cap 0 instead, and one probe decides (ADR 0019)",
   apply(a: ViewAcc): void {
     // Always tallied: the slow-start rule and the planner's vote-only skip read the tally.
     const ended = lossEndedAt(a.rr, a.ctx, a.t);
-    const h = tallyHealth(a.rr.health, a.rr.tally, a.t, a.s.stale['health.probe'], ended);
+    const h = tallyHealth(a.rr.byKind['health.probe'], a.rr.tally, a.t, a.s.stale['health.probe'], ended);
     if (a.forceDown || !(h.probed > 0 && h.down === h.probed)) return;
     const id = a.region.id;
     const f = a.forceUp;
@@ -192,8 +179,7 @@ export const healthRule: ViewRule = {
       const texts = a.ctx.texts;
       capText(a, 0, texts.get(a.rr, `back ${ended}`) ?? texts.put(a.rr, `back ${ended}`, capWords(id, 0, `health says down (${downEndpoints(a.rr.tally).join(', ')}) but only by probes made before its known outage ended at ${isoOf(ended)}: awaiting a probe; its own clients no region with room can take go to it`)), true);
     } else {
-      a.down = true;
-      a.reasons.push(`${id}: down: every probed endpoint failed on a majority of vantages (${downEndpoints(a.rr.tally).join(', ')})`);
+      markDown(a, `${id}: down: every probed endpoint failed on a majority of vantages (${downEndpoints(a.rr.tally).join(', ')})`);
     }
   },
 };

@@ -27,8 +27,8 @@ test('every rule module of gslb/policy/rules/ is registered, once, under its own
   assert.deepEqual([...registered].sort(), declared);
   assert.deepEqual(
     VIEW_RULES.map((r) => r.name),
-    ['operator force', 'health', 'slow start', 'operator drain / cap', 'recurring windows', 'grid obligations', 'power budget', 'compute capacity'],
-    "the rule order of docs/design.md: force-down > health > drain/cap > grid obligations > power > compute (recurring windows between: maintenance at drain's rank, tariff and practice feed the grid rule's share; issue 21)",
+    ['operator force', 'health', 'slow start', 'operator drain / cap', 'recurring windows', 'grid obligations', 'automation limits', 'power budget', 'compute capacity'],
+    "the rule order of docs/design.md: force-down > health > drain/cap > grid obligations > power > compute (recurring windows between: maintenance at drain's rank, tariff and practice lower gridPolicy's share; the automation limits after every rule that lowers it)",
   );
 });
 

@@ -22,6 +22,8 @@ import { spillPass } from './spill.js';
 import { carbonPass } from './carbon.js';
 import { windowsRule } from './windows.js';
 import { practicePass } from './practice.js';
+import { limitsRule } from './limits.js';
+import { routedKinds } from './records.js';
 import { mdCell } from '../../model/markdown.js';
 
 export const VIEW_RULES: readonly ViewRule[] = [
@@ -31,9 +33,11 @@ export const VIEW_RULES: readonly ViewRule[] = [
   operatorRule,
   windowsRule,
   gridRule,
+  limitsRule,
   powerRule,
   computeRule,
 ];
+
 
 /**
  * Runs VIEW_RULES on one view, in their order. Not a loop over the list: a loop's one call
@@ -54,6 +58,9 @@ export const PLAN_PASSES: readonly PlanPass[] = [
   spillPass,
   carbonPass,
 ];
+
+/** The kinds records.ts routes to a region's records: every kind a view rule, a plan pass or a derivation declares. */
+export const ROUTED_KINDS = routedKinds([...VIEW_RULES, ...PLAN_PASSES]);
 
 /** The precedence table as docs/architecture.md holds it (Markdown, between its markers). */
 export function precedenceTable(): string {

@@ -6,24 +6,11 @@ import { FLEET, type Override, type PlanAlert, type RegionId, type TrustDecision
 import type { SignalRecord } from '../../model/snapshot.js';
 import type { KindValue } from '../../model/kinds/index.js';
 import type { PlannerSettings } from '../settings.js';
-import { trustOf, type GridFact } from './grid.js';
+import { trustOf } from './grid.js';
+import type { GridFact, LossVerdict } from './shared.js';
 import type { PlanPass } from './rule.js';
 import { isoOf } from '../../model/domains.js';
 import { principalOf } from '../../model/principal.js';
-
-/**
- * What the loss pass made of one claim of physical loss:
- * - trusted: planned as a fact (out of every answer, hook-drained before T) whatever the safety limits and the freeze say;
- * - waiting: trusted on its source's word alone would exceed that source's bound: it waits for a second source or an operator's drain, and counts as any cap meanwhile;
- * - untrusted: counts as any cap (the safety limits apply), with the reason.
- */
-export interface LossVerdict {
-  status: 'trusted' | 'waiting' | 'untrusted';
-  why: string;
-  region: RegionId;
-  /** Untrusted because an operator distrusts its source or principal. */
-  distrusted?: true;
-}
 
 /** The longest prefix of `source` among `keys`, or undefined. */
 function longestPrefix(keys: readonly string[], source: string): string | undefined {
@@ -239,6 +226,7 @@ export function trustDecisions(facts: ReadonlyMap<RegionId, readonly GridFact[]>
 export const lossPass: PlanPass = {
   name: 'physical loss',
   module: 'rules/loss.ts',
+  kinds: ['grid.event'],
   reads: 'claims of physical loss (gridPolicy rules with loss), policy.grid.loss bindings and bound, distrust overrides, operator drains (acknowledgement)',
   changesAt: 'where the claims start and end (their drain curves)',
   sets: 'which losses are trusted (the grid rule plans them whatever the safety limits and the freeze say) or wait; the plan\'s alerts',

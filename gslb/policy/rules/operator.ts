@@ -5,7 +5,7 @@
 import type { Override, RegionId } from '../../model/types.js';
 import { curveWords, drainCurve, type DrainCurve } from '../drain.js';
 import { type PlannerRegion, type PlannerSettings, round } from '../settings.js';
-import { type ViewAcc, type ViewRule, capWhy } from './rule.js';
+import { type ViewAcc, type ViewRule, capWhy, refuseNew } from './rule.js';
 import { isoOf } from '../../model/domains.js';
 
 /**
@@ -129,13 +129,17 @@ export function operatorShareAt(s: PlannerSettings, region: RegionId, overrides:
 export const operatorRule: ViewRule = {
   name: 'operator drain / cap',
   module: 'rules/operator.ts',
+  kinds: [],
   reads: 'drain, undrain and weight overrides',
   changesAt: "an override's start, each ramp step, its end; a deadline drain's curve",
   sets: 'cap; GOAWAY (a drain to 0 by a deadline, from the instant the weight reaches 0); refuse (from T − S of that deadline)',
+  instants(x, at): void {
+    for (const o of x.ovs) for (const t of overrideInstants(o, x.region, x.s)) at(t);
+  },
   apply(a: ViewAcc): void {
     const op = operatorCap(a.region, a.ovs, a.t, a.s);
     if (op.why) capWhy(a, op.cap, op.why);
-    if (op.refuse) a.opRefuse = true;
+    if (op.refuse) refuseNew(a, op.why ?? 'operator drain');
     if (op.goaway !== undefined) a.goawayBy = op.goaway;
   },
 };

@@ -6,7 +6,7 @@ import type { SignalRecord } from '../../model/snapshot.js';
 import type { KindValue } from '../../model/kinds/index.js';
 import { eventImportLimitAt } from './grid.js';
 import { type PlannerRegion, type PlannerSettings, phaseAt } from '../settings.js';
-import { splitRecords } from './records.js';
+import { routeRecords } from './records.js';
 import { gridImportW, siteAvailableW } from './watts.js';
 import { type ViewAcc, type ViewRule, capText, capWhy, capWords, staleCap } from './rule.js';
 
@@ -31,11 +31,11 @@ export interface RegionPower {
  * event's limit. Nothing known (no import limit anywhere): no availableW.
  */
 export function regionPowerAt(region: PlannerRegion, records: readonly SignalRecord[], s: PlannerSettings, t: number): RegionPower {
-  const rr = splitRecords([...records], region, s);
+  const rr = routeRecords(records, region, s, ['power.budget']);
   const eventLimitW = eventImportLimitAt(rr.facts, t);
   let out: RegionPower | undefined;
-  for (const r of rr.power) {
-    if (r.signal.kind !== 'power.budget' || r.fold.kind !== 'applied') continue;
+  for (const r of rr.byKind['power.budget']) {
+    if (r.fold.kind !== 'applied') continue;
     if (phaseAt(r, t, s.stale['power.budget']) === 'stale') continue;
     const availableW = siteAvailableW(r.fold.value as KindValue<'power.budget'>, region, eventLimitW).availableW;
     if (!Number.isFinite(availableW) || (out?.availableW !== undefined && out.availableW <= availableW)) continue;
@@ -55,6 +55,7 @@ export function regionPowerAt(region: PlannerRegion, records: readonly SignalRec
 export const powerRule: ViewRule = {
   name: 'power budget',
   module: 'rules/power.ts',
+  kinds: ['power.budget'],
   reads: "power.budget (hysteresis-folded); the grid rule's import limit; the region's power.fullLoadW and importLimitW",
   changesAt: "a budget's expiry and stale point; the grid rule's instants",
   sets: 'cap (available W ÷ full-load W)',
@@ -65,8 +66,8 @@ export const powerRule: ViewRule = {
     const eventLimitW = a.eventLimitW;
     const eventLimitWhy = a.eventLimitWhy;
     let budgeted = false;
-    for (const r of rr.power) {
-      if (r.signal.kind !== 'power.budget' || r.fold.kind !== 'applied') continue;
+    for (const r of rr.byKind['power.budget']) {
+      if (r.fold.kind !== 'applied') continue;
       const pol = s.stale['power.budget'];
       const ph = phaseAt(r, t, pol);
       if (ph === 'stale') {

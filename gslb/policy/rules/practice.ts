@@ -17,10 +17,10 @@
  * A pass of the planner (gslb/policy/rules/, listed in rules/index.ts): pure, no clock reads, no I/O.
  */
 import type { Override, RegionId, RegionStep } from '../../model/types.js';
-import type { GridFact } from './grid.js';
+import type { GridFact, RegionWindow } from './shared.js';
 import type { PlannerSettings } from '../settings.js';
 import type { PlanPass } from './rule.js';
-import { type PendingPractice, regionWindow, type RegionWindow } from './windows.js';
+import { type PendingPractice, regionWindow } from './windows.js';
 import { isoOf } from '../../model/domains.js';
 
 export type PracticeOutcome = { run: true; abortAt?: number; why?: string } | { run: false; why: string };
@@ -121,6 +121,7 @@ export function practiceOutcomes(
 export const practicePass: PlanPass = {
   name: 'practice runs',
   module: 'rules/practice.ts',
+  kinds: [],
   reads: "every region's schedule without practice runs, grid alerts in force, freezes; capacity units",
   changesAt: "a practice run's first ramp step, and any change of another region, an alert or a freeze during the run",
   sets: 'whether each practice run runs, is skipped (blocked before it begins) or is aborted (blocked during it); the runs that go are planned as tariff-rank windows, under the safety limits',

@@ -189,6 +189,7 @@ export function safetyFloors(
 export const safetyPass: PlanPass = {
   name: 'safety limits',
   module: 'rules/safety.ts',
+  kinds: [],
   reads: "every region's gridPolicy share over time (the grid rule's share before limits); capacity units per name",
   changesAt: "where a region's gridPolicy share changes; minDrainIntervalMs after a drain starts",
   sets: "a floor under gridPolicy's share (the grid rule reads it back): one drain started per interval, at most maxAutoShare of a name's capacity taken; operator drains are not limited",

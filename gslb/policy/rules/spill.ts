@@ -290,6 +290,7 @@ export function spillLimits(
 export const spillPass: PlanPass = {
   name: 'spill',
   module: 'rules/spill.ts',
+  kinds: ['load.metrics'],
   reads: "measured demand per home (closed 10-second buckets), every region's view at the newest input, KV-cache use",
   changesAt: 'every plan (re-planned every 10 s with fresh demand)',
   sets: 'per-home admission limits into neighbours by their headroom; overflow past them by headroom, back home through soft holds (ADR 0018), else over every region up and open by its room before full (ADR 0019); unplaced demand',

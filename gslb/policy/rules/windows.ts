@@ -7,8 +7,8 @@
  * Where windows rank (decided in issue 21, so every rule agrees):
  * - maintenance: at the operator drain's rank (this rule runs right after the operator rule);
  *   a window that would exceed the automation's safety limits was confirmed with `force`;
- * - tariff: a grid obligation: it lowers gridPolicy's share (ViewAcc.winGrid, read by the grid
- *   rule), so the safety pass's floors and the operator's freeze apply to it;
+ * - tariff: a grid obligation: it lowers gridPolicy's share (ViewAcc.auto, which the automation
+ *   limits read: rules/limits.ts), so the safety pass's floors and the operator's freeze apply to it;
  * - practice: automation, like tariff (every safety limit applies).
  *
  * The horizon: epoch E = floor(now / HORIZON_MS) is a plan input (PlanInput.horizonEpoch) the
@@ -21,9 +21,10 @@
 import type { RegionId } from '../../model/types.js';
 import type { PlannerWindow, WindowKind, WindowOccurrence } from '../../model/windows.js';
 import { cronMatches, localDate } from '../cron.js';
-import { curveWords, drainCurve, sessionAllowanceMax, stepSpacingMs, type DrainCurve } from '../drain.js';
+import { curveWords, drainCurve, sessionAllowanceMax, stepSpacingMs } from '../drain.js';
 import { type PlannerSettings, round } from '../settings.js';
-import { type ViewAcc, type ViewRule, capText, capWords } from './rule.js';
+import { type ViewAcc, type ViewRule, automationCap, capText, capTtl, capWords, refuseNew } from './rule.js';
+import type { RegionWindow } from './shared.js';
 import { isoOf } from '../../model/domains.js';
 
 /** H: the horizon epoch's length, ms (a day). */
@@ -34,14 +35,6 @@ export interface WindowSkip {
   window: string;
   at: number;
   why: string;
-}
-
-/** One acting occurrence as one region sees it: with its drain curve (the region's TTL0). */
-export interface RegionWindow {
-  occ: WindowOccurrence;
-  curve: DrainCurve;
-  /** "maintenance window w (reason), start–end" */
-  words: string;
 }
 
 export interface WindowExpansion {
@@ -157,9 +150,13 @@ export function windowInstants(ws: readonly RegionWindow[] | undefined, at: (t: 
 export const windowsRule: ViewRule = {
   name: 'recurring windows',
   module: 'rules/windows.ts',
+  kinds: [],
   reads: 'recurring windows (windows: in the config, and those added through the API) expanded over the horizon epoch the control loop passes; operators\' skips',
   changesAt: "each occurrence's drain curve: the ramp ahead of its start, its start and end, the hold, each restore step",
-  sets: 'maintenance: cap at the operator drain\'s rank, refuse (a drain to 0 in force); tariff and practice: gridPolicy\'s share (the grid rule applies the safety floor and the freeze to it), refuse; TTL cap (an API window added later than its lead)',
+  sets: 'maintenance: cap at the operator drain\'s rank, refuse (a drain to 0 in force); tariff and practice: gridPolicy\'s share (the automation limits apply the safety floor and the freeze to it), refuse on automation\'s word; TTL cap (an API window added later than its lead)',
+  instants(x, at): void {
+    windowInstants(x.ctx.windows?.get(x.region.id), at);
+  },
   apply(a: ViewAcc): void {
     const ws = a.ctx.windows?.get(a.region.id);
     if (!ws) return;
@@ -170,8 +167,7 @@ export const windowsRule: ViewRule = {
       const c = rw.curve;
       const o = rw.occ;
       if (c.shortfallMs > 0 && t >= c.input.learnedAt && t < o.start) {
-        a.ttlCap = Math.min(a.ttlCap ?? Infinity, a.s.drain.minTtlS);
-        a.reasons.push(`${id}: ${rw.words} was added ${Math.round(c.shortfallMs / 1000)} s later than the lead it needs: TTL ${a.s.drain.minTtlS} s until it starts`);
+        capTtl(a, a.s.drain.minTtlS, `${id}: ${rw.words} was added ${Math.round(c.shortfallMs / 1000)} s later than the lead it needs: TTL ${a.s.drain.minTtlS} s until it starts`);
       }
       const p = c.at(t);
       if (p.cap >= 1) continue;
@@ -180,11 +176,10 @@ export const windowsRule: ViewRule = {
       const inWindow = t >= o.start && t < c.endAt;
       if (o.kind === 'maintenance') {
         capText(a, p.cap, text);
-        if (o.cap === 0 && inWindow) a.opRefuse = true;
+        if (o.cap === 0 && inWindow) refuseNew(a, rw.words);
       } else {
-        if (p.cap < a.winGrid) a.winGrid = p.cap;
-        a.reasons.push(text);
-        if (o.cap === 0 && inWindow) a.winRefuse = true;
+        automationCap(a, p.cap, text);
+        if (o.cap === 0 && inWindow) refuseNew(a, rw.words, true);
       }
     }
   },
