@@ -122,6 +122,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
     configHash: serving.prepared.loaded.hash,
     settings: plannerSettings(cfg, serving.prepared.loaded.regions),
     debounceMs: cfg.state.planDebounceMs,
+    minIntervalMs: cfg.state.planMinIntervalMs,
     onPlan: (plan) => {
       serving.setPlan(plan);
       hooks?.runner.onPlan(plan);

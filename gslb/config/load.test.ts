@@ -524,6 +524,7 @@ test('loadConfig applies the defaults of every setting left out', (t) => {
     file: 'var/gridsteer-state.jsonl',
     redis: { url: 'redis://127.0.0.1:6379', prefix: 'gridsteer', waitReplicas: 0, waitTimeoutMs: 1000, onLoss: 'hold' },
     planDebounceMs: 50,
+    planMinIntervalMs: 250,
   });
   assert.deepEqual(c.collectors, {}, 'no collector runs unless configured');
   assert.deepEqual(c.geoip, { enabled: true, watchIntervalMs: 5000 });

@@ -150,6 +150,13 @@ export const StateSchema = Type.Object(
       { ...strict, default: {}, description: 'the Redis store' },
     ),
     planDebounceMs: Type.Integer({ minimum: 0, maximum: 5000, default: 50, description: 'after a store change, wait this long for more before planning again, ms' }),
+    planMinIntervalMs: Type.Integer({
+      minimum: 0,
+      maximum: 10_000,
+      default: 250,
+      description:
+        "under a burst of store changes, a plan starts at least this long after the previous one ended, ms: the changes meanwhile are coalesced into that one plan (the first change after a quiet spell waits only planDebounceMs). Plans due to the clock, a configuration reload, the store answering again or an operator's action on this node are not held by it; 0 = plan again as soon as the previous plan is done",
+    }),
   },
   { ...strict, default: {}, description: 'where signals, overrides and the audit log are kept' },
 );

@@ -185,6 +185,8 @@ export class OperatorService {
     }
     const r = await this.svc.ingest([sig], this.regions(), undefined, { by: correcting ? operatorCorrection(actor, source) : manualIngester(actor) });
     const res = r.results[0] ?? { stored: false, reason: 'not stored' };
+    // An event entered by hand is an operator's action: planned now, not after the burst interval.
+    if (res.stored) this.svc.planSoon();
     if (correcting && res.stored) {
       await this.svc.appendAudit({
         at: now,

@@ -21,6 +21,7 @@ import { StoreError, type StateStore, type StoreLoss, type StoreStatus } from '.
 import { HORIZON_MS } from '../policy/rules/windows.js';
 import { QuotaBuckets, type IngestQuota, type Ingester } from './ingest-grants.js';
 import { signalId } from '../state/signals.js';
+import { realTimers, type Timers } from '../platform/clock.js';
 
 /** Largest clock difference between this node and the store before the node is not ready. */
 export const MAX_CLOCK_SKEW_MS = 250;
@@ -92,6 +93,15 @@ export interface StateServiceOptions {
   configHash: string;
   settings: PlannerSettings;
   debounceMs: number;
+  /**
+   * Under a burst of writes, a plan a write asks for starts at least this long after the
+   * previous plan ended (state.planMinIntervalMs): writes meanwhile are coalesced into that
+   * one plan. Plans due to the clock (the horizon epoch), the configuration, the store
+   * answering again, or an operator's action on this node are not held by it. Default 0.
+   */
+  minIntervalMs?: number;
+  /** Real-time timers for the debounce and the interval (default realTimers; tests pass their own). */
+  timers?: Timers;
   onPlan(plan: Plan): void;
   /** ms epoch (tests pass their own). */
   clock?: () => number;
@@ -118,9 +128,21 @@ export class StateService {
   private frozen = false;
   private watch: NodeJS.Timeout | null = null;
   private snapshotRev = -1;
-  private timer: NodeJS.Timeout | null = null;
+  /** The pending plan's timer, when it is due (timers.now()) and whether it is urgent (schedule). */
+  private timer: unknown = null;
+  private timerDue = 0;
+  private timerUrgent = false;
   private planning: Promise<void> | null = null;
+  /** A write arrived during a plan: one more plan after it, spaced by minIntervalMs. */
   private again = false;
+  /** An urgent request arrived during a plan: one more plan right after it. */
+  private againNow = false;
+  /** When the last plan run ended (timers.now()); -Infinity before the first. */
+  private lastRunEnd = -Infinity;
+  private readonly timers: Timers;
+  private readonly minIntervalMs: number;
+  /** Plan runs (a snapshot read, planned unless unchanged) and planner calls made by this node, for tests and the bench. */
+  readonly planCounts = { runs: 0, planned: 0 };
   private lastError: string | null = null;
   private unsubscribe: (() => void) | null = null;
   private closed = false;
@@ -146,6 +168,8 @@ export class StateService {
     this.settings = o.settings;
     this.planner = o.planner ?? plan;
     this.nodeId = o.nodeId ?? hostname();
+    this.timers = o.timers ?? realTimers;
+    this.minIntervalMs = o.minIntervalMs ?? 0;
   }
 
   get store(): StateStore {
@@ -243,11 +267,11 @@ export class StateService {
       if (this.frozen && this.lastSnapshot) this.planAndAdopt(this.lastSnapshot, true);
       else {
         this.snapshotRev = -1;
-        this.schedule(0);
+        this.schedule(0, true);
       }
     } else if (!stale && this.frozen) {
       this.snapshotRev = -1;
-      this.schedule(0);
+      this.schedule(0, true);
     }
   }
 
@@ -260,6 +284,7 @@ export class StateService {
   private planAndAdopt(snap: StoreSnapshot, frozen: boolean): boolean {
     const q = quarantineOf(snap);
     let p: Plan;
+    this.planCounts.planned++;
     try {
       p = this.planner({ configHash: this.configHash, snapshot: snap, settings: this.settings, ...(frozen ? { frozen: true } : {}), horizonEpoch: this.epoch() });
     } catch (e) {
@@ -309,7 +334,7 @@ export class StateService {
     this.o.store
       .quarantine(entries)
       .then((r) => {
-        if (r.added === 0) this.schedule(0);
+        if (r.added === 0) this.schedule(0, true);
       })
       .catch((e: unknown) => this.o.log.error({ module: 'state', err: errorWords(e) }, 'state: cannot store the quarantine; the plan in force stays and the next plan tries again'))
       .finally(() => {
@@ -376,26 +401,58 @@ export class StateService {
     this.configHash = configHash;
     this.settings = settings;
     this.snapshotRev = -1;
-    this.schedule(0);
+    this.schedule(0, true);
   }
 
-  /** Re-plans after `debounceMs` (coalescing bursts of revisions). */
-  schedule(delay = this.o.debounceMs): void {
-    if (this.closed || this.timer) return;
-    this.timer = setTimeout(() => {
+  /**
+   * Re-plans after `delay` (default debounceMs: coalescing bursts of revisions). Unless
+   * `urgent`, not before minIntervalMs after the last plan ended, so a write storm costs one
+   * plan per interval, not one per write; the first write after a quiet spell waits only the
+   * debounce. An urgent request (the clock, the configuration, an operator's action) is
+   * never held by the interval: it brings a pending plan forward.
+   */
+  schedule(delay = this.o.debounceMs, urgent = false): void {
+    if (this.closed) return;
+    const now = this.timers.now();
+    const wait = urgent ? delay : Math.max(delay, this.lastRunEnd + this.minIntervalMs - now);
+    if (this.timer !== null) {
+      if (now + wait >= this.timerDue) {
+        this.timerUrgent ||= urgent;
+        return;
+      }
+      this.timers.clear(this.timer);
+    }
+    this.timerDue = now + wait;
+    this.timerUrgent = urgent;
+    this.timer = this.timers.set(() => {
       this.timer = null;
+      const asUrgent = this.timerUrgent;
+      // A plan ended since this timer was set: a write's plan keeps its interval from that one.
+      if (!asUrgent && !this.planning && this.timers.now() < this.lastRunEnd + this.minIntervalMs) return this.schedule();
       // A replan never rejects on purpose; if it ever does, it is logged, never left to stop the process.
-      this.replan().catch((e: unknown) => this.o.log.error({ module: 'state', err: errorWords(e) }, 'state: a replan failed; the plan in force stays'));
-    }, delay);
+      this.run(asUrgent).catch((e: unknown) => this.o.log.error({ module: 'state', err: errorWords(e) }, 'state: a replan failed; the plan in force stays'));
+    }, wait);
   }
 
-  /** Reads a full snapshot and plans from it (one at a time; a request during a run runs again after it). */
+  /** An operator's change on this node: plan it now, not after the burst interval (the store's revision alone would wait for it). */
+  planSoon(): void {
+    this.schedule(0, true);
+  }
+
+  /** Reads a full snapshot and plans from it (one at a time; a request during a run runs again right after it). */
   async replan(): Promise<void> {
+    return this.run(true);
+  }
+
+  /** One plan run; during a run, an urgent request runs again right after it, a write's once its interval has passed. */
+  private async run(urgent: boolean): Promise<void> {
     if (this.closed || !this.started) return;
     if (this.planning) {
-      this.again = true;
+      if (urgent) this.againNow = true;
+      else this.again = true;
       return this.planning;
     }
+    this.planCounts.runs++;
     this.planning = (async () => {
       if (this.o.store.status().loss) {
         // A data loss held for an operator: the last plan stays (frozen, as when failing static), never the emptied store's.
@@ -433,10 +490,16 @@ export class StateService {
       await this.planning;
     } finally {
       this.planning = null;
+      this.lastRunEnd = this.timers.now();
     }
-    if (this.again && !this.closed) {
+    if (this.closed) return;
+    if (this.againNow) {
+      this.againNow = false;
       this.again = false;
-      await this.replan();
+      await this.run(true);
+    } else if (this.again) {
+      this.again = false;
+      this.schedule();
     }
   }
 
@@ -602,12 +665,14 @@ export class StateService {
       ...(req.end !== undefined ? { end: req.end } : {}),
     };
     const { override } = await this.o.store.createOverride(o, now);
+    this.planSoon();
     this.o.log.info({ module: 'state', actor, override }, 'state: override created');
     return override;
   }
 
   async endOverride(id: string, actor: string, reason: string): Promise<Override> {
     const { override } = await this.o.store.endOverride(id, actor, reason, this.clock());
+    this.planSoon();
     this.o.log.info({ module: 'state', actor, id, reason }, 'state: override ended');
     return override;
   }
@@ -631,6 +696,7 @@ export class StateService {
       undrain = (await this.o.store.createOverride({ region, action: 'undrain', value: from, ramp: restoreMs, actor, reason, start: now, end: now + restoreMs }, now)).override;
     }
     for (const o of drains) ended.push((await this.o.store.endOverride(o.id, actor, reason, now)).override);
+    this.planSoon();
     this.o.log.info({ module: 'state', actor, region, from, restoreMs }, 'state: region undrained');
     return { ended, undrain };
   }
@@ -658,6 +724,7 @@ export class StateService {
     });
     const ended: Override[] = [];
     for (const o of old) ended.push((await this.o.store.endOverride(o.id, actor, `replaced by ${force.id}: ${reason}`, now)).override);
+    this.planSoon();
     return { ended, force };
   }
 
@@ -672,6 +739,7 @@ export class StateService {
     if (forces.length === 0) throw new OverrideError('params.id', `region ${region} has no force to end (GET /v1/overrides lists them)`);
     const ended: Override[] = [];
     for (const o of forces) ended.push((await this.o.store.endOverride(o.id, actor, reason, now)).override);
+    this.planSoon();
     this.o.log.info({ module: 'state', actor, region, ended: ended.map((o) => o.id) }, 'state: force ended');
     return { ended };
   }
@@ -698,6 +766,7 @@ export class StateService {
     if (!on) {
       const ended: Override[] = [];
       for (const o of live) ended.push((await this.o.store.endOverride(o.id, actor, reason, now)).override);
+      this.planSoon();
       this.o.log.info({ module: 'state', actor, ended: ended.length }, 'state: automation unfrozen');
       return { frozen: null, ended };
     }
@@ -707,6 +776,7 @@ export class StateService {
       { region: FLEET, action: 'freeze', ramp: 0, hold, actor, reason, start: now, ...(until !== undefined ? { end: until } : {}) },
       now,
     );
+    this.planSoon();
     this.o.log.info({ module: 'state', actor, hold }, 'state: automation frozen');
     return { frozen: override, ended: [] };
   }
@@ -738,6 +808,7 @@ export class StateService {
       if (live.length === 0) throw new OverrideError(field, `no distrust of "${what}" is in force (GET /v1/overrides lists them)`);
       const ended: Override[] = [];
       for (const o of live) ended.push((await this.o.store.endOverride(o.id, actor, reason, now)).override);
+      this.planSoon();
       this.o.log.info({ module: 'state', actor, ...target, ended: ended.length }, 'state: grid source trusted again');
       return { distrusted: null, ended };
     }
@@ -746,6 +817,7 @@ export class StateService {
       { region: FLEET, action: 'distrust', ...(target.source !== undefined ? { source: target.source } : { principal: target.principal! }), ramp: 0, actor, reason, start: now, ...(until !== undefined ? { end: until } : {}) },
       now,
     );
+    this.planSoon();
     this.o.log.warn({ module: 'state', actor, ...target }, 'state: grid source distrusted: its claims of physical loss no longer bypass the safety limits');
     return { distrusted: override, ended: [] };
   }
@@ -783,7 +855,7 @@ export class StateService {
     const r = await this.o.store.confirmLoss(actor, reason, this.clock());
     this.o.log.warn({ module: 'state', actor, reason, loss: r.loss, revision: r.revision }, 'state: data loss confirmed by an operator: planning from the store as it is now');
     this.snapshotRev = -1;
-    this.schedule(0);
+    this.schedule(0, true);
     return r;
   }
 
@@ -792,6 +864,7 @@ export class StateService {
     if (reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
     try {
       const r = how === 'release' ? await this.o.store.releaseQuarantine(target, actor, reason, this.clock()) : await this.o.store.dropQuarantined(target, actor, reason, this.clock());
+      this.planSoon();
       this.o.log.warn({ module: 'state', actor, target, reason }, how === 'release' ? 'state: quarantined record released: it is planned again' : 'state: quarantined record dropped from the store');
       // A released record that still fails is searched for again.
       this.searchedRevision = -1;
@@ -816,7 +889,7 @@ export class StateService {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== null) this.timers.clear(this.timer);
     if (this.retry) clearTimeout(this.retry);
     if (this.watch) clearInterval(this.watch);
     this.unsubscribe?.();

@@ -96,6 +96,7 @@ export class WindowsService {
     if (config.some((w) => w.id === spec.id)) throw new OverrideError('body.id', `"${spec.id}" is a window of the configuration file: choose another id, or change it there`);
     if (stored.some((o) => o.window!.id === spec.id)) throw new OverrideError('body.id', `"${spec.id}" is already a window (gridsteer windows list): remove it first, or choose another id`);
     const { override } = await this.d.svc.store.createOverride({ region: FLEET, action: 'window', ramp: 0, window, actor, reason: spec.reason, start: now }, now);
+    this.d.svc.planSoon();
     return override;
   }
 
@@ -108,7 +109,9 @@ export class WindowsService {
       if (config.some((w) => w.id === id)) throw new OverrideError('params.id', `"${id}" is a window of the configuration file: remove it there and reload (or skip its next occurrence: gridsteer windows skip-next ${id})`);
       throw new OverrideError('params.id', `no window "${id}" (gridsteer windows list shows them)`);
     }
-    return (await this.d.svc.store.endOverride(o.id, actor, reason, this.d.clock())).override;
+    const { override } = await this.d.svc.store.endOverride(o.id, actor, reason, this.d.clock());
+    this.d.svc.planSoon();
+    return override;
   }
 
   /**
@@ -127,6 +130,7 @@ export class WindowsService {
     const next = nextOccurrences(w, skips, now, 16).find((o) => o.start > now && o.skipped === undefined);
     if (!next) throw new OverrideError('params.id', `window "${id}" has no occurrence to skip in the next 62 days`);
     const { override } = await this.d.svc.store.createOverride({ region: FLEET, action: 'window-skip', ramp: 0, skip: { window: id, at: next.start }, actor, reason, start: now, end: next.end }, now);
+    this.d.svc.planSoon();
     return { skip: override, occurrence: { ...next, skipped: `skipped by ${actor} (${reason}) [${override.id}]` } };
   }
 }

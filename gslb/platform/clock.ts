@@ -54,3 +54,22 @@ export function realMs(ms: number): number {
 
 /** True when the test clock is in use (logged at start-up). */
 export const testClock: TestClock | null = test;
+
+/**
+ * Real-time timers, for work spaced in real time rather than on the process clock (the state
+ * service's interval between plans: a CPU budget, the same under GRIDSTEER_TEST_CLOCK).
+ * Tests pass their own, whose time moves only when the test moves it.
+ */
+export interface Timers {
+  /** Monotonic ms. */
+  now(): number;
+  /** Calls `fn` once after `ms`; returns a handle for clear. */
+  set(fn: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+export const realTimers: Timers = {
+  now: () => performance.now(),
+  set: (fn, ms) => setTimeout(fn, ms),
+  clear: (h) => clearTimeout(h as NodeJS.Timeout),
+};
