@@ -33,7 +33,8 @@
  *   split into own clients and spill; GridSteer's plan's unplaced demand is sampled each second.
  */
 import type { Signal } from '../model/types.js';
-import { capReactionMs, makePolicy, type PolicyName, type SimPolicy, type WorldState } from './policies.js';
+import type { WindowOccurrence } from '../model/windows.js';
+import { capReactionMs, GridSteerPolicy, makePolicy, type PolicyName, type SimPolicy, type WorldState } from './policies.js';
 import { EventHeap } from './heap.js';
 import { Rng } from './rng.js';
 import type { Scenario, ScenarioEvent, ScenarioFact } from './scenario.js';
@@ -375,6 +376,12 @@ export interface PolicyResult {
   dnsQueries: number;
   goaways: number;
   plans: number;
+  /**
+   * GridSteer with recurring windows in the scenario only: each occurrence overlapping the
+   * window, as the latest plan listing it has it (a practice run's `skipped` or `aborted` with
+   * the planner's words). Absent otherwise.
+   */
+  windows?: WindowOccurrence[];
   series: Series;
 }
 
@@ -1269,6 +1276,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     dnsQueries,
     goaways,
     plans: policy.plans,
+    ...(made instanceof GridSteerPolicy && sc.windows.length > 0 ? { windows: made.windowOutcomes(tl.windowStart, tl.windowEnd) } : {}),
     series,
   };
 }
