@@ -95,7 +95,8 @@ export interface EventRt {
 
 /**
  * What a fact's source tells, piece by piece: the announced value from the announcement, then
- * each change's (a new end, or cancelled: true) from its instant, each re-reported until the
+ * each change's (a new end; a cancellation: cancelled: true for a grid.event, the all-clear
+ * type normal level 0 for a grid.alert) from its instant, each re-reported until the
  * next change or the end it tells (a cancellation: until the end told before it). `end` is
  * the end told, ms epoch.
  */
@@ -107,7 +108,14 @@ export function factSegments(epoch: number, announce: number, e: ScenarioEvent, 
   for (const c of e.changes) {
     out.push({ from, to: epoch + c.atMs, end, value });
     from = epoch + c.atMs;
-    if (c.cancelled) value = { ...value, cancelled: true };
+    if (c.cancelled) {
+      // A grid.event says cancelled; a grid.alert has no such field: its source sends the all-clear (type normal, level 0), as an ISO ends an EEA.
+      if (f.kind === 'grid.event') value = { ...value, cancelled: true };
+      else {
+        const { message: _message, ...rest } = value;
+        value = { ...rest, type: 'normal', level: 0 };
+      }
+    }
     else {
       end = epoch + c.endMs!;
       value = { ...value, end };

@@ -319,7 +319,7 @@ const EventSchema = Type.Object(
           },
           { ...strict, description: 'one change: give end or cancelled' },
         ),
-        { minItems: 1, maxItems: 16, description: 'what the source tells later: the event modified, extended or cancelled (grid.event facts only); the world follows the final truth' },
+        { minItems: 1, maxItems: 16, description: 'what the source tells later: the event modified, extended or cancelled (its grid.event facts: a new end or cancelled; its grid.alert facts: a new end, or the all-clear, type normal level 0); the world follows the final truth' },
       ),
     ),
   },
@@ -879,7 +879,6 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
       if ((c.end === undefined) === (c.cancelled === undefined)) issue(here, 'give exactly one of end (a new end) or cancelled: true', 'key');
       if (cAt <= prevAt) issue([...here, 'at'], `must be after ${k === 0 ? 'the announcement (at − notice)' : 'the change before'} (${formatDuration(prevAt)})`);
       else if (cAt >= end) issue([...here, 'at'], `must be before the end told so far (${formatDuration(end)}): an event over changes no more`);
-      if ((e.facts ?? []).some((fa) => fa.kind !== 'grid.event')) issue([...here, 'at'], 'only grid.event facts carry changes: tell the event as a grid.event');
       if (c.end !== undefined) {
         const newEnd = durationMs(c.end);
         if (newEnd <= Math.max(at, cAt)) issue([...here, 'end'], `must be after T (${formatDuration(at)}) and after the change (${formatDuration(cAt)})`);
