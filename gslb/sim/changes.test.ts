@@ -92,3 +92,34 @@ test('a cancellation told while in force restores the region in GridSteer\'s pla
   const after = toldPolicy(sc);
   assert.ok(after.p.drainShare(after.east, after.at(40)) > 0, 'told: back in the plan after the cancellation');
 });
+
+/** The tiny scenario with its fact told as a grid.alert (eea level 2: the shipped rule alert-eea2 drains) and `changes`. */
+function alertWithChanges(t: { after(fn: () => void): void }, changes: string) {
+  const text = tinyScenario()
+    .replace('    effect: { kind: power-off }\n', `    effect: { kind: power-off }\n    changes: ${changes}\n`)
+    .replace('      - kind: grid.event\n', '      - kind: grid.alert\n')
+    .replace('value: { type: load-shed }', 'value: { type: eea, level: 2, zone: TEST, message: EEA 2 }');
+  return loadScenario(join(tempDir(t, { 'tiny.yaml': text }), 'tiny.yaml'));
+}
+
+test('changes of a grid.alert: a new end moves its end; a cancellation is the all-clear (normal, level 0), and GridSteer follows only when told', (t) => {
+  const ext = alertWithChanges(t, '[{ at: 40m, end: 55m }]');
+  const e = ext.events[0]!;
+  const segs = factSegments(ext.epoch, ext.epoch + 10 * M, e, e.facts[0]!).map((s) => [s.from - ext.epoch, (s.value.end as number) - ext.epoch, s.value.type, s.value.level]);
+  assert.deepEqual(segs, [
+    [10 * M, 45 * M, 'eea', 2],
+    [40 * M, 55 * M, 'eea', 2],
+  ]);
+  const told = toldPolicy(ext);
+  assert.equal(told.p.drainShare(told.east, told.at(50)), 0, 'extension told: still drained at 50 min');
+  assert.ok(toldPolicy(ext, 1).p.drainShare(told.east, told.at(50)) > 0, 'not told: restored after the announced end');
+  const cut = alertWithChanges(t, '[{ at: 35m, cancelled: true }]');
+  const c = cut.events[0]!;
+  const last = factSegments(cut.epoch, cut.epoch + 10 * M, c, c.facts[0]!).at(-1)!;
+  assert.deepEqual([last.from - cut.epoch, last.value.type, last.value.level, 'message' in last.value], [35 * M, 'normal', 0, false], 'the all-clear');
+  assert.equal(c.durationMs, 5 * M, 'the world: dark until the cancellation');
+  const before = toldPolicy(cut, 1);
+  assert.equal(before.p.drainShare(before.east, before.at(40)), 0, 'not told of the all-clear: still drained at 40 min');
+  const after = toldPolicy(cut);
+  assert.ok(after.p.drainShare(after.east, after.at(40)) > 0, 'told: back in the plan after the all-clear');
+});

@@ -33,7 +33,8 @@
  *   split into own clients and spill; GridSteer's plan's unplaced demand is sampled each second.
  */
 import type { Signal } from '../model/types.js';
-import { capReactionMs, makePolicy, type PolicyName, type SimPolicy, type WorldState } from './policies.js';
+import type { WindowOccurrence } from '../model/windows.js';
+import { capReactionMs, GridSteerPolicy, makePolicy, type PolicyName, type SimPolicy, type WorldState } from './policies.js';
 import { EventHeap } from './heap.js';
 import { Rng } from './rng.js';
 import type { Scenario, ScenarioEvent, ScenarioFact } from './scenario.js';
@@ -94,7 +95,8 @@ export interface EventRt {
 
 /**
  * What a fact's source tells, piece by piece: the announced value from the announcement, then
- * each change's (a new end, or cancelled: true) from its instant, each re-reported until the
+ * each change's (a new end; a cancellation: cancelled: true for a grid.event, the all-clear
+ * type normal level 0 for a grid.alert) from its instant, each re-reported until the
  * next change or the end it tells (a cancellation: until the end told before it). `end` is
  * the end told, ms epoch.
  */
@@ -106,7 +108,14 @@ export function factSegments(epoch: number, announce: number, e: ScenarioEvent, 
   for (const c of e.changes) {
     out.push({ from, to: epoch + c.atMs, end, value });
     from = epoch + c.atMs;
-    if (c.cancelled) value = { ...value, cancelled: true };
+    if (c.cancelled) {
+      // A grid.event says cancelled; a grid.alert has no such field: its source sends the all-clear (type normal, level 0), as an ISO ends an EEA.
+      if (f.kind === 'grid.event') value = { ...value, cancelled: true };
+      else {
+        const { message: _message, ...rest } = value;
+        value = { ...rest, type: 'normal', level: 0 };
+      }
+    }
     else {
       end = epoch + c.endMs!;
       value = { ...value, end };
@@ -375,6 +384,12 @@ export interface PolicyResult {
   dnsQueries: number;
   goaways: number;
   plans: number;
+  /**
+   * GridSteer with recurring windows in the scenario only: each occurrence overlapping the
+   * window, as the latest plan listing it has it (a practice run's `skipped` or `aborted` with
+   * the planner's words). Absent otherwise.
+   */
+  windows?: WindowOccurrence[];
   series: Series;
 }
 
@@ -1269,6 +1284,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     dnsQueries,
     goaways,
     plans: policy.plans,
+    ...(made instanceof GridSteerPolicy && sc.windows.length > 0 ? { windows: made.windowOutcomes(tl.windowStart, tl.windowEnd) } : {}),
     series,
   };
 }

@@ -72,7 +72,16 @@ test('operator actions that the API would refuse are refused with their path', (
     ['{ at: 10m, action: drain }', 'operator[0]', /a drain needs region/],
     ['{ at: 10m, action: drain, region: north }', 'operator[0].region', /"north" is not a region of the fleet/],
     ['{ at: 10m, action: distrust, source: a/, principal: "token:x" }', 'operator[0]', /exactly one of source .* or principal/],
-    ['{ at: 10m, action: force-down, region: east, value: 0.5 }', 'operator[0].value', /only a drain has value/],
+    ['{ at: 10m, action: force-down, region: east, value: 0.5 }', 'operator[0].value', /only a drain or a weight has value/],
+    ['{ at: 10m, action: force-up, region: east }', 'operator[0].until', /a force-up needs until/],
+    ['{ at: 10m, action: weight, region: east }', 'operator[0].value', /a weight needs value/],
+    ['{ at: 10m, action: weight, region: east, value: 0.5, ramp: 1m }', 'operator[0].ramp', /only a drain has ramp/],
+    ['{ at: 10m, action: weight, value: 0.5 }', 'operator[0]', /a weight needs region/],
+    ['{ at: 10m, action: freeze, region: east }', 'operator[0].region', /a freeze is fleet-wide: remove region/],
+    ['{ at: 10m, action: freeze, value: 0.5 }', 'operator[0].value', /only a drain or a weight has value/],
+    ['{ at: 10m, action: unfreeze, until: 20m }', 'operator[0].until', /remove until/],
+    ['{ at: 20m, action: freeze }\n  - { at: 10m, action: freeze, until: 30m }', 'operator[0].at', /already frozen by operator\[1\]/],
+    ['{ at: 10m, action: freeze }\n  - { at: 20m, action: unfreeze }\n  - { at: 25m, action: freeze }', 'none', /./],
     ['{ at: 10m, action: drain, region: east, by: 5m }', 'operator[0].by', /must be after at/],
     ['{ at: 2h, action: drain, region: east }', 'operator[0].at', /after the simulation ends/],
   ];
@@ -83,8 +92,62 @@ test('operator actions that the API would refuse are refused with their path', (
     } catch (e) {
       issues = (e as { issues: { path: string; message: string }[] }).issues;
     }
-    assert.ok(issues.some((i) => i.path === path && message.test(i.message)), `${action}: ${JSON.stringify(issues)}`);
+    if (path === 'none') assert.deepEqual(issues, [], `${action}: a freeze after an unfreeze is accepted`);
+    else assert.ok(issues.some((i) => i.path === path && message.test(i.message)), `${action}: ${JSON.stringify(issues)}`);
   }
+});
+
+/** A world where `dark` serves nothing and is probed (its probes fail), the rest serving, empty. */
+const darkWorld = (dark: number): WorldState => ({ ...calm, serving: new Uint8Array([0, 1, 2].map((r) => (r === dark ? 0 : 1))), probed: [dark] });
+
+test('operator: a weight caps its region until its end; a force-up keeps a region whose probes fail in the plan until its end', (t) => {
+  const w = world(t, tinyScenario(`operator:
+  - { at: 10m, action: weight, region: west, value: 0.3, until: 20m }
+  - { at: 1m, action: force-up, region: east, until: 4m, reason: probes wrong }
+`));
+  const g = ticked(w, [10]);
+  assert.equal(g.share('west', 15), 0.3, 'weighted');
+  assert.equal(g.share('west', 25), 1, 'the weight ended at 20 min');
+  // East dark from the start: its probes fail every 10 s. Forced up from 1 to 4 min, then its health decides again.
+  const east = w.regionIndex.get('east')!;
+  const run = (scenario: string) => {
+    const ww = world(t, tinyScenario(scenario));
+    const p = new GridSteerPolicy(ww, ww.scenario.policies.gridsteer, ww.scenario.epoch);
+    const shares: number[] = [];
+    for (let s = 0; s <= 300; s++) {
+      p.tick(ww.scenario.epoch + s * 1000, darkWorld(east));
+      if (s % 60 === 30) shares.push(p.drainShare(east, ww.scenario.epoch + s * 1000));
+    }
+    return shares; // at 0.5, 1.5, 2.5, 3.5 and 4.5 min
+  };
+  const unforced = run('');
+  assert.deepEqual(unforced.map((x) => x > 0), [false, false, false, false, false], `down on its failing probes: ${unforced.join(', ')}`);
+  const forced = run('operator:\n  - { at: 1m, action: force-up, region: east, until: 4m, reason: probes wrong }\n');
+  assert.deepEqual(forced.map((x) => x > 0), [false, true, true, true, false], `forced up from 1 to 4 min: ${forced.join(', ')}`);
+  // A force-down at 2 min replaces the force-up.
+  const replaced = run('operator:\n  - { at: 1m, action: force-up, region: east, until: 4m }\n  - { at: 2m, action: force-down, region: east }\n');
+  assert.deepEqual(replaced.map((x) => x > 0), [false, true, false, false, false], `the force-down replaced it: ${replaced.join(', ')}`);
+});
+
+test('operator: a freeze holds gridPolicy\'s share where the plan had it (an untrusted claim does not drain), a trusted loss acts through it, an unfreeze ends it', (t) => {
+  const T = 30;
+  // Production trust (''): east's claim is untrusted, capped like any claim, and drained by T without a freeze.
+  const plain = toldOfEvents(world(t, tinyScenario('', '')));
+  assert.equal(plain.drainShare(plain.w.regionIndex.get('east')!, plain.w.scenario.epoch + (T + 5) * M), 0, 'untrusted claim, not frozen: drained');
+  const frozenWorld = world(t, tinyScenario("operator:\n  - { at: 5m, action: freeze, until: 50m, reason: incident }\n  - { at: 20m, action: unfreeze }\n", ''));
+  const frozen = ticked(frozenWorld, [5]);
+  assert.deepEqual(frozen.p.snapshot().overrides.map((o) => [o.region, o.action, o.hold]), [['*', 'freeze', { east: 1, west: 1, south: 1 }]], 'the hold: every share as planned at 5 min');
+  toldOfEvents(frozenWorld, frozen.p);
+  assert.equal(frozen.share('east', T + 5), 1, 'frozen: the claim told at 10 min does not move east');
+  frozen.p.tick(frozenWorld.scenario.epoch + 20 * M, calm);
+  assert.deepEqual(frozen.p.snapshot().overrides, [], 'the unfreeze ended it');
+  assert.equal(frozen.share('east', T + 5), 0, 'unfrozen at 20 min: east is drained by T');
+  // A trusted physical loss acts although automation is frozen, and the plan says so.
+  const trustedWorld = world(t, tinyScenario('operator:\n  - { at: 5m, action: freeze, reason: incident }\n'));
+  const trusted = ticked(trustedWorld, [5]);
+  toldOfEvents(trustedWorld, trusted.p);
+  assert.equal(trusted.share('east', T + 5), 0, 'a trusted loss drains through the freeze');
+  assert.ok((trusted.p.current.alerts ?? []).some((a) => a.kind === 'loss-during-freeze'), JSON.stringify(trusted.p.current.alerts));
 });
 
 test('windows: a maintenance window drains its region over its occurrence, planned with the horizon epoch the control loop passes', (t) => {

@@ -23,7 +23,7 @@
 import { decide, regionStepAt, stepWeight, type DecideName } from '../policy/decide.js';
 import type { Cell, SubnetKey } from '../model/cell.js';
 import { admissionDraw } from '../policy/admission.js';
-import { defaultSettings, plan, type PlannerSettings } from '../policy/planner/index.js';
+import { defaultSettings, gridSharesAt, plan, type PlannerSettings } from '../policy/planner/index.js';
 import { reduce } from '../state/reducer.js';
 import type { SignalRecord, DemandBucket, StoreSnapshot } from '../model/snapshot.js';
 import { validateSignal } from '../state/signals.js';
@@ -31,6 +31,7 @@ import { drainLeadMs } from '../policy/drain.js';
 import { FLEET, type Override, type Plan, type Signal } from '../model/types.js';
 import { operatorShareAt } from '../policy/rules/operator.js';
 import { HORIZON_MS } from '../policy/rules/windows.js';
+import type { WindowOccurrence } from '../model/windows.js';
 import { DEFAULT_FEED_PRINCIPAL, type PolicyParams, type TrustParams } from './scenario.js';
 import { collectorPrincipal, type Provenance } from '../model/principal.js';
 import { Rng } from './rng.js';
@@ -229,6 +230,8 @@ export class GridSteerPolicy implements SimPolicy {
   private nextAction = 0;
   private overrideSeq = 0;
   private plannedEpoch = NaN;
+  /** Each window occurrence (window id and start) as the latest plan listing it has it: ran, skipped or aborted, in the planner's words. */
+  private readonly occurrences = new Map<string, WindowOccurrence>();
 
   constructor(
     private readonly world: World,
@@ -268,7 +271,17 @@ export class GridSteerPolicy implements SimPolicy {
     this.dirty = false;
     this.plannedEpoch = Math.floor(now / HORIZON_MS);
     this.current = plan({ configHash: 'simulate', snapshot: this.snapshot(), settings: this.settings, horizonEpoch: Math.floor(now / HORIZON_MS) });
+    for (const o of this.current.windows ?? []) this.occurrences.set(`${o.window}|${o.start}`, o);
     return this.current;
+  }
+
+  /**
+   * The window occurrences that overlap [from, to), in time order, each as the latest plan
+   * listing it has it (a practice run's skip or abort is the planner's, from the inputs it had
+   * then: a later fact never acts before it was learned, so the latest word is the outcome).
+   */
+  windowOutcomes(from: number, to: number): WindowOccurrence[] {
+    return [...this.occurrences.values()].filter((o) => o.start < to && o.end > from).sort((a, b) => a.start - b.start || (a.window < b.window ? -1 : 1));
   }
 
   /** Stores a signal as the state layer does: validated, folded by the real reducer with its writer's provenance, latest wins. */
@@ -301,9 +314,10 @@ export class GridSteerPolicy implements SimPolicy {
 
   /**
    * The scenario's operator actions due at t, as the operator API stores them
-   * (gslb/control/service.ts): a drain or force-down is created (a force-down replaces the
-   * region's earlier forces), an undrain ends the region's drains and ramps it back from
-   * their level over drain.restoreMs, a distrust is a fleet override; each from t.
+   * (gslb/control/service.ts): a drain, weight, force-up or force-down is created (a force
+   * replaces the region's earlier forces), an undrain ends the region's drains and ramps it
+   * back from their level over drain.restoreMs, a freeze holds gridPolicy's share of every
+   * region as the plan has it at t (an unfreeze ends it), a distrust is a fleet override; each from t.
    */
   operate(t: number): void {
     const acts = this.world.scenario.operator;
@@ -313,10 +327,16 @@ export class GridSteerPolicy implements SimPolicy {
       const base = { id: `sim-${++this.overrideSeq}`, actor: 'sim/operator', reason: a.reason, start: t, ...(a.untilMs !== undefined ? { end: epoch + a.untilMs } : {}) };
       const region = a.region ?? FLEET;
       if (a.action === 'drain') this.overrides.push({ ...base, region, action: 'drain', value: a.value ?? 0, ramp: a.rampMs ?? 0, ...(a.byMs !== undefined ? { by: epoch + a.byMs } : {}) });
-      else if (a.action === 'force-down') {
+      else if (a.action === 'force-down' || a.action === 'force-up') {
         this.overrides = this.overrides.filter((o) => !(o.region === region && (o.action === 'force-up' || o.action === 'force-down')));
-        this.overrides.push({ ...base, region, action: 'force-down', ramp: 0 });
-      } else if (a.action === 'undrain') {
+        this.overrides.push({ ...base, region, action: a.action, ramp: 0 });
+      } else if (a.action === 'weight') this.overrides.push({ ...base, region, action: 'weight', value: a.value!, ramp: 0 });
+      else if (a.action === 'freeze') {
+        // As POST /v1/automation/freeze: gridPolicy's share of every region held as the plan has it now.
+        const hold = gridSharesAt({ configHash: 'simulate', snapshot: this.snapshot(), settings: this.settings, horizonEpoch: Math.floor(t / HORIZON_MS) }, t);
+        this.overrides.push({ ...base, region: FLEET, action: 'freeze', ramp: 0, hold });
+      } else if (a.action === 'unfreeze') this.overrides = this.overrides.filter((o) => !(o.action === 'freeze' && (o.end === undefined || o.end > t)));
+      else if (a.action === 'undrain') {
         const from = operatorShareAt(this.settings, region, this.overrides.filter((o) => o.region === region), t);
         this.overrides = this.overrides.filter((o) => !(o.region === region && (o.action === 'drain' || o.action === 'undrain')));
         const restoreMs = this.settings.drain.restoreMs;

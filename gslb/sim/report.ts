@@ -34,6 +34,7 @@ import { simClassLeadMs, simDrainLeadMs, POLICY_TITLES, type PolicyName } from '
 import { DIST_AFTER_MS, type ByClass, type CapCheck, type Cls, type EventRt, type PolicyResult } from './engine.js';
 import type { SimReport } from './run.js';
 import { CLASS_IGNORING, CLASS_TITLES, type ClassName } from './world.js';
+import type { WindowOccurrence } from '../model/windows.js';
 
 export type TargetId = 'a' | 'b' | 'c' | 'd' | 'e';
 export type TargetStatus = 'met' | 'not met' | 'n/a';
@@ -258,6 +259,13 @@ function eventRow(rep: SimReport, e: EventRt): string {
   return `| ${e.id} | ${rep.world.regions[e.region]!.id} | ${effect} | ${announced} | ${utc(e.T)} | ${utc(e.E)} | ${told}${changes} |`;
 }
 
+/** One window occurrence in words: which, when, and whether it ran, was skipped or was aborted (the planner's words). */
+function windowWords(o: WindowOccurrence): string {
+  const hms = (t: number) => new Date(t).toISOString().slice(11, 19);
+  const outcome = o.skipped !== undefined ? `skipped (${o.skipped})` : o.aborted ? `aborted at ${hms(o.aborted.at)} (${o.aborted.why.replace(/^practice run aborted at \S+: /, '')})` : o.kind === 'practice' ? 'ran' : 'acted';
+  return `${o.window} (${o.kind}, ${o.regions.join(', ')}, to ${o.cap}) ${utc(o.start)}–${utc(o.end)} UTC: ${outcome}`;
+}
+
 /** The Markdown report. `command` is the command line that made it; `chart` the SVG's file name (relative), if any. */
 export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: string; json?: string } = {}): string {
   const sc = rep.scenario;
@@ -284,6 +292,8 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
       `${utc(sc.epoch + a.atMs)} ${a.action} ${a.region ?? a.source ?? a.principal ?? ''}${a.value ? ` to ${a.value}` : ''}${a.byMs !== undefined ? ` by ${utc(sc.epoch + a.byMs)}` : ''}${a.untilMs !== undefined ? ` until ${utc(sc.epoch + a.untilMs)}` : ''} (${a.reason})`;
     L.push('', `The operator (GridSteer's overrides; the other policies ignore them): ${sc.operator.map(what).join('; ')}.`);
   }
+  const occ = rep.results.find((x) => x.policy === 'gridsteer')?.windows;
+  if (occ) L.push('', `Recurring windows (GridSteer's own drains: the world and the other policies ignore them), as GridSteer's last plan listing each occurrence has it: ${occ.length === 0 ? 'no occurrence in the window' : occ.map(windowWords).join('; ')}.`);
 
   L.push('', '## The world', '');
   const cr = sc.world.cutRetry;

@@ -33,6 +33,7 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
     ['demand-response.yaml', 'us-va', 'throttle', 2 * 3_600_000, 'simple'],
     ['heat-dome.yaml', 'us-tx', 'power-off', 60 * 60_000, 'grid-emergency'],
     ['one-aggregator.yaml', 'us-tx', 'power-off', 60 * 60_000, 'load-shed'],
+    ['practice-run.yaml', 'us-tx', 'power-off', 35 * 60_000, 'load-shed'],
   ];
   for (const [file, region, effect, notice, type] of cases) {
     const sc = loadScenario(join(BUNDLED, file));
@@ -75,6 +76,9 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
   );
   const inForce = (t: number) => heat.events.filter((e) => t >= e.atMs && t < e.atMs + e.durationMs).length;
   assert.equal(inForce(heat.events[2]!.atMs), 3, 'all three overlap');
+  // Practice runs: us-va's drill acting when us-tx's shed is announced, ca-ab's first step after it.
+  const drill = loadScenario(join(BUNDLED, 'practice-run.yaml'));
+  assert.deepEqual(drill.windows.map((w) => [w.id, w.kind, w.regions]), [['us-va-practice', 'practice', ['us-va']], ['ca-ab-practice', 'practice', ['ca-ab']]]);
   // Every bundled scenario file is in the table above and in bench/scenarios/README.md.
   const files = readdirSync(BUNDLED).filter((f) => f.endsWith('.yaml')).sort();
   assert.deepEqual(files, cases.map((c) => c[0]).sort());

@@ -179,12 +179,15 @@ export interface Scenario {
 /**
  * One operator action at `atMs` (after the scenario start), as the operator API makes it
  * (gslb/control/service.ts): a drain (to `value`, over `rampMs`, by the deadline `byMs`), an
- * undrain (every drain of the region ended, ramped back over drain.restoreMs), a force-down,
- * or a distrust of a source prefix or a principal; `untilMs` ends it (after the scenario start).
+ * undrain (every drain of the region ended, ramped back over drain.restoreMs), a force-up
+ * (always with `untilMs`) or force-down (each replacing the region's earlier forces), a
+ * weight (`value`), a freeze of automation (fleet-wide: gridPolicy's share of every region
+ * held as the plan has it at `atMs`), an unfreeze (every freeze in force ended), or a
+ * distrust of a source prefix or a principal; `untilMs` ends it (after the scenario start).
  */
 export interface OperatorAction {
   atMs: number;
-  action: 'drain' | 'undrain' | 'force-down' | 'distrust';
+  action: 'drain' | 'undrain' | 'force-up' | 'force-down' | 'weight' | 'freeze' | 'unfreeze' | 'distrust';
   region?: string;
   value?: number;
   rampMs?: number;
@@ -207,6 +210,9 @@ export interface TrustParams {
   /** Source prefix → who writes it (longest prefix wins); `granted`: its grant covers the prefix. */
   principals: Record<string, { principal: string; granted: boolean }>;
 }
+
+/** The operator actions a scenario may give (the operator API's, gslb/control/service.ts). */
+export const OPERATOR_ACTIONS = ['drain', 'undrain', 'force-up', 'force-down', 'weight', 'freeze', 'unfreeze', 'distrust'] as const;
 
 /** The principal that writes a fact no `trust.principals` entry covers: a token without grants (its facts are never trusted for a loss). */
 export const DEFAULT_FEED_PRINCIPAL = 'token:feed';
@@ -313,7 +319,7 @@ const EventSchema = Type.Object(
           },
           { ...strict, description: 'one change: give end or cancelled' },
         ),
-        { minItems: 1, maxItems: 16, description: 'what the source tells later: the event modified, extended or cancelled (grid.event facts only); the world follows the final truth' },
+        { minItems: 1, maxItems: 16, description: 'what the source tells later: the event modified, extended or cancelled (its grid.event facts: a new end or cancelled; its grid.alert facts: a new end, or the all-clear, type normal level 0); the world follows the final truth' },
       ),
     ),
   },
@@ -484,11 +490,12 @@ export const ScenarioSchema = Type.Object(
         Type.Object(
           {
             at: Duration('when the operator acts, after the simulation starts'),
-            action: Type.Union([Type.Literal('drain'), Type.Literal('undrain'), Type.Literal('force-down'), Type.Literal('distrust')], {
-              description: 'drain: gridsteer drain <region>; undrain: gridsteer undrain <region> (ends its drains, ramps back over drain.restoreMs); force-down: gridsteer force <region> down; distrust: gridsteer distrust <source|principal> on',
+            action: Type.Union(OPERATOR_ACTIONS.map((a) => Type.Literal(a)), {
+              description:
+                'drain: gridsteer drain <region>; undrain: gridsteer undrain <region> (ends its drains, ramps back over drain.restoreMs); force-up / force-down: gridsteer force <region> up|down (replaces its earlier forces; force-up needs until); weight: an admission weight override (needs value); freeze: gridsteer freeze on (fleet-wide: gridPolicy\'s share of every region held where the plan has it); unfreeze: gridsteer freeze off; distrust: gridsteer distrust <source|principal> on',
             }),
-            region: Type.Optional(Id('the region (drain, undrain, force-down)')),
-            value: Type.Optional(Share('drain: the cap to reach (default 0, a full drain)')),
+            region: Type.Optional(Id('the region (drain, undrain, force-up, force-down, weight)')),
+            value: Type.Optional(Share('drain: the cap to reach (default 0, a full drain); weight: the admission weight (required)')),
             ramp: Type.Optional(Duration('drain: the ramp length (default 0)')),
             by: Type.Optional(Duration('drain: the deadline by which the region is drained, after the simulation starts (the ramp is placed before it)')),
             until: Type.Optional(Duration('the override ends then, after the simulation starts (default: it stays)')),
@@ -872,7 +879,6 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
       if ((c.end === undefined) === (c.cancelled === undefined)) issue(here, 'give exactly one of end (a new end) or cancelled: true', 'key');
       if (cAt <= prevAt) issue([...here, 'at'], `must be after ${k === 0 ? 'the announcement (at − notice)' : 'the change before'} (${formatDuration(prevAt)})`);
       else if (cAt >= end) issue([...here, 'at'], `must be before the end told so far (${formatDuration(end)}): an event over changes no more`);
-      if ((e.facts ?? []).some((fa) => fa.kind !== 'grid.event')) issue([...here, 'at'], 'only grid.event facts carry changes: tell the event as a grid.event');
       if (c.end !== undefined) {
         const newEnd = durationMs(c.end);
         if (newEnd <= Math.max(at, cAt)) issue([...here, 'end'], `must be after T (${formatDuration(at)}) and after the change (${formatDuration(cAt)})`);
@@ -1010,23 +1016,31 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
   }
   // Operator actions.
   const operator: OperatorAction[] = [];
+  const fileIndex: [OperatorAction, number][] = [];
   (f.operator ?? []).forEach((o, i) => {
     const here = ['operator', i];
     const atMs = durationMs(o.at);
     const a: OperatorAction = { atMs, action: o.action, reason: o.reason ?? 'scenario' };
     if (atMs >= hoursMs) issue([...here, 'at'], `is after the simulation ends (${formatDuration(hoursMs)})`);
+    const fleetWide = o.action === 'distrust' || o.action === 'freeze' || o.action === 'unfreeze';
     if (o.action === 'distrust') {
       if ((o.source === undefined) === (o.principal === undefined)) issue(here, 'a distrust names exactly one of source (a source prefix) or principal', 'key');
-      if (o.region !== undefined) issue([...here, 'region'], 'a distrust is fleet-wide: remove region', 'key');
       if (o.source !== undefined) a.source = o.source;
       if (o.principal !== undefined) a.principal = o.principal;
+    }
+    if (fleetWide) {
+      if (o.region !== undefined) issue([...here, 'region'], `a ${o.action} is fleet-wide: remove region`, 'key');
+      if (o.action !== 'distrust') for (const k of ['source', 'principal'] as const) if (o[k] !== undefined) issue([...here, k], `only a distrust names a ${k}: remove it`, 'key');
     } else {
       if (o.region === undefined) issue(here, `a ${o.action} needs region`, 'key');
       else if (regions.length > 0 && !ids.has(o.region)) issue([...here, 'region'], `"${o.region}" is not a region of the fleet: use one of ${[...ids].sort().join(', ')}`);
       else a.region = o.region;
       for (const k of ['source', 'principal'] as const) if (o[k] !== undefined) issue([...here, k], `only a distrust names a ${k}: remove it`, 'key');
     }
-    for (const k of ['value', 'ramp', 'by'] as const) if (o[k] !== undefined && o.action !== 'drain') issue([...here, k], `only a drain has ${k}: remove it`, 'key');
+    for (const k of ['ramp', 'by'] as const) if (o[k] !== undefined && o.action !== 'drain') issue([...here, k], `only a drain has ${k}: remove it`, 'key');
+    if (o.value !== undefined && o.action !== 'drain' && o.action !== 'weight') issue([...here, 'value'], 'only a drain or a weight has value: remove it', 'key');
+    if (o.action === 'weight' && o.value === undefined) issue([...here, 'value'], 'a weight needs value: the admission weight in [0, 1]', 'key');
+    if (o.action === 'force-up' && o.until === undefined) issue([...here, 'until'], 'a force-up needs until: a forgotten force-up keeps a dead region in service', 'key');
     if (o.value !== undefined) a.value = o.value;
     if (o.ramp !== undefined) a.rampMs = durationMs(o.ramp);
     if (o.by !== undefined) {
@@ -1035,12 +1049,23 @@ export function loadScenario(file: string, overrides: readonly ScenarioOverride[
     }
     if (o.until !== undefined) {
       a.untilMs = durationMs(o.until);
-      if (o.action === 'undrain') issue([...here, 'until'], 'an undrain ends when its ramp is done: remove until', 'key');
+      if (o.action === 'undrain' || o.action === 'unfreeze') issue([...here, 'until'], `an ${o.action} acts at its instant and ends nothing later: remove until`, 'key');
       else if (a.untilMs <= Math.max(atMs, a.byMs ?? atMs)) issue([...here, 'until'], `must be after at${a.byMs !== undefined ? ' and by' : ''}`);
     }
     operator.push(a);
+    fileIndex.push([a, i]);
   });
   operator.sort((x, y) => x.atMs - y.atMs);
+  // As the API refuses it: a freeze while automation is frozen (switch it off first: unfreeze, or the freeze's until).
+  let frozenUntil = -Infinity;
+  let frozenBy = -1;
+  for (const [a, i] of [...fileIndex].sort((x, y) => x[0].atMs - y[0].atMs || x[1] - y[1])) {
+    if (a.action === 'unfreeze') frozenUntil = Math.min(frozenUntil, a.atMs);
+    if (a.action !== 'freeze') continue;
+    if (a.atMs < frozenUntil) issue(['operator', i, 'at'], `automation is already frozen by operator[${frozenBy}] then: give that freeze an until, or an unfreeze before ${formatDuration(a.atMs)}`);
+    frozenUntil = a.untilMs ?? Infinity;
+    frozenBy = i;
+  }
 
   // Recurring windows, checked and parsed as the configuration's (gslb/control/setup.ts).
   const drainSet = { ...defaults.drain as Record<string, unknown>, ...((planner.drain ?? {}) as Record<string, unknown>) } as { maxAutoShare: number; minDrainIntervalMs: number };
