@@ -5,7 +5,9 @@
 // construction; the script checks their plans are byte-identical).
 //
 // usage: node bench/plan-ab.mjs --a <checkout> --b <checkout> [--regions 1000] [--rounds 200]
-// Prints the median ms of a cold plan and of a plan after one signal per build, and B ÷ A.
+// Prints the median ms of a cold plan and of a plan after one signal per build, B ÷ A of the
+// medians, and the spread of B ÷ A taken round by round (the two plans of a round ran back to
+// back, so a round's ratio shares its noise): p10, p25, median, p75, p90.
 // Read the cold figure: the one-signal figure is skewed by the other build's retained heap
 // (each keeps 1,000 regions' schedules for reuse), and flips with the order of --a and --b;
 // for it, bench/ab.mjs (a process per run) is the fairer A/B.
@@ -74,10 +76,19 @@ const median = (xs) => {
   const s = [...xs].sort((x, y) => x - y);
   return s[Math.floor(s.length / 2)];
 };
+const q = (xs, f) => {
+  const s = [...xs].sort((x, y) => x - y);
+  return s[Math.min(s.length - 1, Math.floor(s.length * f))];
+};
+const spread = (what) => {
+  const r = t.a[what].map((a, k) => t.b[what][k] / a);
+  return [0.1, 0.25, 0.5, 0.75, 0.9].map((f) => q(r, f));
+};
 console.log(`plan() at ${opt.regions} regions, ${opt.rounds} rounds in turns, one process; A = ${opt.a}, B = ${opt.b}`);
 for (const what of ['cold', 'warm']) {
   const a = median(t.a[what]);
   const b = median(t.b[what]);
-  console.log(`${what === 'cold' ? 'cold              ' : 'after one signal  '} A ${a.toFixed(2).padStart(8)} ms  B ${b.toFixed(2).padStart(8)} ms  B/A ${(b / a).toFixed(3)}`);
+  const [p10, p25, p50, p75, p90] = spread(what).map((x) => x.toFixed(3));
+  console.log(`${what === 'cold' ? 'cold              ' : 'after one signal  '} A ${a.toFixed(2).padStart(8)} ms  B ${b.toFixed(2).padStart(8)} ms  B/A ${(b / a).toFixed(3)}  per round p10 ${p10} p25 ${p25} p50 ${p50} p75 ${p75} p90 ${p90}`);
 }
-console.log(JSON.stringify({ regions: opt.regions, rounds: opt.rounds, coldA: median(t.a.cold), coldB: median(t.b.cold), warmA: median(t.a.warm), warmB: median(t.b.warm) }));
+console.log(JSON.stringify({ regions: opt.regions, rounds: opt.rounds, coldA: median(t.a.cold), coldB: median(t.b.cold), warmA: median(t.a.warm), warmB: median(t.b.warm), coldRatio: spread('cold'), warmRatio: spread('warm') }));
