@@ -750,6 +750,8 @@ interface Options {
   minutes: number;
   workers: number;
   keys: number;
+  /** V8's old-space bound for each node's processes (NODE_OPTIONS --max-old-space-size), or 0 for Node's default. */
+  nodeHeapMiB: number;
   failures: string;
 }
 
@@ -834,7 +836,7 @@ async function run(o: Options) {
       c.state = { store: 'redis', redis: { url: r.url, prefix: `ingest${process.pid}` } };
     });
     for (let i = 0; i < 3; i++) {
-      const srv = await spawnServer({ configFile: cfg.file, workers: o.workers, readyTimeoutMs: 120_000, env: { GRIDSTEER_TOKENS: TOKENS } });
+      const srv = await spawnServer({ configFile: cfg.file, workers: o.workers, readyTimeoutMs: 120_000, env: { GRIDSTEER_TOKENS: TOKENS, ...(o.nodeHeapMiB ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=${o.nodeHeapMiB}`.trim() } : {}) } });
       const idx = i;
       srv.proc?.once('exit', (code, signal) => {
         if (stopping) return;
@@ -853,6 +855,8 @@ async function run(o: Options) {
     const regions = new Set(regionIds);
 
     const rssBefore = nodes.map(rssOf);
+    // RSS every 30 s, to tell a heap that grows to its size and stays from one that keeps growing.
+    const rssTimeline: { s: number; nodes: NodeRss[] }[] = [{ s: 0, nodes: rssBefore }];
     const startupMs = Date.now() - started;
     probe = new Worker(new URL(import.meta.url), { workerData: { probe: { ports: nodes.map((n) => n.udp.port) } satisfies ProbeInit } });
     await new Promise<void>((resolve, reject) => {
@@ -991,7 +995,10 @@ async function run(o: Options) {
         if (Date.now() - lastLog > 30_000) {
           lastLog = Date.now();
           const s = (Date.now() - t0) / 1000;
-          console.log(`${s.toFixed(0)} s: ${stats.signals} signals in ${stats.requests} requests (${Math.round(stats.signals / s)}/s), ${JSON.stringify(stats.byStatus)}, mismatches ${stats.mismatches}, probes missed ${probeMisses.length}`);
+          const now = nodes.map(rssOf);
+          rssTimeline.push({ s: Math.round(s), nodes: now });
+          const mib = now.map((x) => `${x.primaryMiB ?? '–'}${x.workersMiB ? `+${x.workersMiB}` : ''}`).join(' ');
+          console.log(`${s.toFixed(0)} s: ${stats.signals} signals in ${stats.requests} requests (${Math.round(stats.signals / s)}/s), ${JSON.stringify(stats.byStatus)}, mismatches ${stats.mismatches}, probes missed ${probeMisses.length}, RSS MiB ${mib}`);
         }
       }
     };
@@ -1061,6 +1068,8 @@ async function run(o: Options) {
       quarantined,
       rssBefore,
       rssAfter,
+      rssTimeline,
+      nodeHeapMiB: o.nodeHeapMiB,
       errorLines: errorLines.length,
       errorSamples: errorLines.slice(0, 10),
       failures,
@@ -1133,6 +1142,7 @@ if (isMain) {
       minutes: { type: 'string', default: '20' },
       workers: { type: 'string', default: '0' },
       keys: { type: 'string', default: '4' },
+      'node-heap-mib': { type: 'string', default: '0' },
       report: { type: 'string' },
       failures: { type: 'string' },
     },
@@ -1149,6 +1159,7 @@ if (isMain) {
     minutes: num('minutes', a.minutes, 1, 600),
     workers: num('workers', a.workers, 0, 16),
     keys: num('keys', a.keys, 1, 1000),
+    nodeHeapMiB: num('node-heap-mib', a['node-heap-mib'], 0, 65536),
     failures: a.failures ?? mkdtempSync(join(tmpdir(), 'gridsteer-ingest-campaign-')),
   };
   const report = await run(o);
