@@ -2,6 +2,8 @@
 // Each generated part is listed here once (test/generated-docs.test.ts fails when a Markdown
 // file holds generated markers this list does not name); the test named beside each one
 // fails when the doc and the code differ, and rewrites the doc when GRIDSTEER_WRITE_DOCS=1.
+// Only that test of its file runs (its name says "npm run docs rewrites it"), so a change
+// that another test of the same file pins (a rule order, a list) cannot stop the rewrite.
 // Usage: node scripts/docs.mjs
 import { spawnSync } from 'node:child_process';
 
@@ -20,9 +22,13 @@ function run(args, env = process.env) {
   }
 }
 
+/** The name every rewriting test carries (test/generated-docs.test.ts checks each listed test file has one). */
+const REWRITES = 'npm run docs rewrites it';
+
 run(['scripts/build.mjs']);
 for (const g of GENERATED) {
   console.log(`docs: ${g.doc} (${g.marker}) from ${g.from}`);
-  run(g.write, { ...process.env, GRIDSTEER_WRITE_DOCS: '1' });
+  const args = g.write[0] === '--test' ? ['--test', `--test-name-pattern=${REWRITES}`, ...g.write.slice(1)] : g.write;
+  run(args, { ...process.env, GRIDSTEER_WRITE_DOCS: '1' });
 }
 console.log('docs: every generated doc rewritten; review with git diff');

@@ -37,6 +37,14 @@ test('scripts/docs.mjs lists every generated part of the docs, and npm run docs 
   assert.equal(pkg.scripts['docs'], 'node scripts/docs.mjs');
 });
 
+test('every test scripts/docs.mjs runs to rewrite a doc has a test named "(npm run docs rewrites it)", the only one it runs', () => {
+  const script = read('scripts/docs.mjs');
+  const files = [...script.matchAll(/write: \['--test', 'dist\/([^']+)\.test\.js'\]/g)].map((m) => `${m[1]}.test.ts`);
+  assert.ok(files.length >= 3, `scripts/docs.mjs runs tests to rewrite docs: ${files.join(', ')}`);
+  assert.match(script, /--test-name-pattern=\$\{REWRITES\}/);
+  for (const f of files) assert.match(read(f), /test\(['"`].*\(npm run docs rewrites it\)['"`]/, `${f} has a test named "… (npm run docs rewrites it)": npm run docs runs only that one`);
+});
+
 test('the README and docs/architecture.md say that npm run docs regenerates the generated docs', () => {
   for (const p of ['README.md', 'docs/architecture.md']) assert.match(read(p), /`npm run docs`/, `${p} names npm run docs`);
 });

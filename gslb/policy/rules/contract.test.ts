@@ -2,17 +2,20 @@
  * The rule contract (rules/rule.ts): a rule reads only the kinds and derivations it declares,
  * and refusal does not depend on the order the rules run in. Run over a seeded walk of every
  * input kind (test/helpers/plan-walk.ts) with every kind routed, so a read of an undeclared
- * kind meets records and is caught.
+ * kind meets records and is caught; every kind's own examples (its kind file's
+ * `examples.valid`) are put into the walk as well, so a new kind's rule meets records of it
+ * here with no edit.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KIND_LIST, type SignalKind } from '../../model/kinds/index.js';
+import type { Signal } from '../../model/types.js';
 import { VIEW_RULES, applyViewRules } from './index.js';
 import { routeRecords } from './records.js';
 import { type RegionRecords, type ViewAcc, type ViewRule, Texts, refusal } from './rule.js';
 import { newAcc } from '../planner/view.js';
 import { xorshift32 } from '../../../test/helpers/policy.js';
-import { World, fleetSettings, populate, step } from '../../../test/helpers/plan-walk.js';
+import { IDS, World, fleetSettings, populate, step } from '../../../test/helpers/plan-walk.js';
 
 const ALL_KINDS = KIND_LIST.map((k) => k.name) as SignalKind[];
 
@@ -40,6 +43,13 @@ function* cases(seed: number): Generator<{ acc: () => ViewAcc; rr: RegionRecords
   const s = fleetSettings();
   for (let i = 0; i < 60; i++) {
     step(w);
+    // One of each kind's examples, for a region of the walk's choosing (the walk itself models only the kinds it knows).
+    for (const k of KIND_LIST) {
+      const value: unknown = structuredClone(w.pick<unknown>(k.examples.valid));
+      const id = (value as { id?: unknown } | null)?.id;
+      const at = w.at();
+      w.put({ region: w.pick(IDS), kind: k.name, source: 'test/examples', key: typeof id === 'string' ? id : 'example', observedAt: at, expiresAt: at + 2 * 60_000, value } as Signal);
+    }
     const snap = w.snapshot();
     const texts = new Texts();
     const ctx = { freezes: snap.overrides.filter((o) => o.action === 'freeze'), texts };

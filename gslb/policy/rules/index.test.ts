@@ -25,11 +25,30 @@ test('every rule module of gslb/policy/rules/ is registered, once, under its own
   const registered = [...VIEW_RULES, ...PLAN_PASSES].map((r) => r.module);
   assert.equal(new Set(registered).size, registered.length, 'a module is registered twice');
   assert.deepEqual([...registered].sort(), declared);
+});
+
+/** The rules docs/design.md "Rule order" names, in its order (its numbered list: `1. **operator force**: …`). */
+function designOrder(): string[] {
+  const md = readFileSync(fileURLToPath(new URL('../../../../docs/design.md', import.meta.url)), 'utf8');
+  const at = md.indexOf('\n## Rule order\n');
+  assert.ok(at >= 0, 'docs/design.md has its "Rule order" section');
+  const section = md.slice(at + 1, md.indexOf('\n## ', at + 1) === -1 ? undefined : md.indexOf('\n## ', at + 1));
+  return [...section.matchAll(/^\d+\. \*\*([^*]+)\*\*/gm)].map((m) => m[1]!);
+}
+
+test('VIEW_RULES keeps the order of docs/design.md "Rule order" (the rules it names, in its order; a rule it does not name may sit anywhere)', () => {
+  const design = designOrder();
+  assert.ok(design.length >= 5, `docs/design.md "Rule order" lists the rules: ${design.join(', ')}`);
+  const names = VIEW_RULES.map((r) => r.name);
+  for (const n of design) assert.ok(names.includes(n), `docs/design.md "Rule order" names "${n}", which is no rule of VIEW_RULES (names: ${names.join(', ')})`);
   assert.deepEqual(
-    VIEW_RULES.map((r) => r.name),
-    ['operator force', 'health', 'slow start', 'operator drain / cap', 'recurring windows', 'grid obligations', 'automation limits', 'power budget', 'compute capacity'],
-    "the rule order of docs/design.md: force-down > health > drain/cap > grid obligations > power > compute (recurring windows between: maintenance at drain's rank, tariff and practice lower gridPolicy's share; the automation limits after every rule that lowers it)",
+    names.filter((n) => design.includes(n)),
+    design,
+    'the rules docs/design.md "Rule order" names run in its order: force-down > health > drain/cap > grid obligations > power > compute',
   );
+  // The automation limits apply the freeze and the safety floor to gridPolicy's share: after every rule that lowers it.
+  const at = (n: string) => names.indexOf(n);
+  assert.ok(at('automation limits') > at('grid obligations') && at('automation limits') > at('recurring windows'), 'the automation limits run after every rule that lowers gridPolicy\'s share');
 });
 
 test('applyViewRules calls every rule of VIEW_RULES once, in the list\'s order', () => {
