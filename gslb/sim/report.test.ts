@@ -140,6 +140,7 @@ test('targets (a)–(c) per client class, (d), (e): met, not met and n/a by thei
     ['cuts at exactly 1.10 × bound + 0.1 % are met', ev('power-off', 60), [st, re(400), gs({ cutAfter: [11, 1, 0, 2] })], allMet],
     ['one more is not', ev('power-off', 60), [st, re(400), gs({ cutAfter: [12, 1, 0, 2] })], but('b H not met')],
     ['per class: clamped-resolver 11.1, no-ECS 22.05', ev('power-off', 60), [st, re(400), gs({ cutAfter: [5, 2, 0, 3] })], but('b C not met', 'b N not met')],
+    ['every class\'s (b) and (c) line fails on its own figures: TTL-ignoring 6 of 5.5 and 5.5, clamped-resolver 20 of 19, no-ECS 24 of 23', ev('power-off', 60), [st, re(400), gs({ cutAfter: [5, 10, 1, 4] })], but('b C not met', 'b I not met', 'b N not met', 'c C not met', 'c I not met', 'c N not met')],
     ['avoided exactly 0.9 × (reactive − bound) is met', ev('power-off', 60), [st, re(400), gs({ cutAfter: [40, 1, 0, 2] })], but('b H not met')],
     ['one cut more is not', ev('power-off', 60), [st, re(400), gs({ cutAfter: [41, 1, 0, 2] })], but('b H not met', 'c H not met')],
     ['less notice than the drain lead: (a), (b), (c) n/a', ev('power-off', 5), [st, re(400), gs({ sent: [7, 0, 0, 0], cutAfter: [300, 0, 0, 0] })], but('a H n/a', 'a C n/a', 'a I n/a', 'a N n/a', 'b H n/a', 'b C n/a', 'b I n/a', 'b N n/a', 'c H n/a', 'c C n/a', 'c I n/a', 'c N n/a')],
