@@ -111,6 +111,15 @@ test('a tiny scenario end to end: the counts add up and each policy behaves as m
     assert.deepEqual(res.ignoringClients, st.ignoringClients, res.policy);
   }
   assert.deepEqual(st.bound, st.cutBeforeAnnounce, 'static: bound = its cut started before the announcement');
+  // Of the cuts started before the announcement, those of other homes' clients (spill) are apart: static places none; what is left
+  // (the region's own clients) is within the bound under every policy, which counts them all, moved or not.
+  assert.deepEqual(st.cutSpillBeforeAnnounce, [[0, 0, 0, 0]], 'static geo spills nothing');
+  for (const res of rep.results) {
+    for (const c of [0, 1, 2, 3]) {
+      const own = res.cutBeforeAnnounce[0]![c]! - res.cutSpillBeforeAnnounce[0]![c]!;
+      assert.ok(res.cutSpillBeforeAnnounce[0]![c]! >= 0 && own <= res.bound[0]![c]!, `${res.policy} class ${c}: own clients cut ${own}, bound ${res.bound[0]![c]}`);
+    }
+  }
   assert.deepEqual(st.aliveAtT[0], st.cut, 'static: alive at T = its cut');
   assert.ok(st.bound[0]![0] > 0 && st.bound[0]![0] < st.aliveAtT[0]![0], `bound ${st.bound[0]}, alive ${st.aliveAtT[0]}`);
   // The region's load is 0 from T to E in the series, under every policy.

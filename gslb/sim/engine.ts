@@ -320,6 +320,12 @@ export interface PolicyResult {
   cutBeforeAnnounce: ByClass[];
   cutAfterAnnounce: ByClass[];
   /**
+   * Of cutBeforeAnnounce, the sessions of other homes' clients: spill the policy placed on the
+   * region before anyone could know of the event (a drill's or a window's drain, spill by room).
+   * Not in the unavoidable bound, which counts the region's own clients only.
+   */
+  cutSpillBeforeAnnounce: ByClass[];
+  /**
    * Per event (power-off, when it takes the region dark at its T inside the window): the
    * **unavoidable bound**, the same under every policy — sessions of the region's own clients
    * (its home, as no steering places them) started, while the region served, before the
@@ -593,6 +599,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
   const startedOn: ByClass[] = events.map(zeros);
   const cutBefore: ByClass[] = events.map(zeros);
   const cutAfter: ByClass[] = events.map(zeros);
+  const cutSpillBefore: ByClass[] = events.map(zeros);
   const bound: ByClass[] = events.map(zeros);
   const aliveAtT: ByClass[] = events.map(zeros);
   const homeArrivals: ByClass[] = events.map(zeros);
@@ -913,8 +920,10 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
         const cls = world.clientClass[c]! as Cls;
         if (inWindow(t)) {
           cut[cls]++;
-          if (sStart[sess]! < e.announce) cutBefore[e.idx]![cls]++;
-          else cutAfter[e.idx]![cls]++;
+          if (sStart[sess]! < e.announce) {
+            cutBefore[e.idx]![cls]++;
+            if (!sHome[sess]) cutSpillBefore[e.idx]![cls]++;
+          } else cutAfter[e.idx]![cls]++;
           // The client retries the cut session (its remaining part), resolving again.
           if (cutRetryShare > 0 && crng.next() < cutRetryShare && sEnd[sess]! > t) {
             const at = t + w.cutRetry.delayMs;
@@ -1277,6 +1286,7 @@ export function runPolicy(world: World, policyName: PolicyName, tl: Timeline, on
     unplaced,
     cutBeforeAnnounce: cutBefore,
     cutAfterAnnounce: cutAfter,
+    cutSpillBeforeAnnounce: cutSpillBefore,
     bound,
     aliveAtT,
     homeArrivals,

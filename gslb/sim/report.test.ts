@@ -28,6 +28,8 @@ interface Opts {
   started?: R4;
   cutBefore?: R4;
   cutAfter?: R4;
+  /** Of cutBefore, sessions of other homes' clients (spill placed before the announcement). */
+  cutSpillBefore?: R4;
   /** The unavoidable bound (default: cutBefore) and the sessions alive at T without steering (default 1,000 / 100 / 10 / 50). */
   bound?: R4;
   alive?: R4;
@@ -56,6 +58,7 @@ function result(policy: PolicyName, o: Opts = {}): PolicyResult {
     cut: cb.map((x, i) => x + ca[i]!) as R4,
     cutBeforeAnnounce: [cb],
     cutAfterAnnounce: [ca],
+    cutSpillBeforeAnnounce: [o.cutSpillBefore ?? z()],
     bound: [o.bound ?? cb],
     aliveAtT: [o.alive ?? [1000, 100, 10, 50]],
     homeArrivals: [o.homeArrivals ?? [5000, 500, 100, 250]],
@@ -137,6 +140,7 @@ test('targets (a)–(c) per client class, (d), (e): met, not met and n/a by thei
     ['cuts at exactly 1.10 × bound + 0.1 % are met', ev('power-off', 60), [st, re(400), gs({ cutAfter: [11, 1, 0, 2] })], allMet],
     ['one more is not', ev('power-off', 60), [st, re(400), gs({ cutAfter: [12, 1, 0, 2] })], but('b H not met')],
     ['per class: clamped-resolver 11.1, no-ECS 22.05', ev('power-off', 60), [st, re(400), gs({ cutAfter: [5, 2, 0, 3] })], but('b C not met', 'b N not met')],
+    ['every class\'s (b) and (c) line fails on its own figures: TTL-ignoring 6 of 5.5 and 5.5, clamped-resolver 20 of 19, no-ECS 24 of 23', ev('power-off', 60), [st, re(400), gs({ cutAfter: [5, 10, 1, 4] })], but('b C not met', 'b I not met', 'b N not met', 'c C not met', 'c I not met', 'c N not met')],
     ['avoided exactly 0.9 × (reactive − bound) is met', ev('power-off', 60), [st, re(400), gs({ cutAfter: [40, 1, 0, 2] })], but('b H not met')],
     ['one cut more is not', ev('power-off', 60), [st, re(400), gs({ cutAfter: [41, 1, 0, 2] })], but('b H not met', 'c H not met')],
     ['less notice than the drain lead: (a), (b), (c) n/a', ev('power-off', 5), [st, re(400), gs({ sent: [7, 0, 0, 0], cutAfter: [300, 0, 0, 0] })], but('a H n/a', 'a C n/a', 'a I n/a', 'a N n/a', 'b H n/a', 'b C n/a', 'b I n/a', 'b N n/a', 'c H n/a', 'c C n/a', 'c I n/a', 'c N n/a')],
@@ -174,6 +178,11 @@ test('targets (a)–(c) per client class, (d), (e): met, not met and n/a by thei
   assert.match(pick('a', 'TTL-honouring').why, /^0 sent while dark with room, 0 failed on a's refusal before T; the reachable fleet had room throughout/);
   assert.match(pick('b', 'TTL-honouring').why, /105 cut \(100 started before the announcement, 5 after\) against 111 = 1\.10 × 100 \(the unavoidable bound, the same for every policy\) \+ 0\.1 % × 1,000 alive there at T without steering/);
   assert.deepEqual([pick('b', 'TTL-honouring').measured, pick('b', 'TTL-honouring').bound], [105, 111]);
+  // Spill placed on the region before anyone could know (a practice drill's drain, docs/simulation.md "10. Practice runs aborted and skipped by a shed (issue 30, item 6)") is named in (b)'s figures and still counts against the one bound.
+  const drill = evaluateTargets({ world, events: [ev('power-off', 60)], results: [st, re(400), gs({ cutBefore: [150, 10, 5, 20], cutSpillBefore: [50, 0, 0, 0], bound: [100, 10, 5, 20] })] }, { leadMs: LEAD });
+  const drillB = drill.find((x) => x.id === 'b' && x.class === 'TTL-honouring')!;
+  assert.equal(drillB.status, 'not met');
+  assert.match(drillB.why, /155 cut \(150 started before the announcement — 50 of them other homes' clients placed there as spill, 5 after\) against 111/);
   assert.match(pick('c', 'TTL-honouring').why, /reactive 500, GridSteer 105, bound 100: avoided 395 of 400/);
   assert.deepEqual([pick('c', 'TTL-honouring').measured, pick('c', 'TTL-honouring').bound], [105, 140], 'at most reactive − 0.9 × (reactive − bound) = 500 − 360');
   const e = evaluateTargets({ world, events: [ev('throttle', 20, 0.5)], results: [gs({ cap: cc(5000, 60 * MIN, 20) })] }, { leadMs: LEAD })[0]!;
@@ -256,6 +265,11 @@ test('the report contract: the JSON twin of a run keeps it, and each way of brea
     ['a policy\'s counts missing', (j) => delete j.events[0]!.counts.reactive, /no reactive/],
     ['a class\'s counts missing', (j) => delete (j.events[0]!.counts.static as Record<string, unknown>)['no-ECS'], /events\/0\/counts\/static/],
     ['the classes renamed', (j) => (j.classes[3] = 'no-ecs'), /classes/],
+    ['a cut that is not its split at the announcement', (j) => ((j.events[0]!.counts.static as Record<string, { cut: number }>)['TTL-honouring']!.cut += 1), /counts\.static\.TTL-honouring: cut \d+ is not/],
+    ['more spill cut than was cut before the announcement', (j) => {
+      const k = (j.events[0]!.counts.gridsteer as Record<string, { cutBeforeAnnouncement: number; cutSpillBeforeAnnouncement: number }>)['TTL-honouring']!;
+      k.cutSpillBeforeAnnouncement = k.cutBeforeAnnouncement + 1;
+    }, /counts\.gridsteer\.TTL-honouring: \d+ spill cut of/],
   ];
   for (const [what, f, want] of broken) {
     const j = structuredClone(json);

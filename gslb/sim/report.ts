@@ -67,12 +67,13 @@ const qps = (x: number) => x.toFixed(x < 0.1 ? 2 : 1);
 
 /**
  * Cut at event e's T, of class c, under policy x: in all, split by start before and after the
- * announcement; and the unavoidable bound, which is the same for every policy (PolicyResult.bound).
+ * announcement (of those before, `spillBefore`: other homes' clients the policy had placed on
+ * the region, which the bound does not count); and the unavoidable bound, which is the same for every policy (PolicyResult.bound).
  */
-export function eventCuts(x: PolicyResult, e: number, c: Cls): { bound: number; before: number; after: number; total: number } {
+export function eventCuts(x: PolicyResult, e: number, c: Cls): { bound: number; before: number; spillBefore: number; after: number; total: number } {
   const before = x.cutBeforeAnnounce[e]![c];
   const after = x.cutAfterAnnounce[e]![c];
-  return { bound: x.bound[e]![c], before, after, total: before + after };
+  return { bound: x.bound[e]![c], before, spillBefore: x.cutSpillBeforeAnnounce[e]![c], after, total: before + after };
 }
 
 /** Every class index, in CLASS_TITLES order. */
@@ -152,7 +153,9 @@ export function evaluateTargets(rep: Pick<SimReport, 'world' | 'events' | 'resul
       const alive = gs.aliveAtT[e.idx]![c];
       const limit = floor1(1.1 * k.bound + 0.001 * alive);
       const bWhat = `(b) ${cls} sessions cut at ${id} ≤ 1.10 × the unavoidable bound + 0.1 % of those alive there at T`;
-      const bFig = `${fmt(k.total)} cut (${fmt(k.before)} started before the announcement, ${fmt(k.after)} after) against ${fmt1(limit)} = 1.10 × ${fmt(k.bound)} (the unavoidable bound, the same for every policy) + 0.1 % × ${fmt(alive)} alive there at T without steering`;
+      // Spill placed on the region before anyone could know (a drill's drain, spill by room) is the policy's own: the bound does not grow with it, the figure says how much of the cut it is.
+      const spillTxt = k.spillBefore > 0 ? ` — ${fmt(k.spillBefore)} of them other homes' clients placed there as spill` : '';
+      const bFig = `${fmt(k.total)} cut (${fmt(k.before)} started before the announcement${spillTxt}, ${fmt(k.after)} after) against ${fmt1(limit)} = 1.10 × ${fmt(k.bound)} (the unavoidable bound, the same for every policy) + 0.1 % × ${fmt(alive)} alive there at T without steering`;
       const darkBy = rep.events.find((x) => x.kind === 'power-off' && x.region === e.region && x.idx !== e.idx && x.T <= e.T && x.E >= e.T);
       const already = `${id} was already dark at ${e.id}'s T${darkBy ? ` (${darkBy.id} in force)` : ''}: nothing is cut then (0 of 0)`;
       const bBase = { ...base, id: 'b' as const, what: bWhat, measured: k.total, bound: limit };
@@ -324,6 +327,7 @@ export function renderMarkdown(rep: SimReport, o: { command?: string; chart?: st
         row(`cut at ${id} when ${e.id} took its power`, (x) => fmt(eventCuts(x, e.idx, cls).total));
         row(`… the **unavoidable bound** (the same for every policy)`, (x) => fmt(eventCuts(x, e.idx, cls).bound));
         row(`… cut: started before / after the announcement`, (x) => `${fmt(eventCuts(x, e.idx, cls).before)} / ${fmt(eventCuts(x, e.idx, cls).after)}`);
+        row(`… of those started before it, other homes' clients (spill; not in the bound)`, (x) => fmt(eventCuts(x, e.idx, cls).spillBefore));
       } else {
         row(`sent to ${id} while ${e.id} is in force`, (x) => fmt(x.sentToEventRegion[e.idx]![cls]));
         row(`… started there (it still serves)`, (x) => fmt(x.startedOnEventRegion[e.idx]![cls]));
@@ -454,6 +458,7 @@ function classCounts(x: PolicyResult, e: EventRt, c: Cls): EventClassCounts {
     failedRefusedBeforeT: x.failedRefusedBeforeT[e.idx]![c],
     cut: k.total,
     cutBeforeAnnouncement: k.before,
+    cutSpillBeforeAnnouncement: k.spillBefore,
     cutAfterAnnouncement: k.after,
   };
 }
@@ -471,6 +476,8 @@ export interface EventClassCounts {
   /** Cut at T, and split by start at the announcement. */
   cut: number;
   cutBeforeAnnouncement: number;
+  /** Of cutBeforeAnnouncement, other homes' clients placed on the region as spill (not in the unavoidable bound). */
+  cutSpillBeforeAnnouncement: number;
   cutAfterAnnouncement: number;
 }
 
@@ -555,7 +562,7 @@ export const TargetContract = Type.Object(
   { additionalProperties: false },
 );
 const CountsContract = Type.Object(
-  { sentWhileDark: Count, sentWithRoom: Count, startedThere: Count, failedDark: Count, failedRefusedBeforeT: Count, cut: Count, cutBeforeAnnouncement: Count, cutAfterAnnouncement: Count },
+  { sentWhileDark: Count, sentWithRoom: Count, startedThere: Count, failedDark: Count, failedRefusedBeforeT: Count, cut: Count, cutBeforeAnnouncement: Count, cutSpillBeforeAnnouncement: Count, cutAfterAnnouncement: Count },
   { additionalProperties: false },
 );
 const ByClassOf = (t: TSchema) => Type.Object(Object.fromEntries(CLASS_TITLES.map((c) => [c, t])), { additionalProperties: false });
@@ -612,6 +619,13 @@ export function contractProblems(json: unknown): string[] {
     else if (j.targets.some((t) => t.event === e.id && t.id !== 'd')) out.push(`targets: ${e.id} has no physical effect: (d) only`);
     want(count('d', e.id, 'all'), 'd', e.id, 'all');
     for (const r of j.results) if (!e.counts[r.policy]) out.push(`events[${e.id}].counts: no ${r.policy}`);
+    for (const [p, byClass] of Object.entries(e.counts)) {
+      for (const [c, k] of Object.entries(byClass as Record<string, EventClassCounts>)) {
+        const at = `events[${e.id}].counts.${p}.${c}`;
+        if (k.cut !== k.cutBeforeAnnouncement + k.cutAfterAnnouncement) out.push(`${at}: cut ${k.cut} is not ${k.cutBeforeAnnouncement} before + ${k.cutAfterAnnouncement} after the announcement`);
+        if (k.cutSpillBeforeAnnouncement > k.cutBeforeAnnouncement) out.push(`${at}: ${k.cutSpillBeforeAnnouncement} spill cut of ${k.cutBeforeAnnouncement} started before the announcement`);
+      }
+    }
   }
   want(count('d', null, 'all'), 'd', null, 'all');
   return out;

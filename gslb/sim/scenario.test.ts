@@ -34,6 +34,7 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
     ['heat-dome.yaml', 'us-tx', 'power-off', 60 * 60_000, 'grid-emergency'],
     ['one-aggregator.yaml', 'us-tx', 'power-off', 60 * 60_000, 'load-shed'],
     ['practice-run.yaml', 'us-tx', 'power-off', 35 * 60_000, 'load-shed'],
+    ['false-claim.yaml', 'us-tx', 'power-off', 45 * 60_000, 'load-shed'],
   ];
   for (const [file, region, effect, notice, type] of cases) {
     const sc = loadScenario(join(BUNDLED, file));
@@ -79,6 +80,12 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
   // Practice runs: us-va's drill acting when us-tx's shed is announced, ca-ab's first step after it.
   const drill = loadScenario(join(BUNDLED, 'practice-run.yaml'));
   assert.deepEqual(drill.windows.map((w) => [w.id, w.kind, w.regions]), [['us-va-practice', 'practice', ['us-va']], ['ca-ab-practice', 'practice', ['ca-ab']]]);
+  // A false claim retracted while in force, read through wrong capacity units, noisy load readings and distant resolvers without ECS.
+  const fc = loadScenario(join(BUNDLED, 'false-claim.yaml'));
+  const claim = fc.events[1]!;
+  assert.deepEqual([claim.region, claim.effect.kind, claim.changes.map((c) => [c.atMs, c.cancelled])], ['us-va', 'none', [[100 * 60_000, true]]]);
+  assert.deepEqual([fc.world.noEcsResolvers, fc.world.noEcsDistant, fc.world.loadNoise], [0.1, 0.5, 0.1]);
+  assert.deepEqual(fc.policies.gridsteer.capacityUnits, { 'ca-ab': 192 });
   // Every bundled scenario file is in the table above and in bench/scenarios/README.md.
   const files = readdirSync(BUNDLED).filter((f) => f.endsWith('.yaml')).sort();
   assert.deepEqual(files, cases.map((c) => c[0]).sort());
