@@ -1220,13 +1220,15 @@ export class RedisStore implements StateStore {
    * occurrence of each id not yet written (a repeated id waits for the next round, where it
    * folds onto what this one stored), reads their records, the revision and the lease in one
    * pipeline, folds each in memory and sends one gsPutSignal per changed record in a second
-   * pipeline. A record another node wrote between the two ('conflict') goes through putSignal,
-   * which folds it again onto that record, before the next round. The script and its
-   * compare-and-set are putSignal's: nothing a batch writes differs from what a loop writes.
+   * pipeline. A signal whose record another node wrote between the two ('conflict') goes
+   * into the next round, ahead of any later signal of its id, and is folded again onto that
+   * record (at most MAX_CAS_ATTEMPTS times, as putSignal). The script and its compare-and-set
+   * are putSignal's: nothing a batch writes differs from what a loop writes.
    */
   async putSignals(items: readonly PutItem[], fence?: { lease: string; token: number }): Promise<PutResult[]> {
     const ids = items.map((x) => signalId(x.signal));
     const out: (PutResult | undefined)[] = new Array<PutResult | undefined>(items.length);
+    const attempts = new Array<number>(items.length).fill(0);
     let todo = items.map((_, i) => i);
     while (todo.length > 0) {
       const inRound = new Set<string>();
@@ -1239,8 +1241,11 @@ export class RedisStore implements StateStore {
           round.push(i);
         }
       }
-      await this.putRound(items, ids, round, fence, out);
-      todo = later;
+      const again = await this.putRound(items, ids, round, fence, out);
+      for (const i of again) {
+        if (++attempts[i]! >= MAX_CAS_ATTEMPTS) throw new StoreError('conflict', `state: signal ${ids[i]!} changed under ${MAX_CAS_ATTEMPTS} attempts in a row (other writers); not stored, send it again`);
+      }
+      todo = [...again, ...later].sort((a, b) => a - b);
     }
     // A loop's stale or held answer reads the revision after every earlier write of the batch.
     let seen = 0;
@@ -1252,8 +1257,8 @@ export class RedisStore implements StateStore {
     });
   }
 
-  /** One round of putSignals: `round` indexes items of distinct ids; answers go to `out`. */
-  private async putRound(items: readonly PutItem[], ids: readonly string[], round: readonly number[], fence: { lease: string; token: number } | undefined, out: (PutResult | undefined)[]): Promise<void> {
+  /** One round of putSignals: `round` indexes items of distinct ids; answers go to `out`; returns the indexes that met a conflict. */
+  private async putRound(items: readonly PutItem[], ids: readonly string[], round: readonly number[], fence: { lease: string; token: number } | undefined, out: (PutResult | undefined)[]): Promise<number[]> {
     const k = this.keys;
     const leaseKey = fence ? this.leaseKey(fence.lease) : null;
     const [prevJsons, revNow, lease] = (await this.pipe('putSignals', (p) => {
@@ -1276,7 +1281,7 @@ export class RedisStore implements StateStore {
       if (next) writes.push({ i, next, prevAt: prev ? String(prev.signal.observedAt) : '' });
       else out[i] = holder === null ? { stored: false, revision, reason: 'stale' } : { stored: false, revision, reason: 'held', holder };
     });
-    if (writes.length === 0) return;
+    if (writes.length === 0) return [];
     const keys = leaseKey ? [k.sig, k.rev, leaseKey] : [k.sig, k.rev];
     const token = fence ? String(fence.token) : '';
     const replies = await this.pipeReplies('putSignals', (p) => {
@@ -1298,8 +1303,8 @@ export class RedisStore implements StateStore {
     });
     if (failed) this.fail('putSignals', failed);
     if (fenced) throw fenced;
-    // 'conflict': another node stored this id since the read; putSignal folds it onto that record.
-    for (const i of again) out[i] = await this.putSignal(items[i]!.signal, fence, items[i]!.by);
+    // 'conflict': another node stored this id since the read; the next round folds it onto that record.
+    return again;
   }
 
   /**

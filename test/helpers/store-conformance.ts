@@ -532,22 +532,25 @@ export function storeConformance(name: string, make: () => Promise<ConformanceHa
         assert.ok((await store.putSignal(probe(false, T0 + 1))).stored);
         assert.ok((await store.putSignal(load(9, T0 + 5, { key: 'k2' }))).stored);
       });
-      const got = await store.putSignals([{ signal: probe(false, T0 + 2) }, { signal: load(2, T0 + 1, { key: 'k2' }) }, { signal: load(3, T0, { key: 'k3' }) }]);
+      // The probe twice: the later one folds onto the earlier, which is folded again first.
+      const got = await store.putSignals([{ signal: probe(false, T0 + 2) }, { signal: load(2, T0 + 1, { key: 'k2' }) }, { signal: load(3, T0, { key: 'k3' }) }, { signal: probe(true, T0 + 3) }]);
       assert.ok(ran(), 'the other write ran');
-      assert.deepEqual(got.map((r) => (r.stored ? 'stored' : r.reason)), ['stored', 'stale', 'stored']);
-      const p = got[0]!;
-      assert.ok(p.stored);
+      assert.deepEqual(got.map((r) => (r.stored ? 'stored' : r.reason)), ['stored', 'stale', 'stored', 'stored']);
+      const [p, , , q] = got;
+      assert.ok(p?.stored && q?.stored);
       assert.deepEqual(p.record.fold, { kind: 'health', stableUp: true, streak: 2, lastUp: false }, 'folded onto the other write, not onto what the batch read');
+      assert.deepEqual(q.record.fold, { kind: 'health', stableUp: true, streak: 1, lastUp: true }, 'the later probe folded onto the earlier one');
+      assert.ok(q.revision > p.revision);
       const snap = await store.snapshot();
       assert.deepEqual(
         snap.records.map((r) => [r.id, r.signal.observedAt]),
         [
-          ['aa|health.probe|health/node-a|https://aa.example/health', T0 + 2],
+          ['aa|health.probe|health/node-a|https://aa.example/health', T0 + 3],
           ['aa|load.metrics|test/conformance|k2', T0 + 5],
           ['aa|load.metrics|test/conformance|k3', T0],
         ],
       );
-      assert.deepEqual(snap.records[0], p.record);
+      assert.deepEqual(snap.records[0], q.record);
       assert.equal(snap.revision, Math.max(...got.map((r) => r.revision)));
     });
 
