@@ -872,7 +872,7 @@ async function run(o: Options) {
       byStatus: {} as Record<string, number>,
       noAnswer: 0,
       signals: 0,
-      byBatchKind: {} as Record<string, { requests: number; signals: number; ms: number; maxMs: number }>,
+      byBatchKind: {} as Record<string, { requests: number; signals: number; ms: number; maxMs: number; unanswered?: number }>,
       byWhat: {} as Record<string, number>,
       stored: 0,
       stale: 0,
@@ -955,6 +955,7 @@ async function run(o: Options) {
         } catch (e) {
           slot.to = Date.now();
           stats.noAnswer++;
+          bk.unanswered = (bk.unanswered ?? 0) + 1; // not in ms: the mean is over the answered ones
           record({ what: 'no answer', node: i + 1, batch: no, status: (e as Error).message, expected: String(b.expect), response: '' }, b.text);
           continue;
         }
@@ -1101,7 +1102,7 @@ function table(r: Report): { text: string; missed: string[] } {
     .join(', ');
   const rows: [string, string, string][] = [
     ['signals sent', `${fmt(s.signals)} in ${fmt(s.requests)} requests over 3 nodes (asked for ${fmt(r.options.signals)}; stopped by ${r.stoppedBy})`, ''],
-    ['by batch', Object.entries(s.byBatchKind).map(([k, v]) => `${k}: ${fmt(v.signals)} signals / ${fmt(v.requests)} requests (mean ${Math.round(v.ms / Math.max(1, v.requests))} ms, max ${fmt(v.maxMs)} ms)`).join('; '), ''],
+    ['by batch', Object.entries(s.byBatchKind).map(([k, v]) => `${k}: ${fmt(v.signals)} signals / ${fmt(v.requests)} requests (mean ${Math.round(v.ms / Math.max(1, v.requests - (v.unanswered ?? 0)))} ms, max ${fmt(v.maxMs)} ms${v.unanswered ? `, of the ${fmt(v.requests - v.unanswered)} answered; ${fmt(v.unanswered)} without an answer` : ''})`).join('; '), ''],
     ['by signal (in every batch, refused ones too)', ['valid', 'cancel', 'replay'].map((k) => `${k} ${fmt(s.byWhat[k] ?? 0)}`).join(', ') + `, mutated ${fmt(Object.entries(s.byWhat).filter(([k]) => k.startsWith('mutation: ')).reduce((a, [, v]) => a + v, 0))}, in request-level mutations ${fmt(Object.entries(s.byWhat).filter(([k]) => k.startsWith('request: ')).reduce((a, [, v]) => a + v, 0))}`, ''],
     ['mutations', mutations, ''],
     ['requests by HTTP status', Object.entries(s.byStatus).sort().map(([k, v]) => `${k}: ${fmt(v)}`).join(', '), ''],

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { storeKeys } from '../gslb/state/keys.js';
 import { parseRedisUrl, redactUrl, RedisStore, STORE_FORMAT, type RedisStoreOptions } from '../gslb/state/redis-store.js';
-import { storeConformance } from './helpers/store-conformance.js';
+import { storeConformance, type ConformanceHandle } from './helpers/store-conformance.js';
 import { StoreError, type Lease } from '../gslb/state/store.js';
 import type { Override, Signal } from '../gslb/model/types.js';
 import { startRedis, startRedisCluster, startSentinel, type RunningCluster, type RunningRedis, type RunningSentinel } from './helpers/redis.js';
@@ -82,25 +82,56 @@ function guard<T>(p: Promise<T>, what: string, ms = 10_000): Promise<T> {
   return Promise.race([p, hang]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * ConformanceHandle.between for a RedisStore: `write` runs when the store next sends a
+ * pipeline of gsPutSignal scripts — putSignals' writes, after its reads (redis-store.ts
+ * putRound) — so a batch meets a record changed since it read it, deterministically.
+ */
+function betweenPipelines(store: RedisStore): ConformanceHandle['between'] {
+  return (write) => {
+    type Pipe = { exec(): Promise<unknown>; gsPutSignal(...a: unknown[]): unknown };
+    const client = (store as unknown as { client: { pipeline(...a: unknown[]): Pipe } }).client;
+    const pipeline = client.pipeline;
+    client.pipeline = function (this: unknown, ...a: unknown[]): Pipe {
+      const p = pipeline.apply(this, a);
+      const put = p.gsPutSignal;
+      const exec = p.exec;
+      let writes = false;
+      p.gsPutSignal = function (this: unknown, ...args: unknown[]) {
+        writes = true;
+        return put.apply(this, args);
+      };
+      p.exec = async function (this: unknown) {
+        if (writes && client.pipeline !== pipeline) {
+          client.pipeline = pipeline;
+          await write();
+        }
+        return exec.apply(this);
+      };
+      return p;
+    };
+  };
+}
+
+async function conformanceStore(o: RedisStoreOptions): Promise<ConformanceHandle> {
+  const store = new RedisStore({ pollMs: 200, ...o });
+  await store.start();
+  return { store, cleanup: () => store.close(), between: betweenPipelines(store) };
+}
+
 storeConformance('RedisStore (standalone redis-server)', async () => {
   const r = await shared();
-  const store = new RedisStore({ url: r.url, prefix: freshPrefix('conf'), pollMs: 200 });
-  await store.start();
-  return { store, cleanup: () => store.close() };
+  return conformanceStore({ url: r.url, prefix: freshPrefix('conf') });
 });
 
 storeConformance('RedisStore (through Sentinel, redis+sentinel://)', async () => {
   const s = await (sentinel ??= startRedis().then(async (primary) => ({ primary, sentinel: await startSentinel(primary) })));
-  const store = new RedisStore({ url: s.sentinel.url, prefix: freshPrefix('sentinel'), pollMs: 200 });
-  await store.start();
-  return { store, cleanup: () => store.close() };
+  return conformanceStore({ url: s.sentinel.url, prefix: freshPrefix('sentinel') });
 });
 
 storeConformance('RedisStore (Cluster of three masters, redis+cluster://)', async () => {
   const c = await sharedCluster();
-  const store = new RedisStore({ url: c.url, prefix: freshPrefix('cluster'), pollMs: 200 });
-  await store.start();
-  return { store, cleanup: () => store.close() };
+  return conformanceStore({ url: c.url, prefix: freshPrefix('cluster') });
 });
 
 describe('RedisStore URLs', () => {

@@ -526,8 +526,9 @@ export class StateService {
 
   /**
    * Validates every signal first; if any is invalid nothing is stored and a SignalError is
-   * thrown with `field` prefixed by its index (`signals[2].value.level`). Then stores each
-   * (latest wins: an older one is reported `stale`, not an error). `opts.refuseEnded`: a
+   * thrown with `field` prefixed by its index (`signals[2].value.level`). Then stores them in
+   * one batch (StateStore.putSignals: latest wins, an older one is reported `stale`, not an
+   * error; `revision` is the newest revision of the answers). `opts.refuseEnded`: a
    * grid.event whose end has passed is refused (the API's path; collectors may replay history).
    */
   async ingest(input: unknown[], regions: ReadonlySet<string>, fence?: { lease: string; token: number }, opts: IngestOptions = {}): Promise<IngestResult> {
@@ -555,9 +556,11 @@ export class StateService {
     }
     const results: IngestResult['results'] = [];
     let revision = 0;
-    for (const [i, s] of valid.entries()) {
-      const r = await this.o.store.putSignal(s, fence, by ? { principal: by.principal, ...(grants[i] !== undefined ? { grant: grants[i] } : {}), ...(by.operator ? { operator: true as const } : {}) } : undefined);
-      revision = r.revision;
+    // One batched write (StateStore.putSignals: the answers of a loop over putSignal, in far fewer round trips).
+    const items = valid.map((s, i) => (by ? { signal: s, by: { principal: by.principal, ...(grants[i] !== undefined ? { grant: grants[i] } : {}), ...(by.operator ? { operator: true as const } : {}) } } : { signal: s }));
+    const put = items.length > 0 ? await this.o.store.putSignals(items, fence) : [];
+    for (const r of put) {
+      revision = Math.max(revision, r.revision);
       if (r.stored && by && this.o.quota) this.notePending(by.principal, r.record.id, r.revision);
       results.push(r.stored ? { stored: true } : r.reason === 'held' ? { stored: false, reason: `held: the record is ${r.holder}'s until it expires` } : { stored: false, reason: r.reason });
     }

@@ -27,7 +27,7 @@ import { reduce, heldAgainst, DEFAULT_RULES, type ReduceRules } from './reducer.
 import type { Provenance } from '../model/principal.js';
 import type { SignalRecord, AuditEntry, DemandBucket, QuarantineEntry, StoreSnapshot, UnreadableRecord } from '../model/snapshot.js';
 import { signalId } from './signals.js';
-import { StoreError, type Lease, type PutResult, type StateStore, type StoreStatus } from './store.js';
+import { putEach, StoreError, type Lease, type PutItem, type PutResult, type StateStore, type StoreStatus } from './store.js';
 
 /** Demand buckets older than this, behind the newest bucket seen, are dropped. */
 const DEMAND_KEEP_MS = 3600_000;
@@ -357,6 +357,11 @@ export class MemoryStore implements StateStore {
     this.reserve(this.rev + 1); // before the record changes: a failed reservation changes nothing
     this.records.set(id, next);
     return { stored: true, revision: this.bump(), record: structuredClone(next) };
+  }
+
+  /** The loop over putSignal: in memory there is no round trip to save. */
+  putSignals(items: readonly PutItem[], fence?: { lease: string; token: number }): Promise<PutResult[]> {
+    return putEach(this, items, fence);
   }
 
   async removeSignals(items: readonly { id: string; observedAt: number }[]): Promise<{ removed: number; revision: number }> {

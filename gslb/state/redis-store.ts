@@ -39,7 +39,7 @@ import type { Provenance } from '../model/principal.js';
 import type { SignalRecord, AuditEntry, DemandBucket, QuarantineEntry, StoreSnapshot, UnreadableRecord } from '../model/snapshot.js';
 import { overrideShapeProblem, recordShapeProblem } from './record-shape.js';
 import { signalId } from './signals.js';
-import { StoreError, type Lease, type PutResult, type StateStore, type StoreLoss, type StoreStatus } from './store.js';
+import { StoreError, type Lease, type PutItem, type PutResult, type StateStore, type StoreLoss, type StoreStatus } from './store.js';
 
 /** Where Redis is, parsed from the store URL. */
 export type RedisTarget =
@@ -1029,6 +1029,14 @@ export class RedisStore implements StateStore {
 
   /** Runs a pipeline; returns the replies, throwing the first command's error. */
   private async pipe(op: string, build: (p: ChainableCommander) => void): Promise<unknown[]> {
+    const out = await this.pipeReplies(op, build);
+    const first = out.find(([err]) => err);
+    if (first?.[0]) this.fail(op, first[0]);
+    return out.map(([, v]) => v);
+  }
+
+  /** Runs a pipeline; returns each command's error or reply (throwing only when the pipeline itself failed). */
+  private async pipeReplies(op: string, build: (p: ChainableCommander) => void): Promise<[Error | null, unknown][]> {
     const c = this.ready();
     let out: [Error | null, unknown][] | null;
     try {
@@ -1039,9 +1047,7 @@ export class RedisStore implements StateStore {
       this.fail(op, e);
     }
     if (!out) this.fail(op, new Error('pipeline aborted'));
-    const first = out.find(([err]) => err);
-    if (first?.[0]) this.fail(op, first[0]);
-    return out.map(([, v]) => v);
+    return out;
   }
 
   private parse<T>(json: string, what: string): T {
@@ -1207,6 +1213,98 @@ export class RedisStore implements StateStore {
       // 'conflict': another node stored this id meanwhile; fold again onto its record.
     }
     throw new StoreError('conflict', `state: signal ${id} changed under ${MAX_CAS_ATTEMPTS} attempts in a row (other writers); not stored, send it again`);
+  }
+
+  /**
+   * putSignal's two round trips for a whole batch, in rounds: a round takes the first
+   * occurrence of each id not yet written (a repeated id waits for the next round, where it
+   * folds onto what this one stored), reads their records, the revision and the lease in one
+   * pipeline, folds each in memory and sends one gsPutSignal per changed record in a second
+   * pipeline. A signal whose record another node wrote between the two ('conflict') goes
+   * into the next round, ahead of any later signal of its id, and is folded again onto that
+   * record (at most MAX_CAS_ATTEMPTS times, as putSignal). The script and its compare-and-set
+   * are putSignal's: nothing a batch writes differs from what a loop writes.
+   */
+  async putSignals(items: readonly PutItem[], fence?: { lease: string; token: number }): Promise<PutResult[]> {
+    const ids = items.map((x) => signalId(x.signal));
+    const out: (PutResult | undefined)[] = new Array<PutResult | undefined>(items.length);
+    const attempts = new Array<number>(items.length).fill(0);
+    let todo = items.map((_, i) => i);
+    while (todo.length > 0) {
+      const inRound = new Set<string>();
+      const round: number[] = [];
+      const later: number[] = [];
+      for (const i of todo) {
+        if (inRound.has(ids[i]!)) later.push(i);
+        else {
+          inRound.add(ids[i]!);
+          round.push(i);
+        }
+      }
+      const again = await this.putRound(items, ids, round, fence, out);
+      for (const i of again) {
+        if (++attempts[i]! >= MAX_CAS_ATTEMPTS) throw new StoreError('conflict', `state: signal ${ids[i]!} changed under ${MAX_CAS_ATTEMPTS} attempts in a row (other writers); not stored, send it again`);
+      }
+      todo = [...again, ...later].sort((a, b) => a - b);
+    }
+    // A loop's stale or held answer reads the revision after every earlier write of the batch.
+    let seen = 0;
+    return out.map((r) => {
+      if (!r) throw new StoreError('invalid', 'state: putSignals left a signal without an answer (a bug)');
+      if (r.stored) seen = Math.max(seen, r.revision);
+      else if (r.revision < seen) return { ...r, revision: seen };
+      return r;
+    });
+  }
+
+  /** One round of putSignals: `round` indexes items of distinct ids; answers go to `out`; returns the indexes that met a conflict. */
+  private async putRound(items: readonly PutItem[], ids: readonly string[], round: readonly number[], fence: { lease: string; token: number } | undefined, out: (PutResult | undefined)[]): Promise<number[]> {
+    const k = this.keys;
+    const leaseKey = fence ? this.leaseKey(fence.lease) : null;
+    const [prevJsons, revNow, lease] = (await this.pipe('putSignals', (p) => {
+      p.hmget(k.sig, ...round.map((i) => ids[i]!)).get(k.rev);
+      if (leaseKey) p.hmget(leaseKey, 'token', 'holder');
+    })) as [(string | null)[], string | null, (string | null)[]?];
+    // A deposed poller learns it before anything is folded; a loop would be refused at its first signal.
+    if (fence) {
+      const [tok, holder] = lease ?? [null, null];
+      if (tok !== String(fence.token)) throw this.fencedError(fence, tok ?? '', holder ?? '');
+    }
+    const revision = Number(revNow ?? 0);
+    const writes: { i: number; next: SignalRecord; prevAt: string }[] = [];
+    round.forEach((i, n) => {
+      const { signal, by } = items[i]!;
+      const prevJson = prevJsons[n];
+      const prev = typeof prevJson === 'string' ? this.parse<SignalRecord>(prevJson, `signal record ${ids[i]!}`) : undefined;
+      const holder = heldAgainst(prev, signal, by);
+      const next = holder === null ? reduce(prev, structuredClone(signal), this.rules, by) : null;
+      if (next) writes.push({ i, next, prevAt: prev ? String(prev.signal.observedAt) : '' });
+      else out[i] = holder === null ? { stored: false, revision, reason: 'stale' } : { stored: false, revision, reason: 'held', holder };
+    });
+    if (writes.length === 0) return [];
+    const keys = leaseKey ? [k.sig, k.rev, leaseKey] : [k.sig, k.rev];
+    const token = fence ? String(fence.token) : '';
+    const replies = await this.pipeReplies('putSignals', (p) => {
+      for (const w of writes) script(p, 'gsPutSignal', keys.length, ...keys, ids[w.i]!, w.prevAt, JSON.stringify(w.next), k.channel, token);
+    });
+    let failed: Error | null = null;
+    let fenced: StoreError | null = null;
+    const again: number[] = [];
+    replies.forEach(([err, reply], n) => {
+      const w = writes[n]!;
+      const res = reply as [string, number | string, string?];
+      if (err) failed ??= err;
+      else if (res[0] === 'ok') {
+        const rev = Number(res[1]);
+        this.observe(rev, false);
+        out[w.i] = { stored: true, revision: rev, record: w.next };
+      } else if (res[0] === 'fenced') fenced ??= this.fencedError(fence!, String(res[1] ?? ''), String(res[2] ?? ''));
+      else again.push(w.i);
+    });
+    if (failed) this.fail('putSignals', failed);
+    if (fenced) throw fenced;
+    // 'conflict': another node stored this id since the read; the next round folds it onto that record.
+    return again;
   }
 
   /**

@@ -51,6 +51,19 @@ export type PutResult =
   /** Another principal's live record holds this id (reducer.ts heldAgainst): nothing changed. */
   | { stored: false; revision: number; reason: 'held'; holder: string };
 
+/** One signal of a putSignals batch, with putSignal's `by`. */
+export interface PutItem {
+  signal: Signal;
+  by?: Provenance;
+}
+
+/** putSignals as a loop over putSignal: the batch contract by definition, for a store with no faster way. */
+export async function putEach(store: Pick<StateStore, 'putSignal'>, items: readonly PutItem[], fence?: { lease: string; token: number }): Promise<PutResult[]> {
+  const out: PutResult[] = [];
+  for (const x of items) out.push(await store.putSignal(x.signal, fence, x.by));
+  return out;
+}
+
 /**
  * Data loss the store saw under this node: its revision went back, or its epoch or format
  * marker vanished or changed, while this node had seen data (a Redis restarted without
@@ -110,6 +123,21 @@ export interface StateStore {
    * refuses the write (`held`, reducer.ts heldAgainst).
    */
   putSignal(signal: Signal, fence?: { lease: string; token: number }, by?: Provenance): Promise<PutResult>;
+
+  /**
+   * Stores a batch as putSignal would one by one, in order (`POST /v1/signals`): `results[i]`
+   * is what putSignal(items[i]) answers after items[0 … i−1], so the same id twice folds the
+   * later one onto the earlier (or is stale against it), and the records stored are those of
+   * the loop. Each stored signal has a revision of its own and tells listeners as putSignal
+   * does; the revisions of one id's writes increase in batch order, those of different ids
+   * need not (Redis writes a batch in rounds, one per repetition of an id). A stale or held
+   * answer carries at least the revision of every earlier write of the batch, as in the loop.
+   * `fence` as putSignal's, for the whole batch: a deposed poller's batch rejects with
+   * `fenced`. A failure rejects the call (StoreError); part of the batch may be stored then, as
+   * with a loop stopped there: sending the batch again is safe (what was stored is stale).
+   * Implementations without a batched write use putEach.
+   */
+  putSignals(items: readonly PutItem[], fence?: { lease: string; token: number }): Promise<PutResult[]>;
 
   /**
    * Removes signal records (housekeeping: long-expired records, gslb/control/jobs.ts). Each is

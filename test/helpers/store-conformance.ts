@@ -12,11 +12,19 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { Override, Signal, SignalKind } from '../../gslb/model/types.js';
 import { DEFAULT_RULES } from '../../gslb/state/reducer.js';
-import { StoreError, type StateStore } from '../../gslb/state/store.js';
+import { StoreError, type PutItem, type PutResult, type StateStore } from '../../gslb/state/store.js';
 
 export interface ConformanceHandle {
   store: StateStore;
   cleanup(): Promise<void>;
+  /**
+   * Arranges for `write` to run once inside the store's next putSignals, after it read the
+   * records it folds onto and before it writes them (Redis: between its two pipelines), as
+   * another node's write would. Absent for a store whose batch has no such moment (memory: a
+   * loop of synchronous folds): the suite then runs `write` just before the batch, which must
+   * give the same answers.
+   */
+  between?(write: () => Promise<void>): void;
 }
 
 /** A fixed instant (ms epoch) the signals are observed around; stores never read the clock for signals. */
@@ -61,11 +69,28 @@ const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  */
 export function storeConformance(name: string, make: () => Promise<ConformanceHandle>): void {
   describe(`StateStore conformance: ${name}`, () => {
-    async function open(t: TestContext): Promise<StateStore> {
+    async function openHandle(t: TestContext): Promise<ConformanceHandle> {
       const h = await make();
       t.after(() => h.cleanup());
-      return h.store;
+      return h;
     }
+    async function open(t: TestContext): Promise<StateStore> {
+      return (await openHandle(t)).store;
+    }
+    /** `write` between the reads and the writes of the next putSignals (ConformanceHandle.between), or before it; resolves to whether it ran. */
+    async function interpose(h: ConformanceHandle, write: () => Promise<void>): Promise<() => boolean> {
+      let ran = false;
+      const once = async () => {
+        assert.equal(ran, false, 'the interposed write runs once');
+        ran = true;
+        await write();
+      };
+      if (h.between) h.between(once);
+      else await once();
+      return () => ran;
+    }
+    /** A PutResult without its revision, to compare two stores' answers. */
+    const answer = (r: PutResult) => (r.stored ? { stored: true, record: r.record } : r.reason === 'held' ? { stored: false, reason: r.reason, holder: r.holder } : { stored: false, reason: r.reason });
 
     it('bumps the revision on every write, strictly increasing, and tells listeners', async (t) => {
       const store = await open(t);
@@ -429,6 +454,137 @@ export function storeConformance(name: string, make: () => Promise<ConformanceHa
       assert.ok(c, 'a released lease is free at once');
       assert.ok(c.token > b.token);
       await assert.rejects(store.putSignal(load(5, T0 + 4), { lease: 'poller/openadr', token: b.token }), isCode('fenced'));
+    });
+
+    it('stores a batch as putSignal would one by one (putSignals): stored, stale and held answers, the same id twice, per-signal revisions', async (t) => {
+      const store = await open(t);
+      // The same writes one by one on a second, empty backend of the same kind: the reference.
+      const loop = await open(t);
+      const bridge = { principal: 'token:bridge', grant: 'test/' };
+      const evil = { principal: 'token:evil' };
+      const before: PutItem[] = [{ signal: load(5, T0), by: bridge }, { signal: load(1, T0, { key: 'k2' }) }];
+      for (const s of [store, loop]) for (const x of before) assert.ok((await s.putSignal(x.signal, undefined, x.by)).stored);
+      const batch: [PutItem, string][] = [
+        [{ signal: load(6, T0 + 1), by: evil }, 'held'], // k1 is token:bridge's while live
+        [{ signal: load(2, T0 - 1, { key: 'k2' }) }, 'stale'], // older than the stored k2
+        [{ signal: load(3, T0, { key: 'k3' }), by: bridge }, 'stored'], // a new id
+        [{ signal: load(4, T0, { key: 'k3' }) }, 'stale'], // equal to the k3 of this batch
+        [{ signal: load(9, T0 - 2, { key: 'k2' }) }, 'stale'], // after a write of the batch: its revision at least that write's
+        [{ signal: load(5, T0 + 2, { key: 'k3' }), by: evil }, 'held'], // held by the k3 of this batch
+        [{ signal: load(6, T0 + 3, { key: 'k3' }), by: bridge }, 'stored'], // folds onto the k3 of this batch
+        [{ signal: probe(true, T0) }, 'stored'],
+        [{ signal: probe(false, T0 + 1) }, 'stored'],
+        [{ signal: probe(false, T0 + 1) }, 'stale'],
+        [{ signal: probe(false, T0 + 2) }, 'stored'], // the second failure in a row: streak 2
+        [{ signal: load(7, T0 + 1, { key: 'k2' }), by: evil }, 'stored'], // k2 has no principal: anyone's
+      ];
+      const seen: number[] = [];
+      store.onRevision((r) => seen.push(r));
+      const r0 = await store.revision();
+      const got = await store.putSignals(batch.map(([x]) => x));
+      const want: PutResult[] = [];
+      for (const [x] of batch) want.push(await loop.putSignal(x.signal, undefined, x.by));
+      assert.deepEqual(got.map((r) => (r.stored ? 'stored' : r.reason)), batch.map(([, w]) => w));
+      assert.deepEqual(got.map(answer), want.map(answer), 'the answers of putSignal one by one');
+      assert.deepEqual((await store.snapshot()).records, (await loop.snapshot()).records, 'the records of putSignal one by one');
+
+      const rec = (i: number) => {
+        const r = got[i]!;
+        assert.ok(r.stored, `signal ${i} stored`);
+        return r.record;
+      };
+      assert.deepEqual([rec(6).signal.value, rec(6).principal, rec(6).grant], [{ queueDepth: 6 }, 'token:bridge', 'test/']);
+      assert.deepEqual(rec(10).fold, { kind: 'health', stableUp: true, streak: 2, lastUp: false });
+      assert.equal(rec(11).principal, 'token:evil');
+      const held = got[5]!;
+      assert.ok(!held.stored && held.reason === 'held' && held.holder === 'token:bridge');
+
+      // Revisions: one per stored signal, increasing per id in batch order; every other answer
+      // at least the revision of each write before it, as a loop would read.
+      const stored = got.flatMap((r, i) => (r.stored ? [[i, r.revision] as const] : []));
+      assert.equal(new Set(stored.map(([, r]) => r)).size, stored.length, 'a revision of its own per stored signal');
+      for (const [, r] of stored) assert.ok(r > r0, `revision ${r} after ${r0}`);
+      assert.ok(got[6]!.revision > got[2]!.revision, 'k3: the later write has the later revision');
+      assert.ok(got[7]!.revision < got[8]!.revision && got[8]!.revision < got[10]!.revision, 'the probe: revisions in batch order');
+      got.forEach((r, i) => {
+        if (r.stored) return;
+        assert.ok(r.revision >= r0);
+        for (const [j, rj] of stored) if (j < i) assert.ok(r.revision >= rj, `answer ${i} (revision ${r.revision}) reads the write of ${j} (revision ${rj})`);
+      });
+      const last = Math.max(...stored.map(([, r]) => r));
+      assert.equal(await store.revision(), last);
+      await waitFor(() => seen.includes(last), `the listener to see revision ${last} (saw ${seen.join(', ')})`);
+      // Each write tells listeners; one may hear of a newer revision first (Redis: by pub/sub) and so skip an older one.
+      for (const [, r] of stored) assert.ok(seen.some((x) => x >= r), `the listener heard of revision ${r} or a newer one`);
+
+      // An empty batch answers nothing and writes nothing.
+      assert.deepEqual(await store.putSignals([]), []);
+      assert.equal(await store.revision(), last);
+    });
+
+    it('folds a batch onto what another writer stored between its read and its write (putSignals: compare-and-set, then again)', async (t) => {
+      const h = await openHandle(t);
+      const store = h.store;
+      await store.putSignal(probe(true, T0));
+      await store.putSignal(load(1, T0, { key: 'k2' }));
+      const ran = await interpose(h, async () => {
+        // Another node: a failed probe the batch's must fold onto, and a k2 newer than the batch's.
+        assert.ok((await store.putSignal(probe(false, T0 + 1))).stored);
+        assert.ok((await store.putSignal(load(9, T0 + 5, { key: 'k2' }))).stored);
+      });
+      // The probe twice: the later one folds onto the earlier, which is folded again first.
+      const got = await store.putSignals([{ signal: probe(false, T0 + 2) }, { signal: load(2, T0 + 1, { key: 'k2' }) }, { signal: load(3, T0, { key: 'k3' }) }, { signal: probe(true, T0 + 3) }]);
+      assert.ok(ran(), 'the other write ran');
+      assert.deepEqual(got.map((r) => (r.stored ? 'stored' : r.reason)), ['stored', 'stale', 'stored', 'stored']);
+      const [p, , , q] = got;
+      assert.ok(p?.stored && q?.stored);
+      assert.deepEqual(p.record.fold, { kind: 'health', stableUp: true, streak: 2, lastUp: false }, 'folded onto the other write, not onto what the batch read');
+      assert.deepEqual(q.record.fold, { kind: 'health', stableUp: true, streak: 1, lastUp: true }, 'the later probe folded onto the earlier one');
+      assert.ok(q.revision > p.revision);
+      const snap = await store.snapshot();
+      assert.deepEqual(
+        snap.records.map((r) => [r.id, r.signal.observedAt]),
+        [
+          ['aa|health.probe|health/node-a|https://aa.example/health', T0 + 3],
+          ['aa|load.metrics|test/conformance|k2', T0 + 5],
+          ['aa|load.metrics|test/conformance|k3', T0],
+        ],
+      );
+      assert.deepEqual(snap.records[0], q.record);
+      assert.equal(snap.revision, Math.max(...got.map((r) => r.revision)));
+    });
+
+    it('fences a batch as putSignal: a deposed or unknown lease writes nothing of it, the holder writes it all', async (t) => {
+      const h = await openHandle(t);
+      const store = h.store;
+      const name = 'poller/batch';
+      const a = await store.acquireLease(name, 'node-a', 60_000);
+      assert.ok(a);
+      const fenceA = { lease: name, token: a.token };
+      const first = await store.putSignals([{ signal: load(1, T0) }, { signal: load(1, T0, { key: 'k2' }) }], fenceA);
+      assert.deepEqual(first.map((r) => r.stored), [true, true]);
+      await store.releaseLease(name, 'node-a', a.token);
+      const b = await store.acquireLease(name, 'node-b', 60_000);
+      assert.ok(b && b.token > a.token);
+      const rev = await store.revision();
+      await assert.rejects(store.putSignals([{ signal: load(2, T0 + 1) }, { signal: load(2, T0 + 1, { key: 'k3' }) }], fenceA), isCode('fenced'));
+      await assert.rejects(store.putSignals([{ signal: load(0, T0 - 1) }], fenceA), isCode('fenced'), 'stale or not');
+      await assert.rejects(store.putSignals([{ signal: load(2, T0 + 1) }], { lease: 'poller/never-taken', token: 1 }), isCode('fenced'));
+      assert.equal(await store.revision(), rev);
+      // The lease taken over between the batch's read and its write: fenced, nothing written.
+      const fenceB = { lease: name, token: b.token };
+      const ran = await interpose(h, async () => {
+        await store.releaseLease(name, 'node-b', b.token);
+        assert.ok(await store.acquireLease(name, 'node-c', 60_000));
+      });
+      await assert.rejects(store.putSignals([{ signal: load(3, T0 + 2) }, { signal: load(3, T0 + 2, { key: 'k2' }) }], fenceB), isCode('fenced'));
+      assert.ok(ran());
+      assert.equal(await store.revision(), rev);
+      assert.deepEqual((await store.snapshot()).records.map((r) => r.signal.value), [{ queueDepth: 1 }, { queueDepth: 1 }]);
+      const c = await store.acquireLease(name, 'node-c', 60_000);
+      assert.ok(c);
+      const byC = await store.putSignals([{ signal: load(4, T0 + 3) }, { signal: load(0, T0 - 1, { key: 'k2' }) }], { lease: name, token: c.token });
+      assert.deepEqual(byC.map((r) => (r.stored ? 'stored' : r.reason)), ['stored', 'stale']);
     });
 
     it('quarantine (ADR 0020): entries in the snapshot, idempotent by fingerprint, audited; release keeps the record, drop deletes it with a trace', async (t) => {
