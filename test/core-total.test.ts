@@ -175,9 +175,11 @@ function applyOps(ops: readonly OverrideOp[], now: number, settings: PlannerSett
         case 'skip': {
           const windows = [...(settings.windows ?? []), ...stored.flatMap((o) => (o.action === 'window' && o.window ? [o.window] : []))];
           if (windows.length === 0 || op.reason.trim() === '') throw new Refused('params.id: no window');
-          const w = windows[op.pick % windows.length]!;
+          const w = windows[windows.length - 1 - (op.pick % windows.length)]!; // pick 0: the window added last
           const skips = stored.flatMap((o) => (o.action === 'window-skip' && o.skip ? [{ window: o.skip.window, at: o.skip.at, why: o.reason }] : []));
-          const occ = nextOccurrences(w, skips, at, 16).find((x) => x.start > at && x.skipped === undefined);
+          // The service looks 16 occurrences and 62 days ahead; the windows generated recur daily or weekly (or on 29 February),
+          // so the next one not yet started is among the first three of the next 8 days (cron expansion is the costly part).
+          const occ = nextOccurrences(w, skips, at, 3, 8).find((x) => x.start > at && x.skipped === undefined);
           if (!occ) throw new Refused('params.id: nothing to skip');
           store({ region: FLEET, action: 'window-skip', ramp: 0, skip: { window: w.id, at: occ.start }, actor: 'alice', reason: op.reason, start: at, end: occ.end });
           break;

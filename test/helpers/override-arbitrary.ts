@@ -46,6 +46,20 @@ const INSTANT_AROUND: fc.Arbitrary<AtInstant> = fc.oneof(
   { arbitrary: fc.double({ min: 0, max: 1, noNaN: true }).map((f): AtInstant => () => Math.round(INSTANT_MIN + f * (INSTANT_MAX - INSTANT_MIN))), weight: 1 },
 );
 
+/** An end: mostly after the request's instant (from 1 ms to a week, or the range's end), sometimes anywhere around it. */
+const END_AROUND: fc.Arbitrary<AtInstant> = fc.oneof(
+  { arbitrary: fc.constantFrom(1, 30_000, 3_600_000, DAY_MS).map((d): AtInstant => (at) => clampInstant(at + d)), weight: 3 },
+  { arbitrary: fc.integer({ min: 1, max: 7 * DAY_MS }).map((d): AtInstant => (at) => clampInstant(at + d)), weight: 2 },
+  { arbitrary: fc.constant((): number => INSTANT_MAX), weight: 1 },
+  { arbitrary: INSTANT_AROUND, weight: 1 },
+);
+
+/** A start: mostly at or shortly before or after the request's instant, sometimes anywhere around it. */
+const START_AROUND: fc.Arbitrary<AtInstant> = fc.oneof(
+  { arbitrary: fc.constantFrom(0, -1, 1, -30_000, -3_600_000, 60_000).map((d): AtInstant => (at) => clampInstant(at + d)), weight: 3 },
+  { arbitrary: INSTANT_AROUND, weight: 1 },
+);
+
 /** A body with its instants relative to the request's instant resolved (what the client sends at `at`). */
 export function bodyAt(body: Body, at: number): Body {
   return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, typeof v === 'function' ? (v as AtInstant)(at) : v]));
@@ -110,9 +124,9 @@ export function overrideOps(regions: readonly string[]): fc.Arbitrary<OverrideOp
       action: fc.constantFrom('drain', 'undrain', 'force-up', 'force-down', 'weight'),
       value: maybe(SHARE),
       ramp: maybe(RAMP),
-      by: maybe(INSTANT_AROUND),
-      start: maybe(INSTANT_AROUND),
-      end: maybe(INSTANT_AROUND),
+      by: maybe(END_AROUND),
+      start: maybe(START_AROUND),
+      end: maybe(END_AROUND),
       reason: REASON,
     })
       // A deadline is a drain's, a value a drain's or a weight's: mostly left out of the rest.
@@ -124,7 +138,7 @@ export function overrideOps(regions: readonly string[]): fc.Arbitrary<OverrideOp
       }),
   );
   const freeze = at(
-    bodyOf(FreezeBody, { frozen: fc.boolean(), reason: REASON, until: maybe(INSTANT_AROUND) }).map((body): OverrideOp => ({ op: 'freeze', ago: 0, body })),
+    bodyOf(FreezeBody, { frozen: fc.boolean(), reason: REASON, until: maybe(END_AROUND) }).map((body): OverrideOp => ({ op: 'freeze', ago: 0, body })),
   );
   const distrust = at(
     fc
@@ -134,7 +148,7 @@ export function overrideOps(regions: readonly string[]): fc.Arbitrary<OverrideOp
           principal: maybe(fc.constantFrom('token:prober', 'collector:openadr3', 'nobody')),
           distrusted: fc.boolean(),
           reason: REASON,
-          until: maybe(INSTANT_AROUND),
+          until: maybe(END_AROUND),
         }),
         fc.boolean(),
       )
@@ -180,19 +194,23 @@ export function overrideOps(regions: readonly string[]): fc.Arbitrary<OverrideOp
       }),
   );
   const undrain = fc.record({ ago, region, pick: fc.nat(), reason: REASON }).map((x): OverrideOp => ({ op: 'undrain', ...x }));
-  const ender = (op: 'end' | 'skip') => fc.record({ ago, pick: fc.nat(), reason: REASON }).map((x): OverrideOp => ({ op, ...x }));
+  const ender = (op: 'end' | 'skip') => fc.record({ ago, pick: fc.nat(), reason: REASON }).map((x): Extract<OverrideOp, { op: 'end' | 'skip' }> => ({ op, ...x }));
+  // A window is skipped right after it is added one time in two (a skip needs a window to skip).
+  const windowThenSkip = fc.tuple(window, fc.option(ender('skip'), { nil: undefined, freq: 2 })).map(([w, skip]): OverrideOp[] => (skip ? [w, { ...skip, ago: w.ago, pick: 0 }] : [w]));
+  const one = (a: fc.Arbitrary<OverrideOp>) => a.map((op) => [op]);
   return fc
     .array(
       fc.oneof(
-        { arbitrary: create, weight: 8 },
-        { arbitrary: freeze, weight: 2 },
-        { arbitrary: distrust, weight: 2 },
-        { arbitrary: window, weight: 1 },
-        { arbitrary: undrain, weight: 2 },
-        { arbitrary: ender('end'), weight: 2 },
-        { arbitrary: ender('skip'), weight: 2 },
+        { arbitrary: one(create), weight: 8 },
+        { arbitrary: one(freeze), weight: 2 },
+        { arbitrary: one(distrust), weight: 2 },
+        { arbitrary: windowThenSkip, weight: 1 },
+        { arbitrary: one(undrain), weight: 1 },
+        { arbitrary: one(ender('end')), weight: 1 },
+        { arbitrary: one(ender('skip')), weight: 1 },
       ),
-      { maxLength: 5 },
+      { maxLength: 4 },
     )
-    .map((ops) => ops.sort((a, b) => b.ago - a.ago));
+    // Oldest first; a skip stays after the window it follows (the sort is stable).
+    .map((groups) => groups.flat().sort((a, b) => b.ago - a.ago));
 }
