@@ -263,7 +263,7 @@ export async function startGridSteer(o: StartOptions): Promise<Running> {
       ...(serving.prepared.loaded.config.http.banner !== undefined ? { banner: serving.prepared.loaded.config.http.banner } : {}),
     }),
     reload,
-    explain: explainer(serving, geo, log),
+    explain: explainer(serving, geo, log, async () => new Set((await stateSvc.overrides()).map((o) => o.id))),
     state: {
       ingest: (signals, who) => stateSvc.ingest(signals, regionIds(), undefined, { refuseEnded: true, by: tokenGrants.ingester(who) }),
       overrides: () => stateSvc.overrides(),

@@ -7,7 +7,8 @@
  *    and `gridsteer_store_data_losses_total` 1, the `/readyz` store detail, GET /v1/store,
  *    `storeLoss` in GET /v1/regions (what the dashboard reads), a `store.loss` audit entry in
  *    the store as it is now, and `gridsteer store` (the CLI) says so, as `gridsteer status` does
- *    (citing the lost drain as [ended], not by its id);
+ *    (citing the lost drain as [ended], not by its id), and `gridsteer explain` and GET
+ *    /v1/explain cite it as [ended] too;
  * 2. the plan in force is kept: the region drained before the loss stays drained in dig's
  *    answers on both nodes, also after a new override is written to the emptied store;
  * 3. ids are not reused: the next override's id differs from the lost one's, and the new audit
@@ -154,6 +155,14 @@ test('Redis restarted empty: the loss is reported everywhere, the plan in force 
   assert.match(statusOut.stdout, /^DATA LOSS seen \d{4}-\d\d-\d\dT[\d:]+Z \(.*\): Redis at .*prefix loss.*\n.*until confirmed.*\n {2}gridsteer store confirm-loss --reason/m);
   assert.match(statusOut.stdout, /^us-va .*drain to 0 by olga \(PDU swap\) \[ended\]/m, statusOut.stdout);
   assert.ok(!statusOut.stdout.includes(lostId), `the lost override ${lostId} is not cited:\n${statusOut.stdout}`);
+  // `gridsteer explain` (and GET /v1/explain) neither: the plan step's reasons and each region's why say [ended].
+  const explainOut = await cli(['explain', '127.0.0.1', 'api.gslb.example.com', '--server', nodes[1]!.http, '--token', VIEWER]);
+  assert.equal(explainOut.code, 0, explainOut.stderr);
+  assert.match(explainOut.stdout, /drain to 0 by olga \(PDU swap\)[^\n]*\[ended\]/, explainOut.stdout);
+  assert.ok(!explainOut.stdout.includes(lostId), `explain cites no lost override ${lostId}:\n${explainOut.stdout}`);
+  const explained = (await api(nodes[0]!, 'GET', '/v1/explain?client=127.0.0.1&name=api.gslb.example.com', VIEWER)).body;
+  assert.equal(explained.answer && (explained.answer as { region: string }).region, 'us-tx', 'the held plan still answers');
+  assert.ok(!JSON.stringify(explained).includes(lostId), `GET /v1/explain cites no lost override ${lostId}: ${JSON.stringify(explained).slice(0, 2000)}`);
 
   // The plan in force is kept: us-va stays drained for several rounds.
   for (let i = 0; i < 10; i++) {

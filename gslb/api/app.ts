@@ -21,7 +21,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyHttpOptions
 import type { Logger } from 'pino';
 import { apiError, toApiError, type ApiError } from './errors.js';
 import { registerAuth } from './auth.js';
-import { registerStrictInputs, strictBodyValidator } from './strict.js';
+import { AJV_OPTIONS, registerStrictInputs, strictBodyValidator } from './strict.js';
 import type { ApiInstance, TypeBoxTypeProvider } from './schemas.js';
 import { probeRoutes } from './routes/probes.js';
 import { configRoutes } from './routes/config.js';
@@ -118,7 +118,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     // Unknown properties are errors (schemas say additionalProperties: false), never silently dropped.
-    ajv: { customOptions: { removeAdditional: false } },
+    ajv: AJV_OPTIONS,
     // A JSON body is never coerced: "0.5" where a number is asked is a 400 naming the field.
     // Query strings and path parameters are text by nature, so they keep fastify's coercion
     // (strict.ts has already held query numbers to decimal digits).

@@ -51,6 +51,9 @@ export const strictBodyValidator: BuildValidator = (externalSchemas, options) =>
   return (route) => (route.httpPart === 'body' ? body(route) : text(route));
 };
 
+/** fastify's validator options (app.ts, with strictBodyValidator); test/core-total.test.ts compiles route bodies with them too. */
+export const AJV_OPTIONS = { customOptions: { removeAdditional: false } };
+
 /** Deepest JSON nesting a body may have (no route's schema goes beyond a few levels). */
 export const MAX_BODY_DEPTH = 32;
 
@@ -109,8 +112,8 @@ function rawQuery(url: string): [string, string | null][] {
   return out;
 }
 
-/** Walks a parsed JSON body (iteratively) for text and depth; throws the refusal. */
-function checkBody(body: unknown): void {
+/** Walks a parsed JSON body (iteratively) for text and depth; throws the refusal (an ApiError naming the field). */
+export function checkBody(body: unknown): void {
   const stack: { v: unknown; path: string; depth: number }[] = [{ v: body, path: 'body', depth: 0 }];
   let seen = 0;
   while (stack.length > 0) {

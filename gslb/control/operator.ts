@@ -13,6 +13,7 @@ import { trafficShares } from '../policy/traffic.js';
 import { reduce } from '../state/reducer.js';
 import { SignalError, validateSignal } from '../state/signals.js';
 import type { StoreLoss } from '../state/store.js';
+import { citeLive } from '../model/cited.js';
 import { OverrideError, type OverrideRequest, type StateService } from './service.js';
 import { fleetView, regionStatusAt, ttlBasisOf, type FleetView, type RegionInfo, type RegionStatus } from './fleet.js';
 
@@ -42,18 +43,6 @@ export interface FleetStatus {
   storeLoss?: StoreLoss | null;
   /** Planning fails and no stored record could be blamed (ADR 0020): the error; the last good plan stays (null: planning works). */
   planError?: string | null;
-}
-
-/** An override id as the plan's reasons and alerts cite it: `[ov-…]` (both stores' ids). */
-const CITED_OVERRIDE = /\[(ov-[0-9a-z-]+)\]/g;
-
-/**
- * A reason or alert with every override it cites that is not in `live` (ended, or gone with a
- * data loss while the node serves its last plan) said `[ended]` instead of its id: the plan in
- * force may be older than the store (a held loss, a plan still being made).
- */
-export function citeLive(text: string, live: ReadonlySet<string>): string {
-  return text.replace(CITED_OVERRIDE, (cited, id: string) => (live.has(id) ? cited : '[ended]'));
 }
 
 export interface PreviewRequest {

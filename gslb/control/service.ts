@@ -50,6 +50,64 @@ export class OverrideError extends Error {
   }
 }
 
+/**
+ * The override POST /v1/overrides (and the region routes: drain, force) stores for `req`
+ * made at `now`, or an OverrideError naming the body field; pure, so the property test of
+ * the core (test/core-total.test.ts) generates overrides through the API's own checks.
+ */
+export function overrideOf(req: OverrideRequest, actor: string, regions: ReadonlySet<string>, now: number): Omit<Override, 'id'> {
+  if (!regions.has(req.region)) throw new OverrideError('body.region', `"${req.region}" is not a region of this fleet (known: ${[...regions].sort().join(', ')})`);
+  if (req.reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
+  if (req.action === 'freeze') throw new OverrideError('body.action', 'freeze acts on the whole fleet: use POST /v1/automation/freeze');
+  if (req.action === 'distrust') throw new OverrideError('body.action', 'distrust names a grid source, not a region: use POST /v1/grid/distrust');
+  const start = req.start ?? now;
+  if (req.by !== undefined) {
+    if (req.action !== 'drain') throw new OverrideError('body.by', `is a drain's deadline; it does not apply to ${req.action}`);
+    if (req.by <= start) throw new OverrideError('body.by', `must be after the start (${new Date(start).toISOString()}): the deadline by which the region is drained`);
+    if (req.end !== undefined && req.end <= req.by) throw new OverrideError('body.end', `must be after the deadline by (${new Date(req.by).toISOString()})`);
+  }
+  if (req.end !== undefined && req.end <= start) throw new OverrideError('body.end', `must be after start (${new Date(start).toISOString()})`);
+  if (req.end !== undefined && req.end <= now) throw new OverrideError('body.end', 'is in the past');
+  if (req.action === 'force-up' && req.end === undefined) throw new OverrideError('body.end', 'is required for force-up (a forgotten force-up keeps a dead region in service)');
+  if (req.action === 'weight' && req.value === undefined) throw new OverrideError('body.value', 'is required for weight: the admission weight in [0, 1]');
+  if ((req.action === 'force-up' || req.action === 'force-down' || req.action === 'undrain') && req.value !== undefined) {
+    throw new OverrideError('body.value', `does not apply to ${req.action}; leave it out`);
+  }
+  return {
+    region: req.region,
+    action: req.action,
+    ...(req.action === 'drain' ? { value: req.value ?? 0 } : req.value !== undefined ? { value: req.value } : {}),
+    ramp: req.ramp ?? 0,
+    ...(req.by !== undefined ? { by: req.by } : {}),
+    actor,
+    reason: req.reason,
+    start,
+    ...(req.end !== undefined ? { end: req.end } : {}),
+  };
+}
+
+/** The checks a freeze and a distrust share: a reason in words, an end not past. */
+function checkEnd(reason: string, until: number | undefined, now: number): void {
+  if (reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
+  if (until !== undefined && until <= now) throw new OverrideError('body.until', 'is in the past');
+}
+
+/** The fleet override POST /v1/automation/freeze stores (holding gridPolicy's shares `hold`), or an OverrideError. Pure. */
+export function freezeOf(hold: Record<string, number>, reason: string, actor: string, now: number, until?: number): Omit<Override, 'id'> {
+  checkEnd(reason, until, now);
+  return { region: FLEET, action: 'freeze', ramp: 0, hold, actor, reason, start: now, ...(until !== undefined ? { end: until } : {}) };
+}
+
+/** The fleet override POST /v1/grid/distrust stores for a source prefix or a principal, or an OverrideError. Pure. */
+export function distrustOf(target: { source?: string; principal?: string }, reason: string, actor: string, now: number, until?: number): Omit<Override, 'id'> {
+  if ((target.source === undefined) === (target.principal === undefined)) throw new OverrideError('body.source', 'give exactly one of source (a source prefix) and principal (token:<name> or collector:<name>)');
+  if (target.principal !== undefined && !/^(token|collector):[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(target.principal)) {
+    throw new OverrideError('body.principal', `must be token:<name> or collector:<name> (as GET /v1/grid-events shows it); got ${JSON.stringify(target.principal.slice(0, 80))}`);
+  }
+  checkEnd(reason, until, now);
+  return { region: FLEET, action: 'distrust', ...(target.source !== undefined ? { source: target.source } : { principal: target.principal! }), ramp: 0, actor, reason, start: now, ...(until !== undefined ? { end: until } : {}) };
+}
+
 export interface IngestResult {
   revision: number;
   results: { stored: boolean; reason?: string }[];
@@ -639,34 +697,7 @@ export class StateService {
   /** Checks and stores an operator override; `actor` is the token's name. */
   async createOverride(req: OverrideRequest, actor: string, regions: ReadonlySet<string>): Promise<Override> {
     const now = this.clock();
-    if (!regions.has(req.region)) throw new OverrideError('body.region', `"${req.region}" is not a region of this fleet (known: ${[...regions].sort().join(', ')})`);
-    if (req.reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
-    if (req.action === 'freeze') throw new OverrideError('body.action', 'freeze acts on the whole fleet: use POST /v1/automation/freeze');
-    if (req.action === 'distrust') throw new OverrideError('body.action', 'distrust names a grid source, not a region: use POST /v1/grid/distrust');
-    const start = req.start ?? now;
-    if (req.by !== undefined) {
-      if (req.action !== 'drain') throw new OverrideError('body.by', `is a drain's deadline; it does not apply to ${req.action}`);
-      if (req.by <= start) throw new OverrideError('body.by', `must be after the start (${new Date(start).toISOString()}): the deadline by which the region is drained`);
-      if (req.end !== undefined && req.end <= req.by) throw new OverrideError('body.end', `must be after the deadline by (${new Date(req.by).toISOString()})`);
-    }
-    if (req.end !== undefined && req.end <= start) throw new OverrideError('body.end', `must be after start (${new Date(start).toISOString()})`);
-    if (req.end !== undefined && req.end <= now) throw new OverrideError('body.end', 'is in the past');
-    if (req.action === 'force-up' && req.end === undefined) throw new OverrideError('body.end', 'is required for force-up (a forgotten force-up keeps a dead region in service)');
-    if (req.action === 'weight' && req.value === undefined) throw new OverrideError('body.value', 'is required for weight: the admission weight in [0, 1]');
-    if ((req.action === 'force-up' || req.action === 'force-down' || req.action === 'undrain') && req.value !== undefined) {
-      throw new OverrideError('body.value', `does not apply to ${req.action}; leave it out`);
-    }
-    const o: Omit<Override, 'id'> = {
-      region: req.region,
-      action: req.action,
-      ...(req.action === 'drain' ? { value: req.value ?? 0 } : req.value !== undefined ? { value: req.value } : {}),
-      ramp: req.ramp ?? 0,
-      ...(req.by !== undefined ? { by: req.by } : {}),
-      actor,
-      reason: req.reason,
-      start,
-      ...(req.end !== undefined ? { end: req.end } : {}),
-    };
+    const o = overrideOf(req, actor, regions, now);
     const { override } = await this.o.store.createOverride(o, now);
     this.planSoon();
     this.o.log.info({ module: 'state', actor, override }, 'state: override created');
@@ -762,8 +793,7 @@ export class StateService {
    */
   async freeze(on: boolean, reason: string, actor: string, until?: number): Promise<{ frozen: Override | null; ended: Override[] }> {
     const now = this.clock();
-    if (reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
-    if (until !== undefined && until <= now) throw new OverrideError('body.until', 'is in the past');
+    checkEnd(reason, until, now);
     const snap = await this.snapshot();
     const live = snap.overrides.filter((o) => o.action === 'freeze');
     if (!on) {
@@ -775,10 +805,7 @@ export class StateService {
     }
     if (live.length > 0) throw new OverrideError('body.frozen', `automation is already frozen by ${live[0]!.actor} (${live[0]!.reason}) [${live[0]!.id}]; switch it off first`);
     const hold = gridSharesAt({ configHash: this.configHash, snapshot: snap, settings: this.settings, horizonEpoch: this.epoch() }, now);
-    const { override } = await this.o.store.createOverride(
-      { region: FLEET, action: 'freeze', ramp: 0, hold, actor, reason, start: now, ...(until !== undefined ? { end: until } : {}) },
-      now,
-    );
+    const { override } = await this.o.store.createOverride(freezeOf(hold, reason, actor, now, until), now);
     this.planSoon();
     this.o.log.info({ module: 'state', actor, hold }, 'state: automation frozen');
     return { frozen: override, ended: [] };
@@ -796,13 +823,8 @@ export class StateService {
   async distrust(on: boolean, target: { source?: string; principal?: string }, reason: string, actor: string, until?: number): Promise<{ distrusted: Override | null; ended: Override[] }> {
     const now = this.clock();
     const field = target.principal !== undefined ? 'body.principal' : 'body.source';
-    if ((target.source === undefined) === (target.principal === undefined)) throw new OverrideError('body.source', 'give exactly one of source (a source prefix) and principal (token:<name> or collector:<name>)');
-    if (target.principal !== undefined && !/^(token|collector):[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(target.principal)) {
-      throw new OverrideError('body.principal', `must be token:<name> or collector:<name> (as GET /v1/grid-events shows it); got ${JSON.stringify(target.principal.slice(0, 80))}`);
-    }
+    const distrust = distrustOf(target, reason, actor, now, until);
     const what = target.source ?? target.principal!;
-    if (reason.trim() === '') throw new OverrideError('body.reason', 'must say why, in words');
-    if (until !== undefined && until <= now) throw new OverrideError('body.until', 'is in the past');
     const snap = await this.snapshot();
     const live = snap.overrides.filter(
       (o) => o.action === 'distrust' && (target.source !== undefined ? o.source === target.source : o.principal === target.principal) && (o.end === undefined || o.end > now),
@@ -816,10 +838,7 @@ export class StateService {
       return { distrusted: null, ended };
     }
     if (live.length > 0) throw new OverrideError(field, `"${what}" is already distrusted by ${live[0]!.actor} (${live[0]!.reason}) [${live[0]!.id}]`);
-    const { override } = await this.o.store.createOverride(
-      { region: FLEET, action: 'distrust', ...(target.source !== undefined ? { source: target.source } : { principal: target.principal! }), ramp: 0, actor, reason, start: now, ...(until !== undefined ? { end: until } : {}) },
-      now,
-    );
+    const { override } = await this.o.store.createOverride(distrust, now);
     this.planSoon();
     this.o.log.warn({ module: 'state', actor, ...target }, 'state: grid source distrusted: its claims of physical loss no longer bypass the safety limits');
     return { distrusted: override, ended: [] };

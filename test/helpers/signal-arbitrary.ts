@@ -30,6 +30,7 @@ export function arbitraryOf(schema: Schema): fc.Arbitrary<unknown> {
   const kind = schema[Kind] as string | undefined;
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (Array.isArray(schema.anyOf)) return fc.oneof(...(schema.anyOf as Schema[]).map(arbitraryOf));
+  if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
   switch (kind ?? schema.type) {
     case 'Integer':
     case 'integer': {
@@ -52,7 +53,14 @@ export function arbitraryOf(schema: Schema): fc.Arbitrary<unknown> {
     case 'string': {
       const minLength = typeof schema.minLength === 'number' ? schema.minLength : 0;
       const maxLength = Math.min(typeof schema.maxLength === 'number' ? schema.maxLength : 64, 64);
-      if (typeof schema.pattern === 'string') return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= minLength && s.length <= (schema.maxLength as number ?? Infinity));
+      if (typeof schema.pattern === 'string') {
+        try {
+          return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= minLength && s.length <= (schema.maxLength as number ?? Infinity));
+        } catch {
+          // A pattern fast-check cannot generate from (a lookahead): any text, which the schema mostly refuses.
+          return fc.string({ minLength, maxLength });
+        }
+      }
       return fc.oneof(fc.string({ minLength, maxLength }), fc.constant('x'.repeat(Math.max(minLength, Math.min(typeof schema.maxLength === 'number' ? schema.maxLength : 200, 2000)))));
     }
     case 'Object':
@@ -62,6 +70,11 @@ export function arbitraryOf(schema: Schema): fc.Arbitrary<unknown> {
       const model: Record<string, fc.Arbitrary<unknown>> = {};
       for (const [k, s] of Object.entries(props)) model[k] = arbitraryOf(s);
       return fc.record(model, { requiredKeys: [...required] as never[] });
+    }
+    case 'Array':
+    case 'array': {
+      const minLength = typeof schema.minItems === 'number' ? schema.minItems : 0;
+      return fc.array(arbitraryOf(schema.items as Schema), { minLength, maxLength: Math.max(minLength, Math.min(typeof schema.maxItems === 'number' ? schema.maxItems : 4, 4)) });
     }
     case 'Unknown':
       return fc.anything();

@@ -62,6 +62,28 @@ const StatusSchema = Type.Object({
   storeLoss: Type.Optional(Type.Union([StoreLossSchema, Type.Null()], { description: 'a data loss of the state store this node holds its last plan for, until an operator confirms it (null when none)' })),
 });
 
+/** POST /v1/automation/freeze: the body (test/core-total.test.ts compiles it too). */
+export const FreezeBody = Type.Object(
+  {
+    frozen: Type.Boolean({ description: 'true: hold gridPolicy where it stands now; false: let it act again' }),
+    reason: Reason,
+    until: Type.Optional(Instant('when the freeze ends by itself')),
+  },
+  { additionalProperties: false },
+);
+
+/** POST /v1/grid/distrust: the body (test/core-total.test.ts compiles it too). */
+export const DistrustBody = Type.Object(
+  {
+    source: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._:/@-]+$', description: 'the source prefix, as signals name it (e.g. openadr3/vtn.utility.example); or give principal' })),
+    principal: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'the principal, as GET /v1/grid-events shows it (token:<name>, collector:<name>): every claim it wrote, whatever its source (ADR 0021); or give source' })),
+    distrusted: Type.Boolean({ description: "true: the source's claims of physical loss are no longer trusted (the safety limits and the freeze apply to them); false: trusted again" }),
+    reason: Reason,
+    until: Type.Optional(Instant('when the distrust ends by itself')),
+  },
+  { additionalProperties: false },
+);
+
 const PreviewBody = Type.Object(
   {
     override: Type.Optional(
@@ -213,14 +235,7 @@ export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts
     {
       onRequest: app.requireRole('operator'),
       schema: {
-        body: Type.Object(
-          {
-            frozen: Type.Boolean({ description: 'true: hold gridPolicy where it stands now; false: let it act again' }),
-            reason: Reason,
-            until: Type.Optional(Instant('when the freeze ends by itself')),
-          },
-          { additionalProperties: false },
-        ),
+        body: FreezeBody,
         response: { 200: Type.Object({ frozen: Type.Union([OverrideSchema, Type.Null()]), ended: Ended }), ...errorResponses },
       },
     },
@@ -239,16 +254,7 @@ export const operatorRoutes: ApiPlugin<OperatorRoutesOptions> = async (app, opts
     {
       onRequest: app.requireRole('operator'),
       schema: {
-        body: Type.Object(
-          {
-            source: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._:/@-]+$', description: 'the source prefix, as signals name it (e.g. openadr3/vtn.utility.example); or give principal' })),
-            principal: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'the principal, as GET /v1/grid-events shows it (token:<name>, collector:<name>): every claim it wrote, whatever its source (ADR 0021); or give source' })),
-            distrusted: Type.Boolean({ description: "true: the source's claims of physical loss are no longer trusted (the safety limits and the freeze apply to them); false: trusted again" }),
-            reason: Reason,
-            until: Type.Optional(Instant('when the distrust ends by itself')),
-          },
-          { additionalProperties: false },
-        ),
+        body: DistrustBody,
         response: { 200: Type.Object({ distrusted: Type.Union([OverrideSchema, Type.Null()]), ended: Ended }), ...errorResponses },
       },
     },

@@ -76,7 +76,8 @@ export interface StateRoutesOptions extends Record<string, unknown> {
 }
 
 
-const OverrideBodySchema = Type.Object(
+/** POST /v1/overrides: the body (validated as the API does: test/core-total.test.ts compiles it too). */
+export const OverrideBodySchema = Type.Object(
   {
     region: Type.String({ minLength: 1, maxLength: 63, description: 'region id' }),
     action: Type.Unsafe<OverrideRequest['action']>({

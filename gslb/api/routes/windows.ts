@@ -24,7 +24,7 @@ const Reason = Type.String({ minLength: 1, maxLength: 500, description: 'why, in
 const WindowParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'window id' }) });
 
 /** The body: a window as the config writes it (the config's annotations aside: fastify's validator is strict about keywords). */
-const WindowBody = Type.Object(
+export const WindowBody = Type.Object(
   { ...WindowSpecSchema.properties, duration: Type.String({ pattern: DURATION_PATTERN, description: WindowSpecSchema.properties.duration.description }) },
   { additionalProperties: false, description: WindowSpecSchema.description },
 );
