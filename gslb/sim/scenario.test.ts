@@ -35,6 +35,7 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
     ['one-aggregator.yaml', 'us-tx', 'power-off', 60 * 60_000, 'load-shed'],
     ['practice-run.yaml', 'us-tx', 'power-off', 35 * 60_000, 'load-shed'],
     ['false-claim.yaml', 'us-tx', 'power-off', 45 * 60_000, 'load-shed'],
+    ['operator-day.yaml', 'us-tx', 'power-off', 40 * 60_000, 'load-shed'],
   ];
   for (const [file, region, effect, notice, type] of cases) {
     const sc = loadScenario(join(BUNDLED, file));
@@ -53,16 +54,20 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
       assert.equal(e.facts[0]!.value.end, sc.epoch + e.atMs + e.durationMs, `${file}: end comes from duration`);
     }
     assert.equal(sc.name, file.replace('.yaml', ''));
-    // The trust configuration is explicit: each feed bound to its events' regions (what the simulator did on its own before), under its own granted token.
+    // The trust configuration is explicit: each feed of grid events bound to its events' regions (what the simulator did on its own before), under its own granted token.
+    // A grid.alert is no claim of physical loss: its source (the grid-alerts collector) is not bound.
     const want: Record<string, string[]> = {};
-    for (const ev of sc.events) for (const f of ev.facts) want[f.source] = [...new Set([...(want[f.source] ?? []), ev.region])].sort();
+    for (const ev of sc.events) for (const f of ev.facts) if (f.kind === 'grid.event') want[f.source] = [...new Set([...(want[f.source] ?? []), ev.region])].sort();
     assert.deepEqual(sc.trust.bindings, want, `${file}: trust.bindings`);
     assert.ok(Object.values(sc.trust.principals).every((p) => p.granted), `${file}: granted`);
-    // one-aggregator: one token for both feeds (its point); the others keep one principal per feed, as before principals.
+    // one-aggregator: one token for both feeds (its point); the others keep one principal per feed, as before principals;
+    // operator-day's alerts are written by the grid-alerts collector.
     if (file === 'one-aggregator.yaml') assert.deepEqual(sc.trust.principals, { 'openadr3/': { principal: 'token:aggregator', granted: true } });
     else {
-      assert.deepEqual(Object.keys(sc.trust.principals).sort(), Object.keys(want).sort(), `${file}: trust.principals`);
-      assert.equal(new Set(Object.values(sc.trust.principals).map((p) => p.principal)).size, Object.keys(want).length, `${file}: one principal per feed`);
+      const alerts = file === 'operator-day.yaml' ? { 'grid-alerts/': 'collector:grid-alerts' } : {};
+      assert.deepEqual(Object.keys(sc.trust.principals).sort(), [...Object.keys(want), ...Object.keys(alerts)].sort(), `${file}: trust.principals`);
+      for (const [prefix, principal] of Object.entries(alerts)) assert.equal(sc.trust.principals[prefix]!.principal, principal, `${file}: ${prefix}`);
+      assert.equal(new Set(Object.values(sc.trust.principals).map((p) => p.principal)).size, Object.keys(sc.trust.principals).length, `${file}: one principal per feed`);
     }
   }
   // Issue 30's heat dome: a power-off and two derates without notice, all three in force together.
@@ -86,6 +91,29 @@ test('the bundled scenarios load, with the fleet of regions/ and the facts the b
   assert.deepEqual([claim.region, claim.effect.kind, claim.changes.map((c) => [c.atMs, c.cancelled])], ['us-va', 'none', [[100 * 60_000, true]]]);
   assert.deepEqual([fc.world.noEcsResolvers, fc.world.noEcsDistant, fc.world.loadNoise], [0.1, 0.5, 0.1]);
   assert.deepEqual(fc.policies.gridsteer.capacityUnits, { 'ca-ab': 192 });
+  // An on-call day: a maintenance window, and every operator override at its instant (force-down, force-up, weight, freeze, unfreeze, distrust with its end).
+  const day = loadScenario(join(BUNDLED, 'operator-day.yaml'));
+  // eu-ie's window at 19:15 for 30 min: 75 min after the start (18:00), so its drain (90 min ahead) begins in the warm-up and it ends before us-tx's alert.
+  assert.deepEqual(day.windows.map((w) => [w.id, w.kind, w.regions, w.cron, w.durationMs / 60_000, w.cap]), [['eu-ie-patch', 'maintenance', ['eu-ie'], '15 19 * * *', 30, 0]]);
+  assert.deepEqual(
+    day.operator.map((a) => [a.action, a.atMs / 60_000, a.untilMs === undefined ? null : a.untilMs / 60_000]),
+    [
+      ['force-down', 15, null],
+      ['force-up', 45, 60],
+      ['weight', 60, 120],
+      ['freeze', 122, null],
+      ['distrust', 150, 235],
+      ['unfreeze', 230, null],
+    ],
+  );
+  assert.deepEqual(
+    day.events.map((e) => [e.region, e.effect.kind, e.facts[0]!.kind]),
+    [
+      ['us-tx', 'power-off', 'grid.event'],
+      ['us-va', 'none', 'grid.event'],
+      ['us-tx', 'none', 'grid.alert'],
+    ],
+  );
   // Every bundled scenario file is in the table above and in bench/scenarios/README.md.
   const files = readdirSync(BUNDLED).filter((f) => f.endsWith('.yaml')).sort();
   assert.deepEqual(files, cases.map((c) => c[0]).sort());
