@@ -108,12 +108,15 @@ test('Redis killed under query load: no query unanswered, identical answers, sta
   const ROUNDS = 150;
   const rounds: string[][] = [];
   let refused: ApiReply | undefined;
+  let refusedSignals: ApiReply | undefined;
   let staleSeen = [false, false, false];
   let staleMetric = [false, false, false];
   for (let i = 0; i < ROUNDS; i++) {
     if (i === 20) await redis.kill('SIGKILL');
     if (i === 60) {
       refused = await api(nodes[2]!, 'POST', '/v1/overrides', OPERATOR, { region: 'ca-ab', action: 'drain', value: 0, reason: 'during the outage' });
+      const now = Date.now();
+      refusedSignals = await api(nodes[1]!, 'POST', '/v1/signals', INGEST, { signals: [{ region: 'us-tx', kind: 'health.probe', source: 'health/outage', key: '192.0.2.20', observedAt: now, expiresAt: now + 600_000, value: { up: true } }] });
       staleSeen = await Promise.all(
         nodes.map(async (n) => {
           const c = await storeCheck(n);
@@ -134,6 +137,12 @@ test('Redis killed under query load: no query unanswered, identical answers, sta
   assert.ok(refused, 'a change was posted during the outage');
   assert.equal(refused.status, 503, JSON.stringify(refused.body));
   assert.equal((refused.body.error as { code: string }).code, 'GSLB_ERR_STORE_UNAVAILABLE');
+  // An override applies whole or not at all (its script's deadline); a signal batch is written
+  // in rounds, so its refusal may not promise that nothing was stored.
+  assert.match((refused.body.error as { message: string }).message, /; nothing was changed: retry later/);
+  assert.ok(refusedSignals, 'signals were posted during the outage');
+  assert.equal(refusedSignals.status, 503, JSON.stringify(refusedSignals.body));
+  assert.match((refusedSignals.body.error as { message: string }).message, /signals of the batch may have been stored .*sending the batch again is safe/);
   assert.deepEqual(staleSeen, [true, true, true], 'every node reports its store stale in /readyz, and stays ready (fail static)');
   assert.deepEqual(staleMetric, [true, true, true], 'and in /metrics (gridsteer_store_stale 1)');
   t.diagnostic(`${ROUNDS * 3} queries to 3 nodes across the outage, all answered alike`);

@@ -40,10 +40,13 @@ export const ERRORS = {
   GSLB_ERR_QUOTA: { status: 429, message: 'api: {problem}; nothing of the request was stored: retry after {retryAfter} s' },
   GSLB_ERR_INTERNAL: { status: 500, message: 'api: internal error (request {requestId}); the server log has the details' },
   GSLB_ERR_NOT_READY: { status: 503, message: 'api: not ready: {reason}' },
-  GSLB_ERR_STORE_UNAVAILABLE: { status: 503, message: 'api: the state store is unavailable ({reason}); nothing was changed: retry later or on another node' },
+  GSLB_ERR_STORE_UNAVAILABLE: { status: 503, message: 'api: the state store is unavailable ({reason}); {changed}: retry later or on another node' },
 } as const satisfies Record<`GSLB_ERR_${string}`, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+/** GSLB_ERR_STORE_UNAVAILABLE's `changed` for a write that applies whole or not at all (its script's deadline, redis-store.ts). */
+export const NOTHING_CHANGED = 'nothing was changed';
 
 /** Every code of the table, in table order. */
 export const ERROR_CODES = Object.keys(ERRORS) as ErrorCode[];

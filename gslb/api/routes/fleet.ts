@@ -18,7 +18,7 @@
  * `event: error` and keeps trying).
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { apiError } from '../errors.js';
+import { apiError, NOTHING_CHANGED } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
 import { StoreError, type StoreLoss } from '../../state/store.js';
 import { StoreLossSchema } from './state.js';
@@ -120,7 +120,7 @@ const RegionsSchema = Type.Object({
 });
 
 function storeFailure(e: unknown): never {
-  if (e instanceof StoreError && e.code === 'unavailable') throw apiError('GSLB_ERR_STORE_UNAVAILABLE', { reason: e.message });
+  if (e instanceof StoreError && e.code === 'unavailable') throw apiError('GSLB_ERR_STORE_UNAVAILABLE', { reason: e.message, changed: NOTHING_CHANGED });
   throw e;
 }
 

@@ -7,7 +7,7 @@
  *   aborted and why, finished: the least share planned, restored), newest first.
  */
 import { Type } from '@sinclair/typebox';
-import { apiError } from '../errors.js';
+import { apiError, NOTHING_CHANGED } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
 import { StoreError } from '../../state/store.js';
 import type { JobView } from '../../control/jobs.js';
@@ -97,7 +97,7 @@ export const PracticeRunsSchema = Type.Object({
 });
 
 function failure(e: unknown): never {
-  if (e instanceof StoreError && e.code === 'unavailable') throw apiError('GSLB_ERR_STORE_UNAVAILABLE', { reason: e.message });
+  if (e instanceof StoreError && e.code === 'unavailable') throw apiError('GSLB_ERR_STORE_UNAVAILABLE', { reason: e.message, changed: NOTHING_CHANGED });
   throw e;
 }
 

@@ -13,7 +13,7 @@
  */
 import { Duration, Instant, Watts } from '../../model/domains.js';
 import { Type } from '@sinclair/typebox';
-import { apiError } from '../errors.js';
+import { apiError, NOTHING_CHANGED } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
 import { OverrideSchema, PlanAlertSchema, PlanSchema } from '../../model/types.js';
 import { StoreError } from '../../state/store.js';
@@ -31,7 +31,7 @@ const RegionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 63
 
 function failure(e: unknown): never {
   if (e instanceof OverrideError) throw apiError('GSLB_ERR_VALIDATION', { field: e.field, problem: e.problem }, { field: e.field });
-  if (e instanceof StoreError && e.code === 'unavailable') throw apiError('GSLB_ERR_STORE_UNAVAILABLE', { reason: e.message });
+  if (e instanceof StoreError && e.code === 'unavailable') throw apiError('GSLB_ERR_STORE_UNAVAILABLE', { reason: e.message, changed: NOTHING_CHANGED });
   if (e instanceof StoreError && e.code === 'not_found') throw apiError('GSLB_ERR_NOT_FOUND', { what: 'that override', hint: 'GET /v1/overrides lists the live ones' });
   throw e;
 }

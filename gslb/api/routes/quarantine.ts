@@ -10,7 +10,7 @@
  * answer is 503 GSLB_ERR_STORE_UNAVAILABLE (nothing changed).
  */
 import { Type } from '@sinclair/typebox';
-import { apiError } from '../errors.js';
+import { apiError, NOTHING_CHANGED } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
 import type { QuarantineEntry } from '../../model/snapshot.js';
 import { StoreError } from '../../state/store.js';
@@ -81,7 +81,7 @@ export const quarantineRoutes: ApiPlugin<QuarantineRoutesOptions> = async (app, 
           return { [how === 'release' ? 'released' : 'dropped']: r.entry, revision: r.revision };
         } catch (e) {
           if (e instanceof OverrideError) throw apiError('GSLB_ERR_VALIDATION', { field: e.field, problem: e.problem }, { field: e.field });
-          if (e instanceof StoreError && e.code === 'unavailable') throw apiError('GSLB_ERR_STORE_UNAVAILABLE', { reason: e.message });
+          if (e instanceof StoreError && e.code === 'unavailable') throw apiError('GSLB_ERR_STORE_UNAVAILABLE', { reason: e.message, changed: NOTHING_CHANGED });
           throw e;
         }
       },

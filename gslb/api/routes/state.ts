@@ -17,11 +17,12 @@
  * - GET    /v1/store             (viewer):   the store as this node sees it, with a data loss held.
  * - POST   /v1/store/confirm-loss (operator): `{reason}`: confirm the data loss (audited); the
  *   node plans from the store as it is now. 404 naming `body` when no loss is held.
- * A store that does not answer gives 503 GSLB_ERR_STORE_UNAVAILABLE: nothing was changed.
+ * A store that does not answer gives 503 GSLB_ERR_STORE_UNAVAILABLE: nothing was changed, except
+ * for a signal batch, part of which may be stored (the message says so; sending it again is safe).
  */
 import { Duration, Instant } from '../../model/domains.js';
 import { Type } from '@sinclair/typebox';
-import { apiError } from '../errors.js';
+import { apiError, NOTHING_CHANGED } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
 import { OverrideSchema, PlanSchema, type Override, type Plan } from '../../model/types.js';
 import type { AuditEntry, DemandBucket } from '../../model/snapshot.js';
@@ -106,8 +107,15 @@ const AuditEntrySchema = Type.Object({
   after: Type.Unknown(),
 });
 
-function storeFailure(e: unknown): never {
-  if (e instanceof StoreError && e.code === 'unavailable') throw apiError('GSLB_ERR_STORE_UNAVAILABLE', { reason: e.message });
+/**
+ * A signal batch is written in rounds of pipelined scripts that carry no deadline: when the store
+ * stops answering part-way, some of the batch may be stored (or land after the timeout). Sending
+ * it again is safe: what was stored comes back `stale`.
+ */
+const BATCH_MAY_BE_STORED = 'signals of the batch may have been stored before the store stopped answering; sending the batch again is safe (a stored signal comes back stale)';
+
+function storeFailure(e: unknown, changed: string = NOTHING_CHANGED): never {
+  if (e instanceof StoreError && e.code === 'unavailable') throw apiError('GSLB_ERR_STORE_UNAVAILABLE', { reason: e.message, changed });
   if (e instanceof StoreError && e.code === 'not_found') throw apiError('GSLB_ERR_NOT_FOUND', { what: 'that override', hint: 'GET /v1/overrides lists the live ones' }, { field: 'params.id' });
   throw e;
 }
@@ -142,7 +150,7 @@ export const stateRoutes: ApiPlugin<StateRoutesOptions> = async (app, opts) => {
         if (e instanceof QuotaError) {
           throw apiError('GSLB_ERR_QUOTA', { problem: e.message, retryAfter: e.retryAfter }, { headers: { 'retry-after': String(e.retryAfter) }, details: { principal: e.principal, quota: e.quota } });
         }
-        return storeFailure(e);
+        return storeFailure(e, BATCH_MAY_BE_STORED);
       }
     },
   );

@@ -8,7 +8,7 @@
  * node-cron's validation); a store that does not answer → 503.
  */
 import { Type } from '@sinclair/typebox';
-import { apiError } from '../errors.js';
+import { apiError, NOTHING_CHANGED } from '../errors.js';
 import { errorResponses, type ApiPlugin } from '../schemas.js';
 import { OverrideSchema } from '../../model/types.js';
 import { DURATION_PATTERN, PlannerWindowSchema, WindowOccurrenceSchema, WindowSpecSchema } from '../../model/windows.js';
@@ -48,7 +48,7 @@ export const WindowListingSchema = Type.Object({
 
 function failure(e: unknown): never {
   if (e instanceof OverrideError) throw apiError('GSLB_ERR_VALIDATION', { field: e.field, problem: e.problem }, { field: e.field });
-  if (e instanceof StoreError && e.code === 'unavailable') throw apiError('GSLB_ERR_STORE_UNAVAILABLE', { reason: e.message });
+  if (e instanceof StoreError && e.code === 'unavailable') throw apiError('GSLB_ERR_STORE_UNAVAILABLE', { reason: e.message, changed: NOTHING_CHANGED });
   if (e instanceof StoreError && e.code === 'not_found') throw apiError('GSLB_ERR_NOT_FOUND', { what: 'that window', hint: 'GET /v1/windows lists them' });
   throw e;
 }
