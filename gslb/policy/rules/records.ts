@@ -27,16 +27,28 @@ export function routedKinds(rules: readonly { kinds: readonly SignalKind[] }[]):
   return [...out].sort();
 }
 
+/** Every kind read as empty: the shape each region's `byKind` starts from (copied, never written). */
+const EMPTY_BY_KIND: Readonly<Record<SignalKind, readonly SignalRecord[]>> = Object.freeze(Object.fromEntries(KIND_LIST.map((k) => [k.name, NONE])) as Record<SignalKind, readonly SignalRecord[]>);
+
+/**
+ * `kinds` with the derivations' kinds, once per list (the planner passes the same ROUTED_KINDS
+ * for every region): a memo of a pure function, so every node still plans the same bytes.
+ */
+const routedMemo = new WeakMap<readonly SignalKind[], readonly SignalKind[]>();
+function withDerivations(kinds: readonly SignalKind[]): readonly SignalKind[] {
+  let all = routedMemo.get(kinds);
+  if (!all) routedMemo.set(kinds, (all = [...new Set([...kinds, ...Object.values(DERIVATIONS).flat()])]));
+  return all;
+}
+
 /**
  * A region's records routed: `byKind[k]` holds its records of kind k in record order for
  * every kind of `kinds` and of the derivations; every other kind reads as empty. Then the
  * derivations.
  */
 export function routeRecords(recs: readonly SignalRecord[], region: PlannerRegion, s: PlannerSettings, kinds: readonly SignalKind[]): RegionRecords {
-  const byKind = {} as Record<SignalKind, SignalRecord[] | readonly SignalRecord[]>;
-  for (const k of KIND_LIST) byKind[k.name] = NONE;
-  for (const k of kinds) byKind[k] = [];
-  for (const ks of Object.values(DERIVATIONS)) for (const k of ks) if (byKind[k] === NONE) byKind[k] = [];
+  const byKind: Record<SignalKind, SignalRecord[] | readonly SignalRecord[]> = { ...EMPTY_BY_KIND };
+  for (const k of withDerivations(kinds)) byKind[k] = [];
   for (const r of recs) {
     const list = byKind[r.signal.kind];
     if (list !== NONE) (list as SignalRecord[]).push(r);
