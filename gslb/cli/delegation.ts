@@ -14,8 +14,9 @@
  *  - judging (`evaluate` and the helpers it uses): pure functions from the replies to the
  *    checks, tested on a case table (delegation.test.ts).
  *
- * Exit codes: 0 no error (warnings allowed); 1 at least one check is an error; 2 usage
- * error, or --config cannot be read or has no such zone (nothing was checked).
+ * Exit codes: 0 no error (warnings allowed); 1 at least one check is an error, or --config
+ * cannot be read or is not valid (a failure, nothing was checked); 2 usage error (--config
+ * has no such zone, among others).
  */
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -834,7 +835,7 @@ export async function runCheckDelegation(args: string[], io: DelegationIo = defa
     } catch (e) {
       if (e instanceof ConfigError) {
         io.err(`${e.message}\ngridsteer: --config ${v.config} cannot be used: nothing was checked\n`);
-        return 2;
+        return 1;
       }
       throw e;
     }

@@ -155,6 +155,8 @@ export function decodeReply(buf: Buffer, id: number, name: string, type: QType, 
 
 function errText(e: NodeJS.ErrnoException, transport: 'udp' | 'tcp'): string {
   if (e.code === 'ECONNREFUSED') return transport === 'udp' ? 'port unreachable (ECONNREFUSED)' : 'connection refused (ECONNREFUSED)';
+  if (e.code === 'ENETUNREACH' || e.code === 'EHOSTUNREACH') return `no route to it from here (${e.code})`;
+  if (e.code === 'EADDRNOTAVAIL' || e.code === 'EAFNOSUPPORT') return `this host cannot send to that address family or address (${e.code})`;
   return e.message;
 }
 
@@ -187,7 +189,14 @@ function udpOnce(server: Endpoint, name: string, type: QType, opts: QueryOptions
       finish({ ok: true, reply: r });
     });
     // A connected socket hears ICMP port unreachable as ECONNREFUSED: a stopped server fails at once.
-    sock.connect(server.port, server.host, () => {
+    // connect() hands its own failure (no route: ENETUNREACH, EHOSTUNREACH; an IPv6 address on a
+    // host without IPv6: EADDRNOTAVAIL) to the callback, not to 'error'; sending on the socket that
+    // did not connect would take the callback for the port and throw (issue 33).
+    sock.connect(server.port, server.host, (ce?: Error) => {
+      if (ce) {
+        finish({ ok: false, error: errText(ce as NodeJS.ErrnoException, 'udp') });
+        return;
+      }
       sock.send(msg, (e) => {
         if (e) finish({ ok: false, error: errText(e as NodeJS.ErrnoException, 'udp') });
       });

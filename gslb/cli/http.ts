@@ -164,7 +164,11 @@ export async function callApi(io: CliIo, conn: Connection, req: ApiRequest): Pro
     const why = err.name === 'TimeoutError' ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` : (err.cause?.code ?? err.cause?.message ?? err.message);
     // Certificate and handshake failures: the server is there, the TLS settings are not right.
     const tls = conn.server.startsWith('https:') && /CERT|SSL|TLS|ECONNRESET|socket hang up/i.test(`${why} ${err.cause?.message ?? ''}`);
-    const hint = tls
+    // undici refuses the Fetch standard's "bad ports" (1, 6000, 6665-6669 …) before connecting.
+    const badPort = why === 'bad port';
+    const hint = badPort
+      ? `port ${url.port} is one that fetch will not use (the Fetch standard's blocked ports): serve the API on another port`
+      : tls
       ? 'the TLS handshake failed: check $GRIDSTEER_CA (the CA of the server certificate) and, for mutual TLS, $GRIDSTEER_CERT and $GRIDSTEER_KEY'
       : 'is the server running? (--server or $GRIDSTEER_SERVER)';
     io.err(`gridsteer: cannot reach the GridSteer API at ${conn.server} (${why}); ${hint}\n`);

@@ -52,6 +52,9 @@ operating (against a running server; each takes --server URL --token T --json --
                  replays marked)
   jobs           housekeeping jobs: schedule, this node's next slot, the last run and its outcome
   practice-runs  the practice runs recorded: skipped or aborted and why, finished and restored
+  store          the state store: store | store confirm-loss --reason TEXT (confirm a data loss)
+  quarantine     stored records held out of planning: quarantine | quarantine release|drop
+                 <target> --reason TEXT
 `;
 
 /** A usage error: the message and the usage on stderr, exit 2. */
@@ -184,13 +187,34 @@ async function main(argv: string[]): Promise<number> {
   return 2;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-    if (code !== 0 || process.argv[2] === 'serve') setTimeout(() => process.exit(code), 100).unref();
-  },
-  (e: Error) => {
-    process.stderr.write(`gridsteer: ${e.stack ?? e.message}\n`);
-    process.exit(1);
-  },
-);
+/**
+ * The last line of defence: an error no command expected (a bug, or a condition not yet mapped
+ * to its own message) is one line naming the command and what to do, exit 1; the stack only
+ * with GRIDSTEER_DEBUG=1 (README.md#the-command). Every failure a user can cause
+ * has its own message before this.
+ */
+function unexpected(e: unknown): never {
+  const err = e instanceof Error ? e : new Error(String(e));
+  const debug = process.env.GRIDSTEER_DEBUG !== undefined && !['', '0', 'false'].includes(process.env.GRIDSTEER_DEBUG);
+  const cmd = process.argv[2] ?? '';
+  const code = (err as NodeJS.ErrnoException).code;
+  const what = `${err.message.split('\n')[0]}${code && !err.message.includes(code) ? ` (${code})` : ''}`;
+  process.stderr.write(
+    debug
+      ? `gridsteer: ${cmd} failed unexpectedly: ${err.stack ?? what}\n`
+      : `gridsteer: ${cmd} failed unexpectedly: ${what}; this is a bug, please report it (GRIDSTEER_DEBUG=1 prints the stack)\n`,
+  );
+  process.exit(1);
+}
+
+// A throw in a socket or timer callback never reaches main's promise: the same one line for it.
+// Not for serve, whose server logs and handles its own failures.
+if (process.argv[2] !== 'serve') {
+  process.on('uncaughtException', unexpected);
+  process.on('unhandledRejection', unexpected);
+}
+
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+  if (code !== 0 || process.argv[2] === 'serve') setTimeout(() => process.exit(code), 100).unref();
+}, unexpected);
