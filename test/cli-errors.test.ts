@@ -1,6 +1,6 @@
 /**
  * Every failure a user can cause ends in one line naming what failed and what to do, with
- * the documented exit status (README.md#the-command: 1 a failure, 2 a usage error), and
+ * the documented exit status (../README.md#the-command: 1 a failure, 2 a usage error), and
  * never a stack trace (issue 33). The CLI runs as a user runs it (`node dist/gslb/cli/main.js`
  * as a child process), per command family, against:
  *  - unreachable: an address with no route, from inside a network namespace with only
